@@ -1,0 +1,215 @@
+//! Congestion-control settings: which algorithm, and DCQCN's parameters.
+//!
+//! DCQCN parameter sets are selected by name and every parameter can be
+//! overridden one by one. `connectx` follows the NVIDIA ConnectX firmware
+//! defaults and `paper` the DCQCN paper (SIGCOMM 2015, 40G); see
+//! `docs/reference.md` section 3 of the shared notes for the sources.
+
+use crate::error::{fabric_err, Result};
+use serde::{Deserialize, Serialize};
+
+/// Which end-host congestion control the RDMA QPs run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CcAlgorithm {
+    /// Send at line rate; only PFC (or loss) limits the senders.
+    None,
+    /// DCQCN: ECN marks at switches, CNPs from receivers, rate cuts at senders.
+    Dcqcn,
+}
+
+/// Congestion-control section of a fabric.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CcSpec {
+    /// The algorithm.
+    pub algorithm: CcAlgorithm,
+    /// DCQCN parameter set: "connectx" (default) or "paper".
+    pub preset: String,
+    /// Alpha gain g (overrides the preset).
+    pub g: Option<f64>,
+    /// Alpha decay period, us.
+    pub alpha_period_us: Option<f64>,
+    /// Rate-increase timer period, us.
+    pub rate_increase_period_us: Option<f64>,
+    /// Rate-increase byte counter, bytes.
+    pub byte_counter_bytes: Option<u64>,
+    /// Fast-recovery steps F.
+    pub fast_recovery_steps: Option<u32>,
+    /// Additive increase R_AI, Mb/s.
+    pub rai_mbps: Option<f64>,
+    /// Hyper increase R_HAI, Mb/s.
+    pub rhai_mbps: Option<f64>,
+    /// Minimum rate, Mb/s.
+    pub min_rate_mbps: Option<f64>,
+    /// Minimum time between two rate cuts, us.
+    pub min_time_between_cuts_us: Option<f64>,
+    /// Notification point: at most one CNP per QP per this interval, us.
+    pub cnp_interval_us: Option<f64>,
+}
+
+impl Default for CcSpec {
+    fn default() -> Self {
+        CcSpec {
+            algorithm: CcAlgorithm::Dcqcn,
+            preset: "connectx".into(),
+            g: None,
+            alpha_period_us: None,
+            rate_increase_period_us: None,
+            byte_counter_bytes: None,
+            fast_recovery_steps: None,
+            rai_mbps: None,
+            rhai_mbps: None,
+            min_rate_mbps: None,
+            min_time_between_cuts_us: None,
+            cnp_interval_us: None,
+        }
+    }
+}
+
+/// Resolved DCQCN parameters.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DcqcnParams {
+    /// Alpha gain g.
+    pub g: f64,
+    /// Alpha decay period, us.
+    pub alpha_period_us: f64,
+    /// Rate-increase timer period, us.
+    pub rate_increase_period_us: f64,
+    /// Byte counter, bytes.
+    pub byte_counter_bytes: u64,
+    /// Fast-recovery steps F.
+    pub fast_recovery_steps: u32,
+    /// R_AI, Mb/s.
+    pub rai_mbps: f64,
+    /// R_HAI, Mb/s.
+    pub rhai_mbps: f64,
+    /// Minimum rate, Mb/s.
+    pub min_rate_mbps: f64,
+    /// Minimum time between cuts, us.
+    pub min_time_between_cuts_us: f64,
+    /// CNP interval at the notification point, us.
+    pub cnp_interval_us: f64,
+}
+
+impl DcqcnParams {
+    /// NVIDIA ConnectX firmware defaults (g in the 1019/1024 weight form).
+    pub fn connectx() -> Self {
+        DcqcnParams {
+            g: 5.0 / 1024.0,
+            alpha_period_us: 1.0,
+            rate_increase_period_us: 300.0,
+            byte_counter_bytes: 32767,
+            fast_recovery_steps: 1,
+            rai_mbps: 5.0,
+            rhai_mbps: 50.0,
+            min_rate_mbps: 1.0,
+            min_time_between_cuts_us: 4.0,
+            cnp_interval_us: 4.0,
+        }
+    }
+
+    /// The DCQCN paper's parameters (40G testbed).
+    pub fn paper() -> Self {
+        DcqcnParams {
+            g: 1.0 / 256.0,
+            alpha_period_us: 55.0,
+            rate_increase_period_us: 55.0,
+            byte_counter_bytes: 10 * 1024 * 1024,
+            fast_recovery_steps: 5,
+            rai_mbps: 40.0,
+            rhai_mbps: 400.0,
+            min_rate_mbps: 10.0,
+            min_time_between_cuts_us: 50.0,
+            cnp_interval_us: 50.0,
+        }
+    }
+}
+
+impl CcSpec {
+    pub(crate) fn validate(&self) -> Result<()> {
+        let p = self.dcqcn()?;
+        if !(p.g > 0.0 && p.g <= 1.0) {
+            return fabric_err(format!("cc.g must be in (0, 1], got {}", p.g));
+        }
+        for (name, v) in [
+            ("cc.alpha_period_us", p.alpha_period_us),
+            ("cc.rate_increase_period_us", p.rate_increase_period_us),
+            ("cc.rai_mbps", p.rai_mbps),
+            ("cc.rhai_mbps", p.rhai_mbps),
+            ("cc.min_rate_mbps", p.min_rate_mbps),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                return fabric_err(format!("{name} must be positive, got {v}"));
+            }
+        }
+        for (name, v) in [
+            ("cc.min_time_between_cuts_us", p.min_time_between_cuts_us),
+            ("cc.cnp_interval_us", p.cnp_interval_us),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return fabric_err(format!("{name} must be zero or positive, got {v}"));
+            }
+        }
+        if p.byte_counter_bytes == 0 {
+            return fabric_err("cc.byte_counter_bytes must be positive");
+        }
+        Ok(())
+    }
+
+    /// The DCQCN parameters: the named preset with this spec's overrides.
+    pub fn dcqcn(&self) -> Result<DcqcnParams> {
+        let mut p = match self.preset.as_str() {
+            "connectx" | "" => DcqcnParams::connectx(),
+            "paper" => DcqcnParams::paper(),
+            other => {
+                return fabric_err(format!(
+                    "cc.preset {other:?} is unknown; use \"connectx\" or \"paper\""
+                ))
+            }
+        };
+        macro_rules! over {
+            ($($f:ident),*) => { $( if let Some(v) = self.$f { p.$f = v; } )* };
+        }
+        over!(
+            g,
+            alpha_period_us,
+            rate_increase_period_us,
+            byte_counter_bytes,
+            fast_recovery_steps,
+            rai_mbps,
+            rhai_mbps,
+            min_rate_mbps,
+            min_time_between_cuts_us,
+            cnp_interval_us
+        );
+        Ok(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overrides_replace_single_parameters_of_the_preset() {
+        let spec = CcSpec {
+            preset: "paper".into(),
+            rai_mbps: Some(80.0),
+            ..CcSpec::default()
+        };
+        let p = spec.dcqcn().unwrap();
+        assert_eq!(p.rai_mbps, 80.0);
+        assert_eq!(p.g, 1.0 / 256.0);
+    }
+
+    #[test]
+    fn unknown_preset_is_rejected_with_the_valid_names() {
+        let spec = CcSpec {
+            preset: "fast".into(),
+            ..CcSpec::default()
+        };
+        let e = spec.validate().unwrap_err().to_string();
+        assert!(e.contains("connectx") && e.contains("paper"), "{e}");
+    }
+}

@@ -1,0 +1,500 @@
+//! Fabric descriptions: what a user writes in a fabric TOML file.
+//!
+//! A [`FabricSpec`] holds the topology (a leaf-spine builder or an explicit
+//! node/link list), the switch model, the NIC model, QoS, PFC, ECN and the
+//! congestion control. Every field has a documented default, so a file only
+//! states what differs. Parsing rejects unknown keys (a typo is an error, not
+//! a silently ignored setting) and [`FabricSpec::validate`] rejects
+//! impossible values with a message that names the field to change.
+
+mod cc;
+mod presets;
+
+pub use cc::{CcAlgorithm, CcSpec, DcqcnParams};
+pub use presets::{preset, preset_names, preset_toml};
+
+use crate::error::{fabric_err, Error, Result};
+use crate::wire::ROCE_MTUS;
+use serde::{Deserialize, Serialize};
+
+/// Propagation delay of light in fibre or copper, ns per metre (approx.).
+pub const NS_PER_METRE: f64 = 5.0;
+
+/// A whole fabric: topology plus the models of its parts.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FabricSpec {
+    /// Short name (presets use it).
+    #[serde(default)]
+    pub name: String,
+    /// Free text: what this fabric is and where its numbers come from.
+    #[serde(default)]
+    pub description: String,
+    /// Nodes and links.
+    pub topology: TopologySpec,
+    /// Switch model.
+    #[serde(default)]
+    pub switch: SwitchSpec,
+    /// NIC model.
+    #[serde(default)]
+    pub nic: NicSpec,
+    /// Priorities and egress scheduling.
+    #[serde(default)]
+    pub qos: QosSpec,
+    /// Priority flow control.
+    #[serde(default)]
+    pub pfc: PfcSpec,
+    /// ECN marking at the switches.
+    #[serde(default)]
+    pub ecn: EcnSpec,
+    /// End-host congestion control.
+    #[serde(default)]
+    pub cc: CcSpec,
+}
+
+/// The topology: a builder or an explicit list.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TopologySpec {
+    /// Two-tier leaf-spine (Clos). Hosts `h0..` in leaf order, switches
+    /// `leaf0..` and `spine0..`.
+    LeafSpine(LeafSpineSpec),
+    /// Any graph: named nodes and the links between them.
+    Explicit(ExplicitSpec),
+}
+
+/// Parameters of the leaf-spine builder.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LeafSpineSpec {
+    /// Number of spine switches (0 is allowed with a single leaf).
+    pub spines: u32,
+    /// Number of leaf switches.
+    pub leaves: u32,
+    /// Hosts attached to each leaf.
+    pub hosts_per_leaf: u32,
+    /// Host-to-leaf link rate, Gb/s.
+    pub host_link_gbps: f64,
+    /// Leaf-to-spine link rate, Gb/s.
+    pub uplink_gbps: f64,
+    /// Parallel links between each leaf and each spine.
+    #[serde(default = "one")]
+    pub links_per_pair: u32,
+    /// Host cable propagation delay, ns (default 10 ns, about 2 m).
+    #[serde(default)]
+    pub host_link_delay_ns: Option<f64>,
+    /// Host cable length, m (alternative to the delay; 5 ns/m).
+    #[serde(default)]
+    pub host_cable_m: Option<f64>,
+    /// Leaf-spine propagation delay, ns (default 50 ns, about 10 m).
+    #[serde(default)]
+    pub uplink_delay_ns: Option<f64>,
+    /// Leaf-spine cable length, m (alternative to the delay).
+    #[serde(default)]
+    pub uplink_cable_m: Option<f64>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// An explicit topology.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExplicitSpec {
+    /// Nodes, hosts and switches.
+    pub nodes: Vec<NodeSpec>,
+    /// Point-to-point full-duplex links.
+    pub links: Vec<LinkSpec>,
+}
+
+/// Whether a node is a host (with a NIC) or a switch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeKind {
+    /// An end host with one RDMA NIC port.
+    Host,
+    /// A switch.
+    Switch,
+}
+
+/// A named node of an explicit topology.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeSpec {
+    /// Unique name.
+    pub name: String,
+    /// Host or switch.
+    pub kind: NodeKind,
+}
+
+/// A full-duplex link of an explicit topology.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    /// One end (node name).
+    pub a: String,
+    /// The other end (node name).
+    pub b: String,
+    /// Rate, Gb/s.
+    pub gbps: f64,
+    /// Propagation delay, ns (default 10).
+    #[serde(default)]
+    pub delay_ns: Option<f64>,
+}
+
+/// How a switch forwards a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Forwarding {
+    /// Forward once the whole packet is in (adds one serialisation per hop).
+    StoreAndForward,
+    /// Forward once the headers are in; the egress never finishes before
+    /// the ingress does.
+    CutThrough,
+}
+
+/// The switch model.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SwitchSpec {
+    /// Port-to-port latency (pipeline, lookup), ns.
+    pub latency_ns: f64,
+    /// Store-and-forward or cut-through.
+    pub forwarding: Forwarding,
+    /// Shared packet buffer of the whole switch, bytes.
+    pub buffer_bytes: u64,
+    /// Guaranteed (reserved) bytes per (ingress port, priority).
+    pub reserve_bytes: u64,
+    /// PFC headroom per ingress port, bytes; `None` = derived from the link
+    /// (two cable delays of data, two maximum frames, a pause frame and the
+    /// IEEE worst-case response time of 394 quanta).
+    pub headroom_bytes: Option<u64>,
+    /// Dynamic threshold: shared limit = free shared buffer >> shift
+    /// (3 means alpha = 1/8).
+    pub dt_shift: u32,
+    /// Hysteresis for RESUME: resume when use + this <= threshold.
+    pub resume_offset_bytes: u64,
+}
+
+impl Default for SwitchSpec {
+    fn default() -> Self {
+        SwitchSpec {
+            latency_ns: 300.0,
+            forwarding: Forwarding::CutThrough,
+            buffer_bytes: 16 * 1024 * 1024,
+            reserve_bytes: 4096,
+            headroom_bytes: None,
+            dt_shift: 3,
+            resume_offset_bytes: 3072,
+        }
+    }
+}
+
+/// The RDMA NIC model.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NicSpec {
+    /// From a posted work request to its first byte on the wire, ns
+    /// (doorbell, WQE fetch, DMA read, pipeline).
+    pub tx_latency_ns: f64,
+    /// From the last byte in to data placed / completion visible, ns.
+    pub rx_latency_ns: f64,
+    /// RoCE path MTU (payload per packet): 256, 512, 1024, 2048 or 4096.
+    pub roce_mtu: u32,
+    /// Frames carry an 802.1Q tag (PCP-based PFC) when true.
+    pub vlan: bool,
+    /// Coalescing: the responder ACKs every this many packets and at the
+    /// end of every message.
+    pub ack_every_packets: u32,
+    /// Local ACK timeout exponent: timeout = 4.096 us x 2^exponent.
+    pub ack_timeout_exponent: u32,
+}
+
+impl Default for NicSpec {
+    fn default() -> Self {
+        NicSpec {
+            tx_latency_ns: 500.0,
+            rx_latency_ns: 300.0,
+            roce_mtu: 1024,
+            vlan: false,
+            ack_every_packets: 16,
+            ack_timeout_exponent: 14,
+        }
+    }
+}
+
+/// Priorities and egress scheduling.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct QosSpec {
+    /// Priority of RDMA data (and of the hosts' QPs unless a workload
+    /// says otherwise).
+    pub data_priority: u8,
+    /// Priority of ACK, NAK and CNP packets.
+    pub control_priority: u8,
+    /// Priorities served by strict priority (highest number first) before
+    /// the DWRR classes.
+    pub strict_priorities: Vec<u8>,
+    /// DWRR weights of the 8 priorities (used by the non-strict ones).
+    pub dwrr_weights: [u32; 8],
+    /// DWRR quantum per unit of weight, bytes.
+    pub dwrr_quantum_bytes: u32,
+}
+
+impl Default for QosSpec {
+    fn default() -> Self {
+        QosSpec {
+            data_priority: 3,
+            control_priority: 6,
+            strict_priorities: vec![7, 6],
+            dwrr_weights: [1; 8],
+            dwrr_quantum_bytes: 4500,
+        }
+    }
+}
+
+/// Priority flow control (IEEE 802.1Qbb).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PfcSpec {
+    /// PFC on the lossless priorities.
+    pub enabled: bool,
+    /// The lossless priorities.
+    pub priorities: Vec<u8>,
+    /// Pause time in an XOFF frame, in quanta of 512 bit times (1..65535).
+    pub pause_quanta: u32,
+}
+
+impl Default for PfcSpec {
+    fn default() -> Self {
+        PfcSpec {
+            enabled: true,
+            priorities: vec![3],
+            pause_quanta: 65535,
+        }
+    }
+}
+
+/// RED-style ECN marking on the lossless egress queues.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EcnSpec {
+    /// Marking on.
+    pub enabled: bool,
+    /// Below this egress queue depth, never mark (bytes).
+    pub kmin_bytes: u64,
+    /// Above this depth, always mark (bytes).
+    pub kmax_bytes: u64,
+    /// Marking probability at Kmax.
+    pub pmax: f64,
+}
+
+impl Default for EcnSpec {
+    fn default() -> Self {
+        // The DCQCN paper's 5 KB / 200 KB / 1 %.
+        EcnSpec {
+            enabled: true,
+            kmin_bytes: 5_000,
+            kmax_bytes: 200_000,
+            pmax: 0.01,
+        }
+    }
+}
+
+impl FabricSpec {
+    /// Parse a fabric from TOML text.
+    pub fn from_toml(text: &str) -> Result<FabricSpec> {
+        let spec: FabricSpec = toml::from_str(text).map_err(|e| {
+            Error::Parse(format!(
+                "fabric TOML: {}",
+                e.to_string().trim_end().replace('\n', "\n  ")
+            ))
+        })?;
+        spec.validate()?;
+        Ok(spec)
+    }
+
+    /// The fabric as TOML text.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("a FabricSpec always serialises")
+    }
+
+    /// Check every value is possible; the message names the field to change.
+    pub fn validate(&self) -> Result<()> {
+        match &self.topology {
+            TopologySpec::LeafSpine(ls) => ls.validate()?,
+            TopologySpec::Explicit(ex) => ex.validate()?,
+        }
+        let sw = &self.switch;
+        non_negative("switch.latency_ns", sw.latency_ns)?;
+        if sw.buffer_bytes == 0 {
+            return fabric_err("switch.buffer_bytes must be positive");
+        }
+        if sw.dt_shift > 16 {
+            return fabric_err("switch.dt_shift must be between 0 and 16");
+        }
+        let nic = &self.nic;
+        non_negative("nic.tx_latency_ns", nic.tx_latency_ns)?;
+        non_negative("nic.rx_latency_ns", nic.rx_latency_ns)?;
+        check_mtu(nic.roce_mtu)?;
+        if nic.ack_every_packets == 0 {
+            return fabric_err("nic.ack_every_packets must be at least 1");
+        }
+        if nic.ack_timeout_exponent > 31 {
+            return fabric_err("nic.ack_timeout_exponent must be between 0 and 31");
+        }
+        let q = &self.qos;
+        for (field, p) in [
+            ("qos.data_priority", q.data_priority),
+            ("qos.control_priority", q.control_priority),
+        ] {
+            check_priority(field, p)?;
+        }
+        for &p in q.strict_priorities.iter().chain(&self.pfc.priorities) {
+            check_priority("qos.strict_priorities / pfc.priorities", p)?;
+        }
+        if q.dwrr_quantum_bytes == 0 || q.dwrr_weights.contains(&0) {
+            return fabric_err("qos.dwrr_weights and qos.dwrr_quantum_bytes must be positive");
+        }
+        if self.pfc.pause_quanta == 0 || self.pfc.pause_quanta > 65535 {
+            return fabric_err("pfc.pause_quanta must be between 1 and 65535");
+        }
+        let e = &self.ecn;
+        if !(0.0..=1.0).contains(&e.pmax) {
+            return fabric_err(format!("ecn.pmax must be between 0 and 1, got {}", e.pmax));
+        }
+        if e.kmax_bytes < e.kmin_bytes {
+            return fabric_err("ecn.kmax_bytes must be at least ecn.kmin_bytes");
+        }
+        self.cc.validate()
+    }
+
+    /// Names of the hosts, in order (`h0`, `h1`, ... for leaf-spine).
+    pub fn host_names(&self) -> Vec<String> {
+        crate::topology::Topology::build(self)
+            .map(|t| t.host_names())
+            .unwrap_or_default()
+    }
+}
+
+impl LeafSpineSpec {
+    fn validate(&self) -> Result<()> {
+        if self.leaves == 0 {
+            return fabric_err("topology.leaves must be at least 1");
+        }
+        if self.hosts_per_leaf == 0 {
+            return fabric_err(
+                "topology.hosts_per_leaf is 0: a fabric needs hosts; set it to at least 1",
+            );
+        }
+        if self.leaves > 1 && self.spines == 0 {
+            return fabric_err(format!(
+                "topology has {} leaves but no spine, so hosts on different leaves are \
+                 disconnected; set topology.spines to at least 1",
+                self.leaves
+            ));
+        }
+        if self.spines > 0 && self.links_per_pair == 0 {
+            return fabric_err("topology.links_per_pair must be at least 1");
+        }
+        positive_rate("topology.host_link_gbps", self.host_link_gbps)?;
+        if self.spines > 0 {
+            positive_rate("topology.uplink_gbps", self.uplink_gbps)?;
+        }
+        for (a, b, what) in [
+            (self.host_link_delay_ns, self.host_cable_m, "host_link_delay_ns / host_cable_m"),
+            (self.uplink_delay_ns, self.uplink_cable_m, "uplink_delay_ns / uplink_cable_m"),
+        ] {
+            if a.is_some() && b.is_some() {
+                return fabric_err(format!("topology: give only one of {what}"));
+            }
+            if let Some(v) = a.or(b) {
+                non_negative(&format!("topology.{what}"), v)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Host link propagation delay, ns.
+    pub fn host_delay_ns(&self) -> f64 {
+        self.host_link_delay_ns
+            .or(self.host_cable_m.map(|m| m * NS_PER_METRE))
+            .unwrap_or(10.0)
+    }
+
+    /// Leaf-spine propagation delay, ns.
+    pub fn uplink_delay_ns(&self) -> f64 {
+        self.uplink_delay_ns
+            .or(self.uplink_cable_m.map(|m| m * NS_PER_METRE))
+            .unwrap_or(50.0)
+    }
+}
+
+impl ExplicitSpec {
+    fn validate(&self) -> Result<()> {
+        let mut names = std::collections::HashSet::new();
+        for n in &self.nodes {
+            if n.name.is_empty() {
+                return fabric_err("topology.nodes: a node has an empty name");
+            }
+            if !names.insert(n.name.as_str()) {
+                return fabric_err(format!("topology.nodes: the name {:?} is used twice", n.name));
+            }
+        }
+        if !self.nodes.iter().any(|n| n.kind == NodeKind::Host) {
+            return fabric_err("topology.nodes has no node of kind \"host\": a fabric needs hosts");
+        }
+        for l in &self.links {
+            for end in [&l.a, &l.b] {
+                if !names.contains(end.as_str()) {
+                    return Err(Error::UnknownHost(format!(
+                        "topology.links names {end:?}, which is not in topology.nodes"
+                    )));
+                }
+            }
+            if l.a == l.b {
+                return fabric_err(format!("topology.links: {:?} is linked to itself", l.a));
+            }
+            positive_rate(&format!("topology.links {}-{} gbps", l.a, l.b), l.gbps)?;
+            if let Some(d) = l.delay_ns {
+                non_negative(&format!("topology.links {}-{} delay_ns", l.a, l.b), d)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+pub(crate) fn check_mtu(mtu: u32) -> Result<()> {
+    if !ROCE_MTUS.contains(&mtu) {
+        return Err(Error::InvalidFabric(format!(
+            "RoCE MTU {mtu} is not one of 256, 512, 1024, 2048, 4096 (a 9000 B Ethernet \
+             MTU still gives a RoCE MTU of 4096)"
+        )));
+    }
+    Ok(())
+}
+
+fn check_priority(field: &str, p: u8) -> Result<()> {
+    if p > 7 {
+        return fabric_err(format!("{field}: priority {p} is out of range 0..7"));
+    }
+    Ok(())
+}
+
+fn positive_rate(field: &str, gbps: f64) -> Result<()> {
+    if !(gbps.is_finite() && gbps > 0.0) {
+        return fabric_err(format!("{field} must be a positive rate in Gb/s, got {gbps}"));
+    }
+    if gbps > 1.0e5 {
+        return fabric_err(format!("{field} = {gbps} Gb/s is beyond any real link"));
+    }
+    Ok(())
+}
+
+fn non_negative(field: &str, v: f64) -> Result<()> {
+    if !(v.is_finite() && v >= 0.0) {
+        return fabric_err(format!("{field} must be zero or positive, got {v}"));
+    }
+    Ok(())
+}

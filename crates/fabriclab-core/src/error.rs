@@ -1,0 +1,70 @@
+//! Errors a user can cause, each with a message that says what to change.
+//!
+//! Internal invariants are `debug_assert!`s, not errors: anything that
+//! reaches this enum is the user's input (a fabric file, a host name, an
+//! option value) and its message names the offending field.
+
+use std::fmt;
+
+/// What went wrong with the user's input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Error {
+    /// The fabric description is impossible or inconsistent.
+    InvalidFabric(String),
+    /// A host (or node) name that the fabric does not have.
+    UnknownHost(String),
+    /// An option or argument value out of its domain.
+    InvalidArgument(String),
+    /// A fabric or scenario file that is not valid TOML / JSON, or has
+    /// unknown or mistyped keys.
+    Parse(String),
+}
+
+impl Error {
+    /// The message, without the kind.
+    pub fn message(&self) -> &str {
+        match self {
+            Error::InvalidFabric(m)
+            | Error::UnknownHost(m)
+            | Error::InvalidArgument(m)
+            | Error::Parse(m) => m,
+        }
+    }
+
+    /// A short stable name of the kind (used to map to Python exceptions).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Error::InvalidFabric(_) => "InvalidFabric",
+            Error::UnknownHost(_) => "UnknownHost",
+            Error::InvalidArgument(_) => "InvalidArgument",
+            Error::Parse(_) => "Parse",
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = match self {
+            Error::InvalidFabric(_) => "invalid fabric",
+            Error::UnknownHost(_) => "unknown host",
+            Error::InvalidArgument(_) => "invalid argument",
+            Error::Parse(_) => "cannot parse input",
+        };
+        write!(f, "{what}: {}", self.message())
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Result with the crate's error.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Shorthand for an `InvalidFabric` error.
+pub(crate) fn fabric_err<T>(msg: impl Into<String>) -> Result<T> {
+    Err(Error::InvalidFabric(msg.into()))
+}
+
+/// Shorthand for an `InvalidArgument` error.
+pub(crate) fn arg_err<T>(msg: impl Into<String>) -> Result<T> {
+    Err(Error::InvalidArgument(msg.into()))
+}

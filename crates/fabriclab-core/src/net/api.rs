@@ -1,0 +1,253 @@
+//! The narrow interface between workloads and the network: connect QPs,
+//! post work requests, and receive completions as [`AppEvent`]s.
+//!
+//! Workloads never touch a queue or a packet. They post WRITE, READ or SEND
+//! work requests with a token of their choice and are told, through the
+//! simulation's event queue, when a request completes at the requester
+//! (`Completed`) and when data has landed at the responder (`Received`, used
+//! by ping-pong latency tests that poll memory or post receives).
+
+use super::qp::Qp;
+use super::{Ev, Net, PortCounters, QpCounters};
+use crate::error::{arg_err, Result};
+use crate::units::{Rate, Time};
+
+/// Handle of a queue pair.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct QpId(pub u32);
+
+/// Kinds of work request.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum OpKind {
+    /// RDMA WRITE.
+    Write,
+    /// RDMA READ (the requester pulls `bytes` from the responder).
+    Read,
+    /// SEND (consumes a receive at the responder).
+    Send,
+    /// A READ response stream (internal; posted by the responder NIC).
+    ReadResp,
+}
+
+/// What a workload is told.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum AppEvent {
+    /// A work request completed at the requester (WRITE/SEND acknowledged,
+    /// READ data arrived).
+    Completed {
+        /// The QP it was posted on.
+        qp: QpId,
+        /// The token given when posting.
+        token: u64,
+        /// The operation.
+        op: OpKind,
+    },
+    /// A WRITE or SEND from the peer finished landing in this host's memory.
+    Received {
+        /// The receiving QP.
+        qp: QpId,
+        /// The sender's token.
+        token: u64,
+        /// Payload bytes of the message.
+        bytes: u64,
+        /// The operation.
+        op: OpKind,
+    },
+    /// A timer set with [`Net::set_app_timer`].
+    Timer {
+        /// The token given when setting it.
+        token: u64,
+    },
+}
+
+/// Pending workload events, delivered through the event queue.
+#[derive(Default)]
+pub(crate) struct Mailbox {
+    slots: Vec<(u32, AppEvent)>,
+    free: Vec<u32>,
+}
+
+impl Mailbox {
+    pub fn take(&mut self, slot: u32) -> (u32, AppEvent) {
+        self.free.push(slot);
+        self.slots[slot as usize]
+    }
+}
+
+/// A port's identity and counters, for reports.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct PortReport {
+    /// Node owning the port.
+    pub node: String,
+    /// Port index within the node.
+    pub port: u32,
+    /// Node at the other end.
+    pub peer: String,
+    /// Link rate, Gb/s.
+    pub rate_gbps: f64,
+    /// The counters.
+    #[serde(flatten)]
+    pub counters: PortCounters,
+}
+
+/// A QP's identity and counters, for reports.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct QpReport {
+    /// QP index.
+    pub qp: u32,
+    /// Host of this end.
+    pub host: String,
+    /// Host of the other end.
+    pub peer: String,
+    /// Priority.
+    pub prio: u8,
+    /// Current sending rate, Gb/s.
+    pub rate_gbps: f64,
+    /// The counters.
+    #[serde(flatten)]
+    pub counters: QpCounters,
+}
+
+impl Net {
+    pub(crate) fn deliver(&mut self, at: Time, app: u32, ev: AppEvent) {
+        let mb = &mut self.mailbox;
+        let slot = if let Some(s) = mb.free.pop() {
+            mb.slots[s as usize] = (app, ev);
+            s
+        } else {
+            mb.slots.push((app, ev));
+            mb.slots.len() as u32 - 1
+        };
+        self.q.schedule(at, Ev::App(slot));
+    }
+
+    /// Index of a host by name (`h0`, ...), or an `UnknownHost` error.
+    pub fn host(&self, name: &str) -> Result<u32> {
+        self.topo.host_index(name).map(|h| h as u32)
+    }
+
+    /// Number of hosts.
+    pub fn n_hosts(&self) -> u32 {
+        self.topo.n_hosts as u32
+    }
+
+    /// Line rate of a host's NIC.
+    pub fn host_rate(&self, host: u32) -> Rate {
+        self.nics[host as usize].rate
+    }
+
+    /// Create a connected pair of RC QPs between hosts `a` and `b`, owned by
+    /// workloads `app_a` and `app_b`, on priority `prio` (default: the
+    /// fabric's data priority). Each QP gets a pseudo-random UDP source port
+    /// from the run seed (the ECMP entropy).
+    pub fn connect(&mut self, a: u32, b: u32, app_a: u32, app_b: u32, prio: Option<u8>) -> Result<(QpId, QpId)> {
+        let n = self.n_hosts();
+        if a >= n || b >= n {
+            return arg_err(format!("host index out of range (the fabric has {n} hosts)"));
+        }
+        if a == b {
+            return arg_err(format!(
+                "cannot connect host {} to itself over the network; pick two different hosts",
+                self.topo.nodes[a as usize].name
+            ));
+        }
+        let prio = prio.unwrap_or(self.p.data_prio);
+        if prio > 7 {
+            return arg_err(format!("priority {prio} is out of range 0..7"));
+        }
+        let cc = self.p.dcqcn.is_some();
+        let qa = self.qps.len() as u32;
+        let qb = qa + 1;
+        let sa = 49152 + (self.rng_qp.next_u64() % 16384) as u16;
+        let sb = 49152 + (self.rng_qp.next_u64() % 16384) as u16;
+        let (ra, rb) = (self.host_rate(a), self.host_rate(b));
+        self.qps.push(Qp::new(a, b, qb, sa, prio, app_a, ra, cc));
+        self.qps.push(Qp::new(b, a, qa, sb, prio, app_b, rb, cc));
+        Ok((QpId(qa), QpId(qb)))
+    }
+
+    /// Post a work request of `bytes` on `qp`. The NIC starts sending it
+    /// after its send latency; the owning workload gets `Completed` with
+    /// `token` when it completes.
+    pub fn post(&mut self, qp: QpId, op: OpKind, bytes: u64, token: u64) -> Result<()> {
+        if qp.0 as usize >= self.qps.len() {
+            return arg_err(format!("no QP {}", qp.0));
+        }
+        if op == OpKind::ReadResp {
+            return arg_err("ReadResp is posted by the NIC, not by a workload");
+        }
+        if bytes > (1 << 31) {
+            return arg_err(format!("message of {bytes} B exceeds the 2 GiB RDMA limit"));
+        }
+        let ready = self.now() + self.p.nic_tx;
+        self.push_msg(qp.0, op, bytes, token, ready, true);
+        Ok(())
+    }
+
+    /// Deliver `AppEvent::Timer { token }` to workload `app` at `at`.
+    pub fn set_app_timer(&mut self, app: u32, at: Time, token: u64) {
+        self.deliver(at.max(self.now()), app, AppEvent::Timer { token });
+    }
+
+    /// Counters of a QP.
+    pub fn qp_counters(&self, qp: QpId) -> &QpCounters {
+        &self.qps[qp.0 as usize].counters
+    }
+
+    /// Current rate of a QP.
+    pub fn qp_rate(&self, qp: QpId) -> Rate {
+        self.qps[qp.0 as usize].rate()
+    }
+
+    /// Every port with its counters, in node order.
+    pub fn port_reports(&self) -> Vec<PortReport> {
+        let now = self.now();
+        let mut out = Vec::with_capacity(self.ports.len());
+        for (node, w) in self.node_ports.windows(2).enumerate() {
+            for (k, pi) in (w[0]..w[1]).enumerate() {
+                let port = &self.ports[pi as usize];
+                let mut counters = port.c.clone();
+                // Include pauses still in force at the end of the run.
+                for prio in 0..8 {
+                    if let Some(since) = port.pause_since[prio] {
+                        counters.paused_ps += (port.paused_until[prio].min(now).max(since) - since).0;
+                    }
+                }
+                out.push(PortReport {
+                    node: self.topo.nodes[node].name.clone(),
+                    port: k as u32,
+                    peer: self.topo.nodes[port.peer_node as usize].name.clone(),
+                    rate_gbps: port.rate.as_gbps_f64(),
+                    counters,
+                });
+            }
+        }
+        out
+    }
+
+    /// Every QP with its counters.
+    pub fn qp_reports(&self) -> Vec<QpReport> {
+        self.qps
+            .iter()
+            .enumerate()
+            .map(|(i, qp)| QpReport {
+                qp: i as u32,
+                host: self.topo.nodes[qp.host as usize].name.clone(),
+                peer: self.topo.nodes[qp.peer_host as usize].name.clone(),
+                prio: qp.prio,
+                rate_gbps: qp.rate().as_gbps_f64(),
+                counters: qp.counters.clone(),
+            })
+            .collect()
+    }
+
+    /// Counters of the port of `node` that faces `peer` (first one if
+    /// parallel links), by names.
+    pub fn port_between(&self, node: &str, peer: &str) -> Option<&PortCounters> {
+        let ni = self.topo.nodes.iter().position(|n| n.name == node)?;
+        (self.node_ports[ni]..self.node_ports[ni + 1])
+            .map(|pi| &self.ports[pi as usize])
+            .find(|p| self.topo.nodes[p.peer_node as usize].name == peer)
+            .map(|p| &p.c)
+    }
+}

@@ -1,0 +1,67 @@
+//! Counters: always on, a handful of integer adds per packet.
+//!
+//! Port counters count data-path frames (RoCE data, ACK, NAK, CNP) in
+//! `tx_*`/`rx_*`; PFC frames are counted only in `pause_tx`/`pause_rx`, so
+//! that for every switch `sum(rx_bytes) = sum(tx_bytes) + sum(drop_bytes)`
+//! once its buffers are empty.
+
+use serde::Serialize;
+
+/// Counters of one port (one direction's egress plus the reverse ingress).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct PortCounters {
+    /// Wire bytes transmitted.
+    pub tx_bytes: u64,
+    /// Packets transmitted.
+    pub tx_packets: u64,
+    /// Wire bytes received.
+    pub rx_bytes: u64,
+    /// Packets received.
+    pub rx_packets: u64,
+    /// Packets dropped at this port (egress tail drop or ingress headroom
+    /// overflow).
+    pub drops: u64,
+    /// Wire bytes of the dropped packets.
+    pub drop_bytes: u64,
+    /// Packets ECN-marked (CE) at this egress.
+    pub ecn_marks: u64,
+    /// PFC frames sent (XOFF and XON).
+    pub pause_tx: u64,
+    /// PFC frames received.
+    pub pause_rx: u64,
+    /// Total time any priority of this egress was paused, ps (summed over
+    /// priorities).
+    pub paused_ps: u64,
+    /// Peak egress queue depth (all priorities), bytes.
+    pub peak_queue_bytes: u64,
+    /// Peak switch buffer held by packets that entered through this port,
+    /// bytes.
+    pub peak_buffer_bytes: u64,
+}
+
+/// Counters of one queue pair (the sending side of its data stream).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct QpCounters {
+    /// Payload bytes sent (retransmissions included).
+    pub tx_payload_bytes: u64,
+    /// Data packets sent (retransmissions included).
+    pub tx_packets: u64,
+    /// Payload bytes acknowledged by the peer.
+    pub acked_bytes: u64,
+    /// Data packets retransmitted (go-back-N and timeouts).
+    pub retx_packets: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+    /// NAKs received.
+    pub naks_rx: u64,
+    /// CNPs received (reaction point).
+    pub cnps_rx: u64,
+    /// CNPs sent (notification point, for the peer's stream).
+    pub cnps_tx: u64,
+    /// Payload bytes received in order from the peer.
+    pub rx_payload_bytes: u64,
+    /// Data packets received out of order or duplicated (discarded).
+    pub rx_discarded: u64,
+    /// Messages completed (acknowledged) on this QP.
+    pub messages_done: u64,
+}

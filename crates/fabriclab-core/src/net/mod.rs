@@ -1,0 +1,365 @@
+//! The packet-level network: hosts with RDMA NICs, switches, links.
+//!
+//! [`Net`] owns every component in arenas (ports, switches, QPs, packets)
+//! and the event queue; components refer to each other by index. Event
+//! handling is split by concern over the files of this module:
+//! `port` (egress scheduling, serialisation, the wire), `switch`
+//! (forwarding, shared buffer, PFC, ECN), `nic` (queue pairs, RC transport,
+//! DCQCN reaction and notification points), `routing` (forwarding tables and
+//! ECMP). Workloads talk to the network only through the methods in
+//! `api.rs`: connect, post, and the events delivered to their [`App`].
+//!
+//! [`App`]: crate::sim::App
+
+mod api;
+pub mod counters;
+pub mod dcqcn;
+mod mmu;
+mod nic;
+pub mod packet;
+mod port;
+mod qp;
+mod routing;
+mod switch;
+
+pub use api::{AppEvent, OpKind, QpId};
+pub use counters::{PortCounters, QpCounters};
+
+use crate::config::{CcAlgorithm, FabricSpec, Forwarding, NodeKind};
+use crate::engine::EventQueue;
+use crate::error::Result;
+use crate::rng::Rng;
+use crate::topology::Topology;
+use crate::units::{Rate, Time};
+use dcqcn::DcqcnConf;
+use mmu::SwitchMmu;
+use packet::PacketPool;
+use port::Port;
+use qp::Qp;
+use routing::Routing;
+
+/// Index of a port (one end of a link; its egress direction).
+pub type PortIdx = u32;
+
+/// Events of the network (plus workload wake-ups).
+#[derive(Copy, Clone, Debug)]
+pub enum Ev {
+    /// The packet at the head of this port's wire reaches the peer.
+    Arrive(PortIdx),
+    /// The port finished serialising its current packet.
+    TxDone(PortIdx),
+    /// Retry transmission (pause expired, rate limiter, posted work).
+    Wake(PortIdx),
+    /// A NIC-generated control packet enters its host port's queues.
+    Inject(packet::PktId),
+    /// A QP's retransmission timer.
+    Rto(u32, u32),
+    /// A QP's DCQCN rate-increase timer.
+    RateTimer(u32, u32),
+    /// Re-send an XOFF that is still in force (ingress port, priority).
+    PfcRefresh(PortIdx, u8),
+    /// Deliver a pending event to a workload (slot in the mailbox).
+    App(u32),
+    /// Take a telemetry sample.
+    Sample,
+}
+
+/// Per-host NIC state (the host's one port is `port`).
+pub(crate) struct Nic {
+    pub port: PortIdx,
+    pub rate: Rate,
+    /// QPs with data eligible now, round robin.
+    pub ready: std::collections::VecDeque<u32>,
+    /// QPs waiting for their rate limiter or for posted work to be ready.
+    pub waiting: std::collections::BinaryHeap<std::cmp::Reverse<(Time, u32)>>,
+    /// QPs whose priority is paused, per priority.
+    pub parked: [Vec<u32>; 8],
+}
+
+/// Static parameters derived from the spec, read on the hot path.
+pub(crate) struct Params {
+    pub mtu: u32,
+    pub vlan: bool,
+    pub nic_tx: Time,
+    pub nic_rx: Time,
+    pub ack_every: u32,
+    pub rto: Time,
+    pub switch_latency: Time,
+    pub cut_through: bool,
+    pub data_prio: u8,
+    pub ctrl_prio: u8,
+    pub strict: [bool; 8],
+    pub dwrr_quantum: [u32; 8],
+    pub lossless: [bool; 8],
+    pub pause_quanta: u32,
+    pub ecn: bool,
+    pub kmin: u64,
+    pub kmax: u64,
+    pub pmax: f64,
+    pub dcqcn: Option<DcqcnConf>,
+}
+
+/// A telemetry sample row (opt-in; see [`Net::enable_sampling`]).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Sample {
+    /// Sample time, ps.
+    pub time_ps: u64,
+    /// QP index.
+    pub qp: u32,
+    /// Payload bytes acknowledged so far.
+    pub acked_bytes: u64,
+    /// Current sending rate, b/s.
+    pub rate_bps: u64,
+}
+
+/// The simulated network.
+pub struct Net {
+    pub(crate) q: EventQueue<Ev>,
+    pub(crate) topo: Topology,
+    pub(crate) p: Params,
+    pub(crate) ports: Vec<Port>,
+    /// First port of each node; node i owns ports[node_ports[i]..node_ports[i+1]].
+    pub(crate) node_ports: Vec<u32>,
+    pub(crate) nics: Vec<Nic>,
+    pub(crate) mmus: Vec<SwitchMmu>,
+    pub(crate) routing: Routing,
+    pub(crate) qps: Vec<Qp>,
+    pub(crate) pkts: PacketPool,
+    pub(crate) mailbox: api::Mailbox,
+    pub(crate) rng_qp: Rng,
+    pub(crate) packets_forwarded: u64,
+    pub(crate) sample_period: Option<Time>,
+    pub(crate) samples: Vec<Sample>,
+}
+
+impl Net {
+    /// Build the network of a validated spec with a run seed.
+    pub fn new(spec: &FabricSpec, seed: u64) -> Result<Net> {
+        spec.validate()?;
+        let topo = Topology::build(spec)?;
+        let n = topo.nodes.len();
+        // Ports: one per link end, grouped by node.
+        let mut degree = vec![0u32; n];
+        for l in &topo.links {
+            degree[l.a] += 1;
+            degree[l.b] += 1;
+        }
+        let mut node_ports = vec![0u32; n + 1];
+        for i in 0..n {
+            node_ports[i + 1] = node_ports[i] + degree[i];
+        }
+        let mut next = node_ports.clone();
+        let total = node_ports[n] as usize;
+        let mut ends: Vec<(usize, usize)> = vec![(0, 0); total]; // (node, link)
+        let mut peer = vec![0u32; total];
+        for (li, l) in topo.links.iter().enumerate() {
+            let pa = next[l.a];
+            next[l.a] += 1;
+            let pb = next[l.b];
+            next[l.b] += 1;
+            ends[pa as usize] = (l.a, li);
+            ends[pb as usize] = (l.b, li);
+            peer[pa as usize] = pb;
+            peer[pb as usize] = pa;
+        }
+        let p = params(spec)?;
+        let mut ports: Vec<Port> = (0..total)
+            .map(|i| {
+                let (node, li) = ends[i];
+                let l = &topo.links[li];
+                let peer_node = ends[peer[i] as usize].0;
+                let to_switch = topo.nodes[peer_node].kind == NodeKind::Switch;
+                Port::new(node as u32, peer[i], peer_node as u32, to_switch, l.rate, l.delay)
+            })
+            .collect();
+        // Ingress headroom of switch ports, derived from the link unless set.
+        for port in ports.iter_mut() {
+            let max_frame = crate::wire::roce_wire_bytes(p.mtu, crate::wire::Ext::Reth, p.vlan);
+            port.headroom = spec.switch.headroom_bytes.unwrap_or_else(|| {
+                auto_headroom(port.rate, port.delay, max_frame as u64)
+            });
+        }
+        let nics = (0..topo.n_hosts)
+            .map(|h| Nic {
+                port: node_ports[h],
+                rate: ports[node_ports[h] as usize].rate,
+                ready: Default::default(),
+                waiting: Default::default(),
+                parked: Default::default(),
+            })
+            .collect();
+        let lossless = p.lossless.iter().filter(|&&b| b).count() as u64;
+        let mut mmus = Vec::new();
+        for sw in topo.n_hosts..n {
+            let range = node_ports[sw]..node_ports[sw + 1];
+            // Headroom is set aside only when some priority is lossless.
+            let headroom: u64 = if lossless > 0 {
+                range.clone().map(|i| ports[i as usize].headroom).sum()
+            } else {
+                0
+            };
+            let reserves = spec.switch.reserve_bytes * lossless.max(1) * range.len() as u64;
+            if headroom + reserves >= spec.switch.buffer_bytes {
+                return Err(crate::Error::InvalidFabric(format!(
+                    "switch {} has {} B of buffer but needs {} B of PFC headroom and {} B of \
+                     reserves for its {} ports, leaving no shared buffer; increase \
+                     switch.buffer_bytes or lower switch.headroom_bytes / switch.reserve_bytes",
+                    topo.nodes[sw].name,
+                    spec.switch.buffer_bytes,
+                    headroom,
+                    reserves,
+                    range.len()
+                )));
+            }
+            mmus.push(SwitchMmu::new(
+                spec.switch.buffer_bytes,
+                headroom,
+                spec.switch.reserve_bytes,
+                reserves,
+                spec.switch.dt_shift,
+                spec.switch.resume_offset_bytes,
+                Rng::new(seed, 1_000_000 + sw as u64),
+            ));
+        }
+        let routing = Routing::build(&topo, &ports, &node_ports, seed);
+        Ok(Net {
+            q: EventQueue::new(),
+            p,
+            ports,
+            node_ports,
+            nics,
+            mmus,
+            routing,
+            qps: Vec::new(),
+            pkts: PacketPool::default(),
+            mailbox: Default::default(),
+            rng_qp: Rng::new(seed, 7),
+            packets_forwarded: 0,
+            sample_period: None,
+            samples: Vec::new(),
+            topo,
+        })
+    }
+
+    /// Current simulated time.
+    pub fn now(&self) -> Time {
+        self.q.now()
+    }
+
+    /// The built topology (names, links).
+    pub fn topology(&self) -> &Topology {
+        &self.topo
+    }
+
+    /// Handle one network event. Workload events (`Ev::App`) are routed by
+    /// [`crate::sim::Sim`], not here.
+    #[inline]
+    pub(crate) fn handle(&mut self, ev: Ev) {
+        match ev {
+            Ev::Arrive(port) => self.on_arrive(port),
+            Ev::TxDone(port) => self.on_tx_done(port),
+            Ev::Wake(port) => self.on_wake(port),
+            Ev::Inject(pkt) => self.on_inject(pkt),
+            Ev::Rto(qp, g) => self.on_rto(qp, g),
+            Ev::RateTimer(qp, g) => self.on_rate_timer(qp, g),
+            Ev::PfcRefresh(port, prio) => self.on_pfc_refresh(port, prio),
+            Ev::Sample => self.on_sample(),
+            Ev::App(_) => debug_assert!(false, "App events are routed by Sim"),
+        }
+    }
+
+    /// Record per-QP acked bytes and rate every `period` (opt-in telemetry).
+    pub fn enable_sampling(&mut self, period: Time) {
+        if self.sample_period.is_none() {
+            self.q.schedule_in(Time::ZERO, Ev::Sample);
+        }
+        self.sample_period = Some(period);
+    }
+
+    fn on_sample(&mut self) {
+        let now = self.now();
+        for (i, qp) in self.qps.iter().enumerate() {
+            self.samples.push(Sample {
+                time_ps: now.0,
+                qp: i as u32,
+                acked_bytes: qp.counters.acked_bytes,
+                rate_bps: qp.rate().as_bps(),
+            });
+        }
+        if let Some(p) = self.sample_period {
+            self.q.schedule_in(p, Ev::Sample);
+        }
+    }
+
+    /// Telemetry samples taken so far.
+    pub fn samples(&self) -> &[Sample] {
+        &self.samples
+    }
+
+    /// Events processed so far.
+    pub fn events_processed(&self) -> u64 {
+        self.q.events_processed()
+    }
+
+    /// Packets forwarded by switches so far.
+    pub fn packets_forwarded(&self) -> u64 {
+        self.packets_forwarded
+    }
+
+    /// Packets alive in the pool (queued, on a wire, or waiting in a NIC).
+    pub fn packets_in_flight(&self) -> usize {
+        self.pkts.live()
+    }
+
+    pub(crate) fn is_switch(&self, node: u32) -> bool {
+        node as usize >= self.topo.n_hosts
+    }
+}
+
+fn params(spec: &FabricSpec) -> Result<Params> {
+    let mut strict = [false; 8];
+    for &p in &spec.qos.strict_priorities {
+        strict[p as usize] = true;
+    }
+    let mut lossless = [false; 8];
+    if spec.pfc.enabled {
+        for &p in &spec.pfc.priorities {
+            lossless[p as usize] = true;
+        }
+    }
+    let dcqcn = match spec.cc.algorithm {
+        CcAlgorithm::None => None,
+        CcAlgorithm::Dcqcn => Some(DcqcnConf::new(&spec.cc.dcqcn()?)),
+    };
+    Ok(Params {
+        mtu: spec.nic.roce_mtu,
+        vlan: spec.nic.vlan,
+        nic_tx: Time::from_ns_f64(spec.nic.tx_latency_ns),
+        nic_rx: Time::from_ns_f64(spec.nic.rx_latency_ns),
+        ack_every: spec.nic.ack_every_packets,
+        rto: Time(4_096_000u64 << spec.nic.ack_timeout_exponent),
+        switch_latency: Time::from_ns_f64(spec.switch.latency_ns),
+        cut_through: spec.switch.forwarding == Forwarding::CutThrough,
+        data_prio: spec.qos.data_priority,
+        ctrl_prio: spec.qos.control_priority,
+        strict,
+        dwrr_quantum: spec.qos.dwrr_weights.map(|w| w * spec.qos.dwrr_quantum_bytes),
+        lossless,
+        pause_quanta: spec.pfc.pause_quanta,
+        ecn: spec.ecn.enabled,
+        kmin: spec.ecn.kmin_bytes,
+        kmax: spec.ecn.kmax_bytes,
+        pmax: spec.ecn.pmax,
+        dcqcn,
+    })
+}
+
+/// PFC headroom for an ingress port: data in flight during two cable delays,
+/// the frame being sent upstream when the pause arrives, the frame being sent
+/// here when the pause is emitted, the pause frame itself, and the IEEE
+/// worst-case upstream response of 394 quanta (512 bit times each).
+pub fn auto_headroom(rate: Rate, delay: Time, max_frame: u64) -> u64 {
+    let cable = rate.bytes_in(Time(delay.0 * 2));
+    let response = 394 * 512 / 8;
+    cable + 2 * max_frame + crate::wire::PFC_FRAME_WIRE as u64 + response
+}

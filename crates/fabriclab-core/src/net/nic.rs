@@ -1,0 +1,414 @@
+//! The RDMA NIC: queue-pair scheduling, RC transport and DCQCN end points.
+//!
+//! Sending: QPs with eligible data sit in a round-robin ring; a QP held back
+//! by its rate limiter or by the NIC's send latency waits in a time-ordered
+//! heap; a QP whose priority is paused by PFC is parked until XON. The port
+//! pulls one packet at a time when it is free, so the cost per packet is
+//! O(log active QPs) and never a scan over all QPs.
+//!
+//! Reliability (RC): cumulative ACKs every `ack_every_packets` packets and at
+//! the end of each message; a NAK (sequence error) on the first PSN gap of an
+//! episode; go-back-N from the NAKed PSN; a retransmission timeout of
+//! 4.096 us x 2^exponent that rewinds to the oldest unacknowledged PSN.
+//! Out-of-order packets are discarded (no out-of-order placement).
+//!
+//! DCQCN: the notification point sends at most one CNP per QP per interval
+//! for CE-marked data; the reaction point (see `dcqcn.rs`) paces the QP.
+//!
+//! Simplifications, on purpose: a READ response is a message of the
+//! responder's send stream, acknowledged by the requester like WRITE data
+//! (real IB needs no ACKs for responses; here they cost a few small packets
+//! on the reverse path). The receiving host never runs out of buffer, so a
+//! NIC never sends PFC frames. Retry counts are not enforced.
+
+use super::api::{AppEvent, OpKind};
+use super::packet::{Packet, PktId, PktKind, F_CE, F_FIRST, F_LAST, F_RETX};
+use super::qp::{Msg, Sched};
+use super::{Ev, Net};
+use crate::units::Time;
+use crate::wire::{roce_wire_bytes, Ext};
+use std::cmp::Reverse;
+
+impl Net {
+    /// Make a QP with unsent data schedulable.
+    pub(crate) fn qp_activate(&mut self, q: u32) {
+        let now = self.now();
+        let qp = &mut self.qps[q as usize];
+        if qp.sched != Sched::Idle || !qp.has_unsent() {
+            return;
+        }
+        let host = qp.host as usize;
+        let at = qp.eligible_at();
+        let nic = &mut self.nics[host];
+        let port = nic.port;
+        if at <= now {
+            qp.sched = Sched::Ready;
+            nic.ready.push_back(q);
+            if !self.ports[port as usize].busy {
+                self.try_tx(port);
+            }
+        } else {
+            qp.sched = Sched::Waiting;
+            nic.waiting.push(Reverse((at, q)));
+            self.wake_port_at(port, at);
+        }
+    }
+
+    /// The next data packet of host `host`'s NIC, if any QP may send now.
+    pub(crate) fn nic_next_packet(&mut self, host: u32) -> Option<PktId> {
+        let now = self.now();
+        let h = host as usize;
+        let port = self.nics[h].port;
+        while let Some(&Reverse((t, q))) = self.nics[h].waiting.peek() {
+            if t > now {
+                break;
+            }
+            self.nics[h].waiting.pop();
+            self.qps[q as usize].sched = Sched::Ready;
+            self.nics[h].ready.push_back(q);
+        }
+        loop {
+            let Some(q) = self.nics[h].ready.pop_front() else {
+                if let Some(&Reverse((t, _))) = self.nics[h].waiting.peek() {
+                    self.wake_port_at(port, t);
+                }
+                return None;
+            };
+            let qp = &mut self.qps[q as usize];
+            if !qp.has_unsent() {
+                qp.sched = Sched::Idle;
+                continue;
+            }
+            let at = qp.eligible_at();
+            if at > now {
+                qp.sched = Sched::Waiting;
+                self.nics[h].waiting.push(Reverse((at, q)));
+                continue;
+            }
+            let prio = qp.prio as usize;
+            if self.ports[port as usize].paused(prio, now) {
+                qp.sched = Sched::Parked;
+                self.nics[h].parked[prio].push(q);
+                continue;
+            }
+            let pkt = self.build_data_packet(q);
+            let qp = &mut self.qps[q as usize];
+            if qp.has_unsent() {
+                let at = qp.eligible_at();
+                if at <= now {
+                    qp.sched = Sched::Ready;
+                    self.nics[h].ready.push_back(q);
+                } else {
+                    qp.sched = Sched::Waiting;
+                    self.nics[h].waiting.push(Reverse((at, q)));
+                }
+            } else {
+                qp.sched = Sched::Idle;
+            }
+            return Some(pkt);
+        }
+    }
+
+    /// PFC on the host port lifted priority `prio`: unpark its QPs.
+    pub(crate) fn nic_unpark(&mut self, host: u32, prio: usize) {
+        let nic = &mut self.nics[host as usize];
+        for q in nic.parked[prio].drain(..) {
+            self.qps[q as usize].sched = Sched::Ready;
+            nic.ready.push_back(q);
+        }
+    }
+
+    fn build_data_packet(&mut self, q: u32) -> PktId {
+        let now = self.now();
+        let mtu = self.p.mtu as u64;
+        let vlan = self.p.vlan;
+        let qp = &mut self.qps[q as usize];
+        let m = &qp.msgs[qp.cur];
+        let idx = qp.snd_nxt - m.first_psn;
+        let first = idx == 0;
+        let last = idx + 1 == m.npkts;
+        let (kind, payload, ext, aux) = match m.op {
+            OpKind::Read => (PktKind::ReadReq, 0, Ext::Reth, m.bytes),
+            op => {
+                let payload = (m.bytes - idx as u64 * mtu).min(mtu) as u32;
+                let (kind, ext) = match op {
+                    OpKind::Write => (PktKind::Write, if first { Ext::Reth } else { Ext::None }),
+                    OpKind::Send => (PktKind::Send, Ext::None),
+                    _ => (PktKind::ReadResp, if first || last { Ext::Aeth } else { Ext::None }),
+                };
+                (kind, payload, ext, m.bytes)
+            }
+        };
+        let wire = roce_wire_bytes(payload, ext, vlan);
+        let mut flags = 0;
+        if first {
+            flags |= F_FIRST;
+        }
+        if last {
+            flags |= F_LAST;
+        }
+        if qp.snd_nxt < qp.snd_max {
+            flags |= F_RETX;
+            qp.counters.retx_packets += 1;
+        }
+        let pkt = Packet {
+            kind,
+            prio: qp.prio,
+            flags,
+            sport: qp.sport,
+            src: qp.host,
+            dst: qp.peer_host,
+            dst_qp: qp.peer_qp,
+            psn: qp.snd_nxt,
+            payload,
+            wire,
+            ingress: 0,
+            aux,
+            token: m.token,
+            rx_end: now,
+        };
+        qp.snd_nxt += 1;
+        qp.snd_max = qp.snd_max.max(qp.snd_nxt);
+        if last {
+            qp.cur += 1;
+        }
+        qp.counters.tx_payload_bytes += payload as u64;
+        qp.counters.tx_packets += 1;
+        // Pace by the current rate.
+        let rate = qp.rate();
+        qp.next_tx = now + rate.tx_time(wire as u64);
+        if let (Some(cc), Some(conf)) = (qp.cc.as_mut(), self.p.dcqcn.as_ref()) {
+            cc.on_sent(wire as u64, conf);
+        }
+        // Retransmission timer: one live event, deadline moved lazily.
+        qp.rto_deadline = now + self.p.rto;
+        if qp.rto.due().is_none() {
+            let g = qp.rto.arm(qp.rto_deadline);
+            self.q.schedule(qp.rto_deadline, Ev::Rto(q, g));
+        }
+        self.pkts.alloc(pkt)
+    }
+
+    /// A control packet (ACK/NAK/CNP) from QP `q` to its peer, sent after
+    /// the NIC's receive-processing latency.
+    fn send_control(&mut self, q: u32, kind: PktKind, aux: u64) {
+        let qp = &self.qps[q as usize];
+        let payload = if kind == PktKind::Cnp { 16 } else { 0 };
+        let ext = if kind == PktKind::Cnp { Ext::None } else { Ext::Aeth };
+        let at = self.now() + self.p.nic_rx;
+        let pkt = self.pkts.alloc(Packet {
+            kind,
+            prio: self.p.ctrl_prio,
+            flags: 0,
+            sport: qp.sport,
+            src: qp.host,
+            dst: qp.peer_host,
+            dst_qp: qp.peer_qp,
+            psn: 0,
+            payload: 0,
+            wire: roce_wire_bytes(payload, ext, self.p.vlan),
+            ingress: 0,
+            aux,
+            token: 0,
+            rx_end: at,
+        });
+        self.q.schedule(at, Ev::Inject(pkt));
+    }
+
+    pub(crate) fn on_inject(&mut self, pkt: PktId) {
+        let src = self.pkts.get(pkt).src as usize;
+        let port = self.nics[src].port;
+        self.enqueue(port, pkt);
+    }
+
+    /// A packet arrived at host `host`'s NIC (last bit in).
+    pub(crate) fn nic_receive(&mut self, _host: u32, pkt: PktId) {
+        let p = *self.pkts.get(pkt);
+        self.pkts.free(pkt);
+        match p.kind {
+            PktKind::Ack => self.on_ack(p.dst_qp, p.aux as u32, false),
+            PktKind::Nak => self.on_ack(p.dst_qp, p.aux as u32, true),
+            PktKind::Cnp => self.on_cnp(p.dst_qp),
+            PktKind::Pause => unreachable!("PFC frames are handled by the port"),
+            _ => self.on_data(&p),
+        }
+    }
+
+    fn on_data(&mut self, p: &Packet) {
+        let now = self.now();
+        let q = p.dst_qp;
+        let ack_every = self.p.ack_every;
+        if p.flags & F_CE != 0 {
+            if let Some(conf) = &self.p.dcqcn {
+                let qp = &mut self.qps[q as usize];
+                if qp.last_cnp.is_none_or(|t| now - t >= conf.cnp_interval) {
+                    qp.last_cnp = Some(now);
+                    qp.counters.cnps_tx += 1;
+                    self.send_control(q, PktKind::Cnp, 0);
+                }
+            }
+        }
+        let qp = &mut self.qps[q as usize];
+        let last = p.flags & F_LAST != 0;
+        if p.psn == qp.rcv_nxt {
+            qp.rcv_nxt += 1;
+            qp.nak_sent = false;
+            qp.counters.rx_payload_bytes += p.payload as u64;
+            qp.rx_msg_bytes += p.payload as u64;
+            qp.unacked += 1;
+            let ack_now = last || qp.unacked >= ack_every;
+            let rcv_nxt = qp.rcv_nxt;
+            if last {
+                let bytes = std::mem::take(&mut qp.rx_msg_bytes);
+                let app = qp.app;
+                let at = now + self.p.nic_rx;
+                match p.kind {
+                    PktKind::Write | PktKind::Send => {
+                        let op = if p.kind == PktKind::Write { OpKind::Write } else { OpKind::Send };
+                        self.deliver(at, app, AppEvent::Received { qp: super::QpId(q), token: p.token, bytes, op });
+                    }
+                    PktKind::ReadResp => {
+                        self.deliver(at, app, AppEvent::Completed { qp: super::QpId(q), token: p.token, op: OpKind::Read });
+                    }
+                    PktKind::ReadReq => {
+                        // The responder DMA-reads host memory and answers.
+                        let ready = at + self.p.nic_tx;
+                        self.push_msg(q, OpKind::ReadResp, p.aux, p.token, ready, false);
+                    }
+                    _ => {}
+                }
+            }
+            if ack_now {
+                self.qps[q as usize].unacked = 0;
+                self.send_control(q, PktKind::Ack, rcv_nxt as u64);
+            }
+        } else if p.psn > qp.rcv_nxt {
+            qp.counters.rx_discarded += 1;
+            if !qp.nak_sent {
+                qp.nak_sent = true;
+                let e = qp.rcv_nxt as u64;
+                self.send_control(q, PktKind::Nak, e);
+            }
+        } else {
+            qp.counters.rx_discarded += 1;
+            if last {
+                let e = qp.rcv_nxt as u64;
+                self.send_control(q, PktKind::Ack, e);
+            }
+        }
+    }
+
+    fn on_ack(&mut self, q: u32, expected: u32, nak: bool) {
+        let now = self.now();
+        let at = now + self.p.nic_rx;
+        let qp = &mut self.qps[q as usize];
+        if nak {
+            qp.counters.naks_rx += 1;
+        }
+        if expected > qp.snd_una && expected <= qp.snd_max {
+            qp.snd_una = expected;
+            let mut done = Vec::new();
+            while let Some(m) = qp.msgs.front() {
+                if m.first_psn + m.npkts > expected {
+                    break;
+                }
+                let m = qp.msgs.pop_front().unwrap();
+                qp.cur = qp.cur.saturating_sub(1);
+                qp.counters.messages_done += 1;
+                qp.counters.acked_bytes += m.bytes;
+                if m.notify {
+                    done.push((m.token, m.op));
+                }
+            }
+            if qp.snd_una >= qp.next_psn {
+                qp.rto.cancel();
+            } else {
+                qp.rto_deadline = now + self.p.rto;
+            }
+            if qp.snd_nxt < qp.snd_una {
+                qp.snd_nxt = qp.snd_una;
+                qp.seek();
+            }
+            let app = qp.app;
+            for (token, op) in done {
+                self.deliver(at, app, AppEvent::Completed { qp: super::QpId(q), token, op });
+            }
+        }
+        let qp = &mut self.qps[q as usize];
+        if nak && expected < qp.snd_nxt && expected >= qp.snd_una {
+            qp.snd_nxt = expected;
+            qp.seek();
+            self.qp_activate(q);
+        }
+    }
+
+    fn on_cnp(&mut self, q: u32) {
+        let now = self.now();
+        let Some(conf) = self.p.dcqcn.as_ref() else { return };
+        let qp = &mut self.qps[q as usize];
+        qp.counters.cnps_rx += 1;
+        let Some(cc) = qp.cc.as_mut() else { return };
+        if cc.on_cnp(now, conf) {
+            let at = now + conf.increase_period;
+            let g = cc.timer.arm(at);
+            self.q.schedule(at, Ev::RateTimer(q, g));
+        }
+    }
+
+    pub(crate) fn on_rate_timer(&mut self, q: u32, g: u32) {
+        let now = self.now();
+        let Some(conf) = self.p.dcqcn.as_ref() else { return };
+        let Some(cc) = self.qps[q as usize].cc.as_mut() else { return };
+        if !cc.timer.fire(g) {
+            return;
+        }
+        cc.on_timer(conf);
+        if cc.limited() {
+            let at = now + conf.increase_period;
+            let g = cc.timer.arm(at);
+            self.q.schedule(at, Ev::RateTimer(q, g));
+        }
+    }
+
+    pub(crate) fn on_rto(&mut self, q: u32, g: u32) {
+        let now = self.now();
+        let qp = &mut self.qps[q as usize];
+        if !qp.rto.fire(g) {
+            return;
+        }
+        if qp.snd_una >= qp.next_psn {
+            return;
+        }
+        if now < qp.rto_deadline {
+            let at = qp.rto_deadline;
+            let g = qp.rto.arm(at);
+            self.q.schedule(at, Ev::Rto(q, g));
+            return;
+        }
+        qp.counters.timeouts += 1;
+        qp.snd_nxt = qp.snd_una;
+        qp.seek();
+        self.qp_activate(q);
+    }
+
+    /// Append a message to QP `q`'s send stream.
+    pub(crate) fn push_msg(&mut self, q: u32, op: OpKind, bytes: u64, token: u64, ready_at: Time, notify: bool) {
+        let mtu = self.p.mtu as u64;
+        let qp = &mut self.qps[q as usize];
+        let npkts = match op {
+            OpKind::Read => 1,
+            _ => bytes.div_ceil(mtu).max(1) as u32,
+        };
+        qp.msgs.push_back(Msg {
+            token,
+            op,
+            bytes,
+            first_psn: qp.next_psn,
+            npkts,
+            ready_at,
+            notify,
+        });
+        qp.next_psn += npkts;
+        self.qp_activate(q);
+    }
+}

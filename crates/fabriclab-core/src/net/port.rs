@@ -1,0 +1,323 @@
+//! A port: eight priority queues, the egress scheduler, serialisation, the
+//! wire to the peer, and the PFC pause state of the egress.
+//!
+//! Scheduling order: PFC frames first (they are never paused), then the
+//! strict priorities from 7 down, then (on a host) the NIC's data, then DWRR
+//! among the other priorities. A paused priority is skipped; the packet on
+//! the wire when a pause arrives is finished. The wire is a FIFO of
+//! (arrival time, packet) with at most one pending `Arrive` event however
+//! many packets are in flight. A switch's port-to-port latency is added on
+//! the wire into the switch; with cut-through the switch sees the packet
+//! once its first 64 bytes are in, and its egress never ends before the
+//! ingress has received the last bit.
+
+use super::counters::PortCounters;
+use super::packet::{PktId, PktKind};
+use super::{Ev, Net, PortIdx};
+use crate::units::{Rate, Time};
+use std::collections::VecDeque;
+
+/// Bytes a cut-through switch reads before forwarding.
+const CUT_THROUGH_BYTES: u64 = 64;
+
+pub(crate) struct Port {
+    pub node: u32,
+    pub peer: u32,
+    pub peer_node: u32,
+    pub to_switch: bool,
+    pub rate: Rate,
+    pub delay: Time,
+    /// PFC headroom of this port as an ingress (switch ports).
+    pub headroom: u64,
+    // --- egress ---
+    pub queues: [VecDeque<PktId>; 8],
+    pub qbytes: [u64; 8],
+    pub total_qbytes: u64,
+    /// PFC frames waiting to go out (ahead of everything).
+    pub pfc_out: VecDeque<PktId>,
+    pub busy: bool,
+    pub paused_until: [Time; 8],
+    pub pause_since: [Option<Time>; 8],
+    pub deficit: [u32; 8],
+    pub rr: u8,
+    pub wire: VecDeque<(Time, PktId)>,
+    /// Time of the pending `Wake`, if any (to avoid duplicates).
+    pub wake_at: Time,
+    // --- ingress accounting (switch ports) ---
+    pub ing_bytes: [u64; 8],
+    pub hdrm_bytes: [u64; 8],
+    pub ing_total: u64,
+    pub xoff: [bool; 8],
+    /// When the last XOFF was sent, per priority (refresh bookkeeping).
+    pub xoff_at: [Time; 8],
+    pub c: PortCounters,
+}
+
+impl Port {
+    pub fn new(node: u32, peer: u32, peer_node: u32, to_switch: bool, rate: Rate, delay: Time) -> Port {
+        Port {
+            node,
+            peer,
+            peer_node,
+            to_switch,
+            rate,
+            delay,
+            headroom: 0,
+            queues: Default::default(),
+            qbytes: [0; 8],
+            total_qbytes: 0,
+            pfc_out: VecDeque::new(),
+            busy: false,
+            paused_until: [Time::ZERO; 8],
+            pause_since: [None; 8],
+            deficit: [0; 8],
+            rr: 0,
+            wire: VecDeque::new(),
+            wake_at: Time::NEVER,
+            ing_bytes: [0; 8],
+            hdrm_bytes: [0; 8],
+            ing_total: 0,
+            xoff: [false; 8],
+            xoff_at: [Time::ZERO; 8],
+            c: PortCounters::default(),
+        }
+    }
+
+    #[inline]
+    pub fn paused(&self, prio: usize, now: Time) -> bool {
+        self.paused_until[prio] > now
+    }
+
+    /// Close the books on a pause that ended (by XON or expiry) by `now`.
+    pub fn settle_pause(&mut self, prio: usize, now: Time) {
+        if let Some(since) = self.pause_since[prio] {
+            if self.paused_until[prio] <= now {
+                self.c.paused_ps += (self.paused_until[prio].max(since) - since).0;
+                self.pause_since[prio] = None;
+            }
+        }
+    }
+}
+
+impl Net {
+    /// Put a packet on a port's egress queue (no admission checks).
+    #[inline]
+    pub(crate) fn enqueue(&mut self, pi: PortIdx, pkt: PktId) {
+        let (prio, wire) = {
+            let p = self.pkts.get(pkt);
+            (p.prio as usize, p.wire as u64)
+        };
+        let port = &mut self.ports[pi as usize];
+        port.queues[prio].push_back(pkt);
+        port.qbytes[prio] += wire;
+        port.total_qbytes += wire;
+        port.c.peak_queue_bytes = port.c.peak_queue_bytes.max(port.total_qbytes);
+        if !port.busy {
+            self.try_tx(pi);
+        }
+    }
+
+    /// Start sending the next packet if the port is idle and one is eligible.
+    pub(crate) fn try_tx(&mut self, pi: PortIdx) {
+        let now = self.now();
+        let port = &mut self.ports[pi as usize];
+        if port.busy {
+            return;
+        }
+        if let Some(pkt) = port.pfc_out.pop_front() {
+            self.start_tx(pi, pkt);
+            return;
+        }
+        // Strict priorities, highest first.
+        for prio in (0..8).rev() {
+            if self.p.strict[prio] && !port.queues[prio].is_empty() && !port.paused(prio, now) {
+                let pkt = self.dequeue(pi, prio);
+                self.start_tx(pi, pkt);
+                return;
+            }
+        }
+        let node = port.node;
+        if !self.is_switch(node) {
+            if let Some(pkt) = self.nic_next_packet(node) {
+                self.start_tx(pi, pkt);
+                return;
+            }
+        }
+        if let Some(prio) = self.dwrr_pick(pi, now) {
+            let pkt = self.dequeue(pi, prio);
+            self.start_tx(pi, pkt);
+        }
+    }
+
+    fn dwrr_pick(&mut self, pi: PortIdx, now: Time) -> Option<usize> {
+        let strict = self.p.strict;
+        let quantum = self.p.dwrr_quantum;
+        let port = &mut self.ports[pi as usize];
+        let eligible = |port: &Port, i: usize| {
+            !strict[i] && !port.queues[i].is_empty() && !port.paused(i, now)
+        };
+        if !(0..8).any(|i| eligible(port, i)) {
+            return None;
+        }
+        for _ in 0..32 {
+            let i = port.rr as usize;
+            if eligible(port, i) {
+                let head = *port.queues[i].front().unwrap();
+                let size = self.pkts.get(head).wire;
+                if port.deficit[i] >= size {
+                    port.deficit[i] -= size;
+                    return Some(i);
+                }
+            } else if port.queues[i].is_empty() {
+                port.deficit[i] = 0;
+            }
+            port.rr = (port.rr + 1) & 7;
+            let j = port.rr as usize;
+            if eligible(port, j) {
+                port.deficit[j] += quantum[j];
+            }
+        }
+        // Quanta smaller than a packet: serve the first eligible queue.
+        (0..8).find(|&i| eligible(port, i))
+    }
+
+    /// Take the head of a priority queue, with switch buffer accounting.
+    fn dequeue(&mut self, pi: PortIdx, prio: usize) -> PktId {
+        let port = &mut self.ports[pi as usize];
+        let pkt = port.queues[prio].pop_front().unwrap();
+        let wire = self.pkts.get(pkt).wire as u64;
+        port.qbytes[prio] -= wire;
+        port.total_qbytes -= wire;
+        let node = port.node;
+        if self.is_switch(node) {
+            self.on_switch_dequeue(pi, pkt, prio);
+        }
+        pkt
+    }
+
+    /// Serialise a packet onto the wire.
+    pub(crate) fn start_tx(&mut self, pi: PortIdx, pkt: PktId) {
+        let now = self.now();
+        let cut_through = self.p.cut_through;
+        let latency = self.p.switch_latency;
+        let p = self.pkts.get_mut(pkt);
+        let port = &mut self.ports[pi as usize];
+        let wire = p.wire as u64;
+        let ser = port.rate.tx_time(wire);
+        let tx_end = (now + ser).max(p.rx_end);
+        port.busy = true;
+        if p.kind == PktKind::Pause {
+            port.c.pause_tx += 1;
+        } else {
+            port.c.tx_bytes += wire;
+            port.c.tx_packets += 1;
+        }
+        p.rx_end = tx_end + port.delay;
+        let arrive = if !port.to_switch {
+            p.rx_end
+        } else if cut_through {
+            (now + port.rate.tx_time(wire.min(CUT_THROUGH_BYTES)) + port.delay + latency).min(p.rx_end + latency)
+        } else {
+            p.rx_end + latency
+        };
+        let was_empty = port.wire.is_empty();
+        debug_assert!(port.wire.back().is_none_or(|&(t, _)| t <= arrive));
+        port.wire.push_back((arrive, pkt));
+        self.q.schedule(tx_end, Ev::TxDone(pi));
+        if was_empty {
+            self.q.schedule(arrive, Ev::Arrive(pi));
+        }
+    }
+
+    pub(crate) fn on_tx_done(&mut self, pi: PortIdx) {
+        self.ports[pi as usize].busy = false;
+        self.try_tx(pi);
+    }
+
+    /// The head of port `pi`'s wire reaches the peer port.
+    pub(crate) fn on_arrive(&mut self, pi: PortIdx) {
+        let port = &mut self.ports[pi as usize];
+        let (_, pkt) = port.wire.pop_front().unwrap();
+        if let Some(&(t, _)) = port.wire.front() {
+            self.q.schedule(t, Ev::Arrive(pi));
+        }
+        let (peer, peer_node) = (port.peer, port.peer_node);
+        let (kind, wire) = {
+            let p = self.pkts.get(pkt);
+            (p.kind, p.wire as u64)
+        };
+        let rx = &mut self.ports[peer as usize];
+        if kind == PktKind::Pause {
+            rx.c.pause_rx += 1;
+            self.on_pause_frame(peer, pkt);
+            return;
+        }
+        rx.c.rx_bytes += wire;
+        rx.c.rx_packets += 1;
+        if self.is_switch(peer_node) {
+            self.switch_receive(peer, pkt);
+        } else {
+            self.nic_receive(peer_node, pkt);
+        }
+    }
+
+    /// A PFC frame arrived at port `pi`: pause or resume its egress.
+    fn on_pause_frame(&mut self, pi: PortIdx, pkt: PktId) {
+        let now = self.now();
+        let (prio, quanta) = {
+            let p = self.pkts.get(pkt);
+            (p.prio as usize, p.aux)
+        };
+        self.pkts.free(pkt);
+        let port = &mut self.ports[pi as usize];
+        port.settle_pause(prio, now);
+        if quanta == 0 {
+            if let Some(since) = port.pause_since[prio].take() {
+                port.c.paused_ps += (now - since).0;
+            }
+            port.paused_until[prio] = now;
+            self.on_unpause(pi, prio);
+        } else {
+            let until = now + port.rate.tx_time(quanta * 64);
+            if port.pause_since[prio].is_none() {
+                port.pause_since[prio] = Some(now);
+            }
+            port.paused_until[prio] = until;
+            // Wake at expiry in case no XON comes.
+            self.q.schedule(until, Ev::Wake(pi));
+        }
+    }
+
+    fn on_unpause(&mut self, pi: PortIdx, prio: usize) {
+        let node = self.ports[pi as usize].node;
+        if !self.is_switch(node) {
+            self.nic_unpark(node, prio);
+        }
+        self.try_tx(pi);
+    }
+
+    pub(crate) fn on_wake(&mut self, pi: PortIdx) {
+        let now = self.now();
+        let port = &mut self.ports[pi as usize];
+        if port.wake_at == now {
+            port.wake_at = Time::NEVER;
+        }
+        for prio in 0..8 {
+            let port = &mut self.ports[pi as usize];
+            if port.pause_since[prio].is_some() && port.paused_until[prio] <= now {
+                port.settle_pause(prio, now);
+                self.on_unpause(pi, prio);
+            }
+        }
+        self.try_tx(pi);
+    }
+
+    /// Ask for a `Wake` of port `pi` at `at` unless one is due earlier.
+    pub(crate) fn wake_port_at(&mut self, pi: PortIdx, at: Time) {
+        let port = &mut self.ports[pi as usize];
+        if at < port.wake_at {
+            port.wake_at = at;
+            self.q.schedule(at, Ev::Wake(pi));
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! Queue-pair state: the RC send stream (messages, PSNs, go-back-N
+//! position) and the receive state for the peer's stream.
+//!
+//! A QP's send stream is a queue of messages, each occupying a contiguous
+//! range of PSNs; `snd_una <= snd_nxt <= next_psn`. A READ request occupies
+//! one PSN of the requester's stream; its response is a message of the
+//! responder's stream (see `nic.rs` for the one simplification this brings).
+//! PSNs are 32-bit and do not wrap (2^32 packets per QP is plenty for a run).
+
+use super::api::OpKind;
+use super::counters::QpCounters;
+use super::dcqcn::Dcqcn;
+use crate::engine::Timer;
+use crate::units::{Rate, Time};
+use std::collections::VecDeque;
+
+/// One posted message of a send stream.
+#[derive(Clone, Debug)]
+pub(crate) struct Msg {
+    pub token: u64,
+    pub op: OpKind,
+    pub bytes: u64,
+    pub first_psn: u32,
+    pub npkts: u32,
+    pub ready_at: Time,
+    /// Report the completion to the owning workload.
+    pub notify: bool,
+}
+
+/// Where a QP is in its NIC's scheduler.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Sched {
+    Idle,
+    Ready,
+    Waiting,
+    Parked,
+}
+
+pub(crate) struct Qp {
+    pub host: u32,
+    pub peer_qp: u32,
+    pub peer_host: u32,
+    pub sport: u16,
+    pub prio: u8,
+    pub app: u32,
+    // --- send stream ---
+    pub msgs: VecDeque<Msg>,
+    pub next_psn: u32,
+    pub snd_nxt: u32,
+    pub snd_una: u32,
+    /// Highest PSN ever sent + 1 (to tell retransmissions).
+    pub snd_max: u32,
+    /// Index in `msgs` of the message holding `snd_nxt`.
+    pub cur: usize,
+    pub line: Rate,
+    pub cc: Option<Dcqcn>,
+    pub next_tx: Time,
+    pub sched: Sched,
+    pub rto: Timer,
+    pub rto_deadline: Time,
+    // --- receive state for the peer's stream ---
+    pub rcv_nxt: u32,
+    pub nak_sent: bool,
+    pub unacked: u32,
+    pub last_cnp: Option<Time>,
+    pub rx_msg_bytes: u64,
+    pub counters: QpCounters,
+}
+
+impl Qp {
+    pub fn new(host: u32, peer_host: u32, peer_qp: u32, sport: u16, prio: u8, app: u32, line: Rate, cc: bool) -> Qp {
+        Qp {
+            host,
+            peer_qp,
+            peer_host,
+            sport,
+            prio,
+            app,
+            msgs: VecDeque::new(),
+            next_psn: 0,
+            snd_nxt: 0,
+            snd_una: 0,
+            snd_max: 0,
+            cur: 0,
+            line,
+            cc: cc.then(|| Dcqcn::new(line)),
+            next_tx: Time::ZERO,
+            sched: Sched::Idle,
+            rto: Timer::default(),
+            rto_deadline: Time::NEVER,
+            rcv_nxt: 0,
+            nak_sent: false,
+            unacked: 0,
+            last_cnp: None,
+            rx_msg_bytes: 0,
+            counters: QpCounters::default(),
+        }
+    }
+
+    /// Packets posted but not yet (re)sent.
+    #[inline]
+    pub fn has_unsent(&self) -> bool {
+        self.snd_nxt < self.next_psn
+    }
+
+    /// Earliest time the next packet may leave (rate limiter, NIC latency).
+    #[inline]
+    pub fn eligible_at(&self) -> Time {
+        let ready = self.msgs.get(self.cur).map_or(Time::ZERO, |m| m.ready_at);
+        self.next_tx.max(ready)
+    }
+
+    /// Current sending rate.
+    pub fn rate(&self) -> Rate {
+        self.cc.as_ref().map_or(self.line, |c| c.rate())
+    }
+
+    /// Point `cur` at the message holding `snd_nxt`.
+    pub fn seek(&mut self) {
+        self.cur = self
+            .msgs
+            .iter()
+            .position(|m| self.snd_nxt < m.first_psn + m.npkts)
+            .unwrap_or(self.msgs.len());
+    }
+}

@@ -1,0 +1,97 @@
+//! Routing: shortest-path forwarding tables with ECMP groups, and the
+//! per-switch-seeded ECMP hash.
+//!
+//! For every switch and destination host, the group holds every port whose
+//! neighbour is one hop closer to the destination (hosts are never transit).
+//! A packet picks a member by a hash of its 5-tuple (source and destination
+//! address, UDP source port as entropy, UDP destination port 4791) mixed with
+//! the switch's own seed, derived from the run seed: without per-switch seeds
+//! all tiers would make correlated choices (polarisation). Not modelled yet:
+//! failures and reconvergence, weighted ECMP, adaptive routing.
+
+use super::port::Port;
+use crate::rng::splitmix64;
+use crate::topology::Topology;
+use crate::wire::ROCEV2_UDP_PORT;
+use std::collections::VecDeque;
+
+pub(crate) struct Routing {
+    n_hosts: usize,
+    /// (offset, len) into `members` for [switch - n_hosts][dst host].
+    groups: Vec<(u32, u32)>,
+    members: Vec<u32>,
+    seeds: Vec<u64>,
+}
+
+impl Routing {
+    pub fn build(topo: &Topology, ports: &[Port], node_ports: &[u32], seed: u64) -> Routing {
+        let n = topo.nodes.len();
+        let h = topo.n_hosts;
+        let mut groups = vec![(0u32, 0u32); (n - h) * h];
+        let mut members = Vec::new();
+        let mut dist = vec![u32::MAX; n];
+        let mut queue = VecDeque::new();
+        for dst in 0..h {
+            dist.fill(u32::MAX);
+            dist[dst] = 0;
+            queue.clear();
+            queue.push_back(dst);
+            while let Some(u) = queue.pop_front() {
+                if u != dst && u < h {
+                    continue; // hosts are not transit
+                }
+                for pi in node_ports[u]..node_ports[u + 1] {
+                    let v = ports[pi as usize].peer_node as usize;
+                    if dist[v] == u32::MAX {
+                        dist[v] = dist[u] + 1;
+                        queue.push_back(v);
+                    }
+                }
+            }
+            for sw in h..n {
+                if dist[sw] == u32::MAX {
+                    continue;
+                }
+                let off = members.len() as u32;
+                for pi in node_ports[sw]..node_ports[sw + 1] {
+                    let v = ports[pi as usize].peer_node as usize;
+                    if dist[v] + 1 == dist[sw] && (v >= h || v == dst) {
+                        members.push(pi);
+                    }
+                }
+                groups[(sw - h) * h + dst] = (off, members.len() as u32 - off);
+            }
+        }
+        let seeds = (h..n).map(|sw| splitmix64(seed ^ splitmix64(sw as u64))).collect();
+        Routing {
+            n_hosts: h,
+            groups,
+            members,
+            seeds,
+        }
+    }
+
+    /// The egress port at switch `node` for a packet to `dst`.
+    #[inline]
+    pub fn next_port(&self, node: u32, src: u32, dst: u32, sport: u16) -> u32 {
+        let sw = node as usize - self.n_hosts;
+        let (off, len) = self.groups[sw * self.n_hosts + dst as usize];
+        debug_assert!(len > 0, "no route");
+        if len == 1 {
+            return self.members[off as usize];
+        }
+        let key = ((src as u64) << 40)
+            ^ ((dst as u64) << 16)
+            ^ ((sport as u64) << 48)
+            ^ ROCEV2_UDP_PORT as u64;
+        let h = splitmix64(key ^ self.seeds[sw]);
+        let idx = ((h as u128 * len as u128) >> 64) as u32;
+        self.members[(off + idx) as usize]
+    }
+
+    /// The ECMP group size at switch `node` towards `dst`.
+    #[cfg(test)]
+    pub fn group_len(&self, node: u32, dst: u32) -> u32 {
+        self.groups[(node as usize - self.n_hosts) * self.n_hosts + dst as usize].1
+    }
+}

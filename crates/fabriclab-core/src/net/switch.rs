@@ -1,0 +1,121 @@
+//! Switch forwarding: routing lookup, buffer admission, PFC frames, and ECN
+//! marking at dequeue.
+//!
+//! A packet arriving at a switch (after the port-to-port latency, see
+//! `port.rs`) is routed, admitted by the MMU against its ingress port, and
+//! queued on its egress priority queue. When it starts leaving, its buffer is
+//! released (which may send XON upstream) and, if it is RoCE data of a
+//! lossless priority, it may be CE-marked with the RED probability of the
+//! egress queue depth it leaves behind (marking at dequeue, as the HPCC ns-3
+//! code does, gives the fastest feedback).
+
+use super::mmu::Admit;
+use super::packet::{Packet, PktId, PktKind, F_CE};
+use super::{Ev, Net, PortIdx};
+use crate::wire::PFC_FRAME_WIRE;
+
+impl Net {
+    pub(crate) fn switch_receive(&mut self, in_port: PortIdx, pkt: PktId) {
+        let p = self.pkts.get_mut(pkt);
+        p.ingress = in_port;
+        let (src, dst, sport, prio, size) = (p.src, p.dst, p.sport, p.prio as usize, p.wire as u64);
+        let node = self.ports[in_port as usize].node;
+        let out = self.routing.next_port(node, src, dst, sport);
+        let sw = node as usize - self.topo.n_hosts;
+        let admit = if self.p.lossless[prio] {
+            self.mmus[sw].admit_lossless(&mut self.ports[in_port as usize], prio, size)
+        } else {
+            let q = self.ports[out as usize].qbytes[prio];
+            self.mmus[sw].admit_lossy(&mut self.ports[in_port as usize], prio, size, q)
+        };
+        match admit {
+            Admit::Drop => {
+                // Headroom overflow is the ingress port's; tail drop the egress's.
+                let at = if self.p.lossless[prio] { in_port } else { out };
+                let c = &mut self.ports[at as usize].c;
+                c.drops += 1;
+                c.drop_bytes += size;
+                self.pkts.free(pkt);
+            }
+            Admit::Ok { pause } => {
+                let ip = &mut self.ports[in_port as usize];
+                ip.c.peak_buffer_bytes = ip.c.peak_buffer_bytes.max(ip.ing_total);
+                if pause {
+                    self.send_pfc(in_port, prio as u8, true);
+                }
+                self.packets_forwarded += 1;
+                self.enqueue(out, pkt);
+            }
+        }
+    }
+
+    /// Called by the port when a packet leaves a switch queue.
+    pub(crate) fn on_switch_dequeue(&mut self, out: PortIdx, pkt: PktId, prio: usize) {
+        let (in_port, size, kind) = {
+            let p = self.pkts.get(pkt);
+            (p.ingress, p.wire as u64, p.kind)
+        };
+        let sw = self.ports[out as usize].node as usize - self.topo.n_hosts;
+        let resume = self.mmus[sw].release(&mut self.ports[in_port as usize], prio, size);
+        if resume {
+            self.send_pfc(in_port, prio as u8, false);
+        }
+        if self.p.ecn && self.p.lossless[prio] && kind.is_data() {
+            let q = self.ports[out as usize].qbytes[prio];
+            let mark = if q <= self.p.kmin {
+                false
+            } else if q >= self.p.kmax {
+                true
+            } else {
+                let prob = self.p.pmax * (q - self.p.kmin) as f64 / (self.p.kmax - self.p.kmin) as f64;
+                self.mmus[sw].rng.next_f64() < prob
+            };
+            if mark {
+                self.pkts.get_mut(pkt).flags |= F_CE;
+                self.ports[out as usize].c.ecn_marks += 1;
+            }
+        }
+    }
+
+    /// Send XOFF (`pause`) or XON for `prio` out of switch port `pi`.
+    fn send_pfc(&mut self, pi: PortIdx, prio: u8, pause: bool) {
+        let now = self.now();
+        let port = &mut self.ports[pi as usize];
+        port.xoff[prio as usize] = pause;
+        let quanta = if pause { self.p.pause_quanta as u64 } else { 0 };
+        if pause {
+            port.xoff_at[prio as usize] = now;
+            // Refresh halfway through the pause time while still congested.
+            let half = port.rate.tx_time(quanta * 64 / 2);
+            self.q.schedule(now + half, Ev::PfcRefresh(pi, prio));
+        }
+        let node = port.node;
+        let pkt = self.pkts.alloc(Packet {
+            kind: PktKind::Pause,
+            prio,
+            flags: 0,
+            sport: 0,
+            src: node,
+            dst: node,
+            dst_qp: 0,
+            psn: 0,
+            payload: 0,
+            wire: PFC_FRAME_WIRE,
+            ingress: pi,
+            aux: quanta,
+            token: 0,
+            rx_end: now,
+        });
+        self.ports[pi as usize].pfc_out.push_back(pkt);
+        self.try_tx(pi);
+    }
+
+    pub(crate) fn on_pfc_refresh(&mut self, pi: PortIdx, prio: u8) {
+        let now = self.now();
+        let port = &self.ports[pi as usize];
+        let half = port.rate.tx_time(self.p.pause_quanta as u64 * 64 / 2);
+        if port.xoff[prio as usize] && now >= port.xoff_at[prio as usize] + half {
+            self.send_pfc(pi, prio, true);
+        }
+    }
+}

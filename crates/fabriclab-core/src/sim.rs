@@ -1,0 +1,125 @@
+//! A simulation run: the network plus the workloads driving it.
+//!
+//! Workloads implement [`App`]; they start at time zero, post work on the
+//! network and react to the [`AppEvent`]s it delivers. The run ends when
+//! every foreground workload is done (background traffic, such as an
+//! incast running beside a latency test, does not keep a run alive), when
+//! nothing is left to happen, or at the time limit. A run that stops with
+//! foreground work unfinished and no event left is reported as stalled (a
+//! PFC deadlock, for instance), never as a silent success.
+
+use crate::net::{AppEvent, Ev, Net};
+use crate::units::Time;
+use std::any::Any;
+
+/// A workload.
+pub trait App: Any {
+    /// Called once at time zero with the workload's own id (for
+    /// [`Net::connect`] and [`Net::set_app_timer`]).
+    fn start(&mut self, net: &mut Net, me: u32);
+    /// Called for every event addressed to this workload.
+    fn on_event(&mut self, net: &mut Net, me: u32, ev: AppEvent);
+    /// True once the workload has finished (foreground workloads only).
+    fn done(&self) -> bool;
+    /// Background workloads do not keep the run alive.
+    fn background(&self) -> bool {
+        false
+    }
+}
+
+/// How a run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum Outcome {
+    /// Every foreground workload finished.
+    Finished,
+    /// No event left (only possible without foreground workloads).
+    Drained,
+    /// The time limit was reached first.
+    TimeLimit,
+    /// Foreground work was unfinished and nothing could happen any more.
+    Stalled,
+}
+
+/// Progress callback: (simulated time, events processed so far).
+pub type Progress<'a> = &'a mut dyn FnMut(Time, u64);
+
+/// The network and its workloads.
+pub struct Sim {
+    /// The network.
+    pub net: Net,
+    apps: Vec<Box<dyn App>>,
+    started: usize,
+}
+
+impl Sim {
+    /// A simulation of `net` with no workload yet.
+    pub fn new(net: Net) -> Sim {
+        Sim {
+            net,
+            apps: Vec::new(),
+            started: 0,
+        }
+    }
+
+    /// Add a workload; returns its id.
+    pub fn add_app(&mut self, app: Box<dyn App>) -> u32 {
+        self.apps.push(app);
+        self.apps.len() as u32 - 1
+    }
+
+    /// A workload, to read its results after the run.
+    pub fn app<T: App>(&self, id: u32) -> Option<&T> {
+        let a: &dyn Any = self.apps.get(id as usize)?.as_ref();
+        a.downcast_ref::<T>()
+    }
+
+    /// Run until every foreground workload is done, or `limit`.
+    pub fn run(&mut self, limit: Option<Time>) -> Outcome {
+        self.run_with_progress(limit, None)
+    }
+
+    /// Like [`Sim::run`], calling `progress` every 2^20 events.
+    pub fn run_with_progress(&mut self, limit: Option<Time>, mut progress: Option<Progress>) -> Outcome {
+        let limit = limit.unwrap_or(Time::NEVER);
+        // Start workloads added since the last call (a run can be resumed).
+        for i in self.started..self.apps.len() {
+            self.apps[i].start(&mut self.net, i as u32);
+        }
+        self.started = self.apps.len();
+        let foreground = self.apps.iter().any(|a| !a.background());
+        if foreground && self.foreground_done() {
+            return Outcome::Finished;
+        }
+        let mut countdown = 1u32 << 20;
+        loop {
+            match self.net.q.peek_time() {
+                None => {
+                    return if foreground { Outcome::Stalled } else { Outcome::Drained };
+                }
+                Some(t) if t > limit => return Outcome::TimeLimit,
+                _ => {}
+            }
+            let (_, ev) = self.net.q.pop().unwrap();
+            if let Ev::App(slot) = ev {
+                let (app, aev) = self.net.mailbox.take(slot);
+                self.apps[app as usize].on_event(&mut self.net, app, aev);
+                if foreground && self.foreground_done() {
+                    return Outcome::Finished;
+                }
+            } else {
+                self.net.handle(ev);
+            }
+            countdown -= 1;
+            if countdown == 0 {
+                countdown = 1 << 20;
+                if let Some(p) = progress.as_mut() {
+                    p(self.net.now(), self.net.events_processed());
+                }
+            }
+        }
+    }
+
+    fn foreground_done(&self) -> bool {
+        self.apps.iter().filter(|a| !a.background()).all(|a| a.done())
+    }
+}

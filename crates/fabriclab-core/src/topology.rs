@@ -1,0 +1,260 @@
+//! Topology: the plain graph a fabric spec describes, checked for
+//! connectivity before any simulation state is built.
+//!
+//! Builders (leaf-spine) and explicit lists both end as a list of named
+//! nodes and full-duplex links with a rate and a propagation delay. Hosts
+//! have exactly one link (one NIC port); multi-homed hosts are not modelled.
+
+use crate::config::{FabricSpec, NodeKind, TopologySpec};
+use crate::error::{fabric_err, Error, Result};
+use crate::units::{Rate, Time};
+use std::collections::HashMap;
+
+/// A node of the built topology.
+#[derive(Clone, Debug)]
+pub struct TopoNode {
+    /// Name (`h0`, `leaf0`, ...).
+    pub name: String,
+    /// Host or switch.
+    pub kind: NodeKind,
+}
+
+/// A full-duplex link between two nodes.
+#[derive(Clone, Debug)]
+pub struct TopoLink {
+    /// Index of one end in `Topology::nodes`.
+    pub a: usize,
+    /// Index of the other end.
+    pub b: usize,
+    /// Rate of each direction.
+    pub rate: Rate,
+    /// Propagation delay of each direction.
+    pub delay: Time,
+}
+
+/// The built graph.
+#[derive(Clone, Debug)]
+pub struct Topology {
+    /// Nodes; hosts first, in host order, then switches.
+    pub nodes: Vec<TopoNode>,
+    /// Links.
+    pub links: Vec<TopoLink>,
+    /// Number of hosts (they are `nodes[0..n_hosts]`).
+    pub n_hosts: usize,
+}
+
+impl Topology {
+    /// Build and check the topology of a spec.
+    pub fn build(spec: &FabricSpec) -> Result<Topology> {
+        let topo = match &spec.topology {
+            TopologySpec::LeafSpine(ls) => {
+                let mut nodes = Vec::new();
+                let hosts = (ls.leaves * ls.hosts_per_leaf) as usize;
+                for h in 0..hosts {
+                    nodes.push(TopoNode {
+                        name: format!("h{h}"),
+                        kind: NodeKind::Host,
+                    });
+                }
+                for l in 0..ls.leaves {
+                    nodes.push(TopoNode {
+                        name: format!("leaf{l}"),
+                        kind: NodeKind::Switch,
+                    });
+                }
+                for s in 0..ls.spines {
+                    nodes.push(TopoNode {
+                        name: format!("spine{s}"),
+                        kind: NodeKind::Switch,
+                    });
+                }
+                let leaf = |l: u32| hosts + l as usize;
+                let spine = |s: u32| hosts + ls.leaves as usize + s as usize;
+                let host_rate = Rate::from_gbps_f64(ls.host_link_gbps);
+                let host_delay = Time::from_ns_f64(ls.host_delay_ns());
+                let mut links = Vec::new();
+                for h in 0..hosts {
+                    links.push(TopoLink {
+                        a: h,
+                        b: leaf(h as u32 / ls.hosts_per_leaf),
+                        rate: host_rate,
+                        delay: host_delay,
+                    });
+                }
+                if ls.spines > 0 {
+                    let up_rate = Rate::from_gbps_f64(ls.uplink_gbps);
+                    let up_delay = Time::from_ns_f64(ls.uplink_delay_ns());
+                    for l in 0..ls.leaves {
+                        for s in 0..ls.spines {
+                            for _ in 0..ls.links_per_pair {
+                                links.push(TopoLink {
+                                    a: leaf(l),
+                                    b: spine(s),
+                                    rate: up_rate,
+                                    delay: up_delay,
+                                });
+                            }
+                        }
+                    }
+                }
+                Topology {
+                    nodes,
+                    links,
+                    n_hosts: hosts,
+                }
+            }
+            TopologySpec::Explicit(ex) => {
+                // Hosts first (in the order given), then switches.
+                let mut order: Vec<usize> = (0..ex.nodes.len())
+                    .filter(|&i| ex.nodes[i].kind == NodeKind::Host)
+                    .collect();
+                let n_hosts = order.len();
+                order.extend((0..ex.nodes.len()).filter(|&i| ex.nodes[i].kind == NodeKind::Switch));
+                let nodes: Vec<TopoNode> = order
+                    .iter()
+                    .map(|&i| TopoNode {
+                        name: ex.nodes[i].name.clone(),
+                        kind: ex.nodes[i].kind,
+                    })
+                    .collect();
+                let index: HashMap<&str, usize> = nodes
+                    .iter()
+                    .enumerate()
+                    .map(|(i, n)| (n.name.as_str(), i))
+                    .collect();
+                let links = ex
+                    .links
+                    .iter()
+                    .map(|l| TopoLink {
+                        a: index[l.a.as_str()],
+                        b: index[l.b.as_str()],
+                        rate: Rate::from_gbps_f64(l.gbps),
+                        delay: Time::from_ns_f64(l.delay_ns.unwrap_or(10.0)),
+                    })
+                    .collect();
+                Topology {
+                    nodes,
+                    links,
+                    n_hosts,
+                }
+            }
+        };
+        topo.check()?;
+        Ok(topo)
+    }
+
+    fn check(&self) -> Result<()> {
+        let mut degree = vec![0usize; self.nodes.len()];
+        for l in &self.links {
+            degree[l.a] += 1;
+            degree[l.b] += 1;
+            if self.nodes[l.a].kind == NodeKind::Host && self.nodes[l.b].kind == NodeKind::Host {
+                return fabric_err(format!(
+                    "hosts {} and {} are linked directly; put a switch between them",
+                    self.nodes[l.a].name, self.nodes[l.b].name
+                ));
+            }
+        }
+        for h in 0..self.n_hosts {
+            match degree[h] {
+                0 => {
+                    return fabric_err(format!(
+                        "host {} has no link; connect it to a switch",
+                        self.nodes[h].name
+                    ))
+                }
+                1 => {}
+                n => {
+                    return fabric_err(format!(
+                        "host {} has {n} links; a host has exactly one NIC port",
+                        self.nodes[h].name
+                    ))
+                }
+            }
+        }
+        // Every host must reach every other host (through switches).
+        let comp = self.components();
+        if let Some(h) = (1..self.n_hosts).find(|&h| comp[h] != comp[0]) {
+            return fabric_err(format!(
+                "host {} cannot reach host {}: the fabric is disconnected; add links \
+                 between their switches",
+                self.nodes[h].name, self.nodes[0].name
+            ));
+        }
+        Ok(())
+    }
+
+    fn components(&self) -> Vec<usize> {
+        let n = self.nodes.len();
+        let mut parent: Vec<usize> = (0..n).collect();
+        fn find(p: &mut [usize], mut x: usize) -> usize {
+            while p[x] != x {
+                p[x] = p[p[x]];
+                x = p[x];
+            }
+            x
+        }
+        for l in &self.links {
+            let (ra, rb) = (find(&mut parent, l.a), find(&mut parent, l.b));
+            parent[ra] = rb;
+        }
+        (0..n).map(|i| find(&mut parent, i)).collect()
+    }
+
+    /// Host names in host order.
+    pub fn host_names(&self) -> Vec<String> {
+        self.nodes[..self.n_hosts]
+            .iter()
+            .map(|n| n.name.clone())
+            .collect()
+    }
+
+    /// Index of a host by name, or an error listing what exists.
+    pub fn host_index(&self, name: &str) -> Result<usize> {
+        self.nodes[..self.n_hosts]
+            .iter()
+            .position(|n| n.name == name)
+            .ok_or_else(|| {
+                let first: Vec<&str> = self.nodes[..self.n_hosts.min(4)]
+                    .iter()
+                    .map(|n| n.name.as_str())
+                    .collect();
+                Error::UnknownHost(format!(
+                    "the fabric has no host {name:?}; its {} hosts are {}{}",
+                    self.n_hosts,
+                    first.join(", "),
+                    if self.n_hosts > 4 {
+                        format!(", ..., {}", self.nodes[self.n_hosts - 1].name)
+                    } else {
+                        String::new()
+                    }
+                ))
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::preset;
+
+    #[test]
+    fn leaf_spine_names_hosts_in_leaf_order() {
+        let t = Topology::build(&preset("heps").unwrap()).unwrap();
+        assert_eq!(t.n_hosts, 32);
+        assert_eq!(t.nodes[0].name, "h0");
+        assert_eq!(t.nodes[32].name, "leaf0");
+        assert_eq!(t.nodes[40].name, "spine0");
+        // h4 is the first host of leaf1.
+        assert_eq!(t.nodes[t.links[4].b].name, "leaf1");
+        // 32 host links + 8 leaves x 2 spines x 2 parallel links.
+        assert_eq!(t.links.len(), 32 + 32);
+    }
+
+    #[test]
+    fn unknown_host_error_lists_the_hosts() {
+        let t = Topology::build(&preset("heps").unwrap()).unwrap();
+        let e = t.host_index("h99").unwrap_err().to_string();
+        assert!(e.contains("h99") && e.contains("h0") && e.contains("h31"), "{e}");
+    }
+}

@@ -1,0 +1,216 @@
+//! Bulk flows: each flow is one RC QP moving a message (WRITE, READ or SEND)
+//! from one host to another, starting at a given time, once or repeatedly.
+//!
+//! This is the workload behind incast and all-to-all experiments and behind
+//! background traffic beside a benchmark. A repeating flow posts its next
+//! message as soon as the previous one completes and runs in the background
+//! (it never keeps a run alive). Results: per flow, the start, the time the
+//! last byte landed at the destination, and the completion time at the
+//! source.
+
+use crate::error::{arg_err, Result};
+use crate::net::{AppEvent, Net, OpKind, QpId};
+use crate::sim::App;
+use crate::units::Time;
+use serde::{Deserialize, Serialize};
+
+/// One flow as a user describes it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    /// Source host name.
+    pub src: String,
+    /// Destination host name.
+    pub dst: String,
+    /// Message size, bytes.
+    pub bytes: u64,
+    /// "write" (default), "read" (dst's data pulled to src) or "send".
+    #[serde(default = "default_op")]
+    pub op: String,
+    /// Start time, us.
+    #[serde(default)]
+    pub start_us: f64,
+    /// Priority (default: the fabric's data priority).
+    #[serde(default)]
+    pub priority: Option<u8>,
+    /// Keep posting the message again as soon as it completes (background).
+    #[serde(default)]
+    pub repeat: bool,
+}
+
+fn default_op() -> String {
+    "write".into()
+}
+
+/// Parse an op name.
+pub fn parse_op(op: &str) -> Result<OpKind> {
+    match op {
+        "write" => Ok(OpKind::Write),
+        "read" => Ok(OpKind::Read),
+        "send" => Ok(OpKind::Send),
+        other => arg_err(format!("flow op {other:?} is unknown; use \"write\", \"read\" or \"send\"")),
+    }
+}
+
+/// Result of one flow.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FlowResult {
+    /// Source host name.
+    pub src: String,
+    /// Destination host name.
+    pub dst: String,
+    /// Message size.
+    pub bytes: u64,
+    /// Start time, ps.
+    pub start_ps: u64,
+    /// When the last byte of the first message landed at the receiver, ps.
+    pub delivered_ps: Option<u64>,
+    /// When the first message completed at the source, ps.
+    pub completed_ps: Option<u64>,
+    /// Messages completed (more than one for repeating flows).
+    pub messages: u64,
+}
+
+struct Flow {
+    src: u32,
+    dst: u32,
+    op: OpKind,
+    prio: Option<u8>,
+    repeat: bool,
+    qp: Option<QpId>,
+    peer_qp: Option<QpId>,
+    res: FlowResult,
+}
+
+/// A set of flows, as one workload.
+pub struct Flows {
+    flows: Vec<Flow>,
+    pending: usize,
+    background: bool,
+}
+
+impl Flows {
+    /// Resolve host names against `net`.
+    pub fn new(net: &Net, specs: &[FlowSpec]) -> Result<Flows> {
+        let mut flows = Vec::with_capacity(specs.len());
+        for s in specs {
+            let op = parse_op(&s.op)?;
+            if !(s.start_us.is_finite() && s.start_us >= 0.0) {
+                return arg_err(format!("flow start_us must be zero or positive, got {}", s.start_us));
+            }
+            if s.src == s.dst {
+                return arg_err(format!("flow from {} to itself; pick two different hosts", s.src));
+            }
+            if let Some(p) = s.priority {
+                if p > 7 {
+                    return arg_err(format!("flow priority {p} is out of range 0..7"));
+                }
+            }
+            flows.push(Flow {
+                src: net.host(&s.src)?,
+                dst: net.host(&s.dst)?,
+                op,
+                prio: s.priority,
+                repeat: s.repeat,
+                qp: None,
+                peer_qp: None,
+                res: FlowResult {
+                    src: s.src.clone(),
+                    dst: s.dst.clone(),
+                    bytes: s.bytes,
+                    start_ps: Time::from_ns_f64(s.start_us * 1e3).0,
+                    ..Default::default()
+                },
+            });
+        }
+        let pending = flows.iter().filter(|f| !f.repeat).count();
+        let background = flows.iter().all(|f| f.repeat);
+        Ok(Flows {
+            flows,
+            pending,
+            background,
+        })
+    }
+
+    /// Mark this set as background traffic (it never keeps a run alive).
+    pub fn into_background(mut self) -> Self {
+        self.background = true;
+        self
+    }
+
+    /// Per-flow results.
+    pub fn results(&self) -> Vec<FlowResult> {
+        self.flows.iter().map(|f| f.res.clone()).collect()
+    }
+
+    /// The QP of flow `i` at its source.
+    pub fn qp(&self, i: usize) -> Option<QpId> {
+        self.flows[i].qp
+    }
+
+    /// The QP of flow `i` at its destination.
+    pub fn peer_qp(&self, i: usize) -> Option<QpId> {
+        self.flows[i].peer_qp
+    }
+
+    fn post(&mut self, net: &mut Net, i: usize) {
+        let f = &self.flows[i];
+        // Sizes and hosts were validated in `new`.
+        net.post(f.qp.unwrap(), f.op, f.res.bytes, i as u64)
+            .expect("validated flow");
+    }
+}
+
+impl App for Flows {
+    fn start(&mut self, net: &mut Net, me: u32) {
+        for i in 0..self.flows.len() {
+            let f = &mut self.flows[i];
+            let (a, b) = net
+                .connect(f.src, f.dst, me, me, f.prio)
+                .expect("validated flow");
+            f.qp = Some(a);
+            f.peer_qp = Some(b);
+            let start = Time(f.res.start_ps);
+            if start == Time::ZERO {
+                self.post(net, i);
+            } else {
+                net.set_app_timer(me, start, i as u64);
+            }
+        }
+    }
+
+    fn on_event(&mut self, net: &mut Net, _me: u32, ev: AppEvent) {
+        match ev {
+            AppEvent::Timer { token } => self.post(net, token as usize),
+            AppEvent::Received { token, .. } => {
+                let f = &mut self.flows[token as usize];
+                f.res.delivered_ps.get_or_insert(net.now().0);
+            }
+            AppEvent::Completed { token, op, .. } => {
+                let i = token as usize;
+                let f = &mut self.flows[i];
+                if op == OpKind::Read {
+                    f.res.delivered_ps.get_or_insert(net.now().0);
+                }
+                f.res.messages += 1;
+                if f.res.completed_ps.is_none() {
+                    f.res.completed_ps = Some(net.now().0);
+                    if !f.repeat {
+                        self.pending -= 1;
+                    }
+                }
+                if self.flows[i].repeat {
+                    self.post(net, i);
+                }
+            }
+        }
+    }
+
+    fn done(&self) -> bool {
+        self.pending == 0
+    }
+
+    fn background(&self) -> bool {
+        self.background
+    }
+}

@@ -1,0 +1,6 @@
+//! Workloads: programs that drive the network through the [`crate::sim::App`]
+//! interface. `flows` moves bulk data (incasts, all-to-all, background
+//! traffic); `perftest` imitates the perftest suite.
+
+pub mod flows;
+// pub mod perftest;

@@ -1,0 +1,65 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use fabriclab_core::config::FabricSpec;
+use fabriclab_core::net::Net;
+use fabriclab_core::sim::{Outcome, Sim};
+use fabriclab_core::workload::flows::{FlowResult, FlowSpec, Flows};
+
+/// One leaf with `hosts` hosts at 100G, 1 us cables, store-and-forward,
+/// plus extra TOML appended (sections override nothing already set).
+pub fn one_switch(hosts: u32, extra: &str) -> FabricSpec {
+    let text = format!(
+        r#"
+[topology]
+kind = "leaf_spine"
+spines = 0
+leaves = 1
+hosts_per_leaf = {hosts}
+host_link_gbps = 100
+uplink_gbps = 100
+host_link_delay_ns = 1000
+{extra}
+"#
+    );
+    FabricSpec::from_toml(&text).unwrap()
+}
+
+pub fn flow(src: &str, dst: &str, bytes: u64) -> FlowSpec {
+    FlowSpec {
+        src: src.into(),
+        dst: dst.into(),
+        bytes,
+        op: "write".into(),
+        start_us: 0.0,
+        priority: None,
+        repeat: false,
+    }
+}
+
+/// Run a set of flows to completion; returns the sim and flow results.
+pub fn run_flows(spec: &FabricSpec, flows: &[FlowSpec], seed: u64) -> (Sim, Vec<FlowResult>) {
+    let net = Net::new(spec, seed).unwrap();
+    let app = Flows::new(&net, flows).unwrap();
+    let mut sim = Sim::new(net);
+    let id = sim.add_app(Box::new(app));
+    let outcome = sim.run(None);
+    assert_eq!(outcome, Outcome::Finished);
+    let res = sim.app::<Flows>(id).unwrap().results();
+    (sim, res)
+}
+
+/// Incast of `n` senders (h1..hn) onto h0, `bytes` each.
+pub fn incast(n: u32, bytes: u64) -> Vec<FlowSpec> {
+    (1..=n).map(|i| flow(&format!("h{i}"), "h0", bytes)).collect()
+}
+
+/// Sum a port counter over every port of the switches.
+pub fn switch_total(sim: &Sim, f: impl Fn(&fabriclab_core::net::PortCounters) -> u64) -> u64 {
+    sim.net
+        .port_reports()
+        .iter()
+        .filter(|p| !p.node.starts_with('h'))
+        .map(|p| f(&p.counters))
+        .sum()
+}
