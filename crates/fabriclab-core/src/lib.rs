@@ -24,16 +24,18 @@
 //!     ..Default::default()
 //! };
 //! let report = perftest::run(&fabric, &opts, 1).unwrap();
-//! let gbps = report.rows[0].bw_avg_gbps;
+//! let gbps = report.bw[0].bw_avg_gbps;
 //! assert!((gbps - 92.6).abs() < 1.0, "{gbps}");
 //! ```
 #![warn(missing_docs)]
 
+pub mod bench;
 pub mod config;
 pub mod engine;
 pub mod error;
+pub mod front;
 pub mod net;
-// pub mod report;
+pub mod report;
 pub mod rng;
 pub mod sim;
 pub mod topology;
@@ -42,4 +44,4 @@ pub mod wire;
 pub mod workload;
 
 pub use error::{Error, Result};
-// pub use workload::perftest;
+pub use workload::perftest;

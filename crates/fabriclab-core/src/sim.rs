@@ -40,9 +40,6 @@ pub enum Outcome {
     Stalled,
 }
 
-/// Progress callback: (simulated time, events processed so far).
-pub type Progress<'a> = &'a mut dyn FnMut(Time, u64);
-
 /// The network and its workloads.
 pub struct Sim {
     /// The network.
@@ -79,7 +76,11 @@ impl Sim {
     }
 
     /// Like [`Sim::run`], calling `progress` every 2^20 events.
-    pub fn run_with_progress(&mut self, limit: Option<Time>, mut progress: Option<Progress>) -> Outcome {
+    pub fn run_with_progress(
+        &mut self,
+        limit: Option<Time>,
+        mut progress: Option<&mut dyn FnMut(Time, u64)>,
+    ) -> Outcome {
         let limit = limit.unwrap_or(Time::NEVER);
         // Start workloads added since the last call (a run can be resumed).
         for i in self.started..self.apps.len() {
@@ -94,7 +95,11 @@ impl Sim {
         loop {
             match self.net.q.peek_time() {
                 None => {
-                    return if foreground { Outcome::Stalled } else { Outcome::Drained };
+                    return if foreground {
+                        Outcome::Stalled
+                    } else {
+                        Outcome::Drained
+                    };
                 }
                 Some(t) if t > limit => return Outcome::TimeLimit,
                 _ => {}
@@ -120,6 +125,9 @@ impl Sim {
     }
 
     fn foreground_done(&self) -> bool {
-        self.apps.iter().filter(|a| !a.background()).all(|a| a.done())
+        self.apps
+            .iter()
+            .filter(|a| !a.background())
+            .all(|a| a.done())
     }
 }

@@ -255,6 +255,9 @@ mod tests {
     fn unknown_host_error_lists_the_hosts() {
         let t = Topology::build(&preset("heps").unwrap()).unwrap();
         let e = t.host_index("h99").unwrap_err().to_string();
-        assert!(e.contains("h99") && e.contains("h0") && e.contains("h31"), "{e}");
+        assert!(
+            e.contains("h99") && e.contains("h0") && e.contains("h31"),
+            "{e}"
+        );
     }
 }

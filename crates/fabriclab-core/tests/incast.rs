@@ -10,16 +10,27 @@ const MIB: u64 = 1 << 20;
 fn pfc_incast_is_lossless_pauses_and_runs_at_line_rate() {
     let spec = one_switch(16, "[nic]\nroce_mtu = 4096\n[cc]\nalgorithm = \"none\"\n");
     let (sim, res) = run_flows(&spec, &incast(15, MIB), 1);
-    assert_eq!(switch_total(&sim, |c| c.drops), 0, "PFC must make the incast lossless");
+    assert_eq!(
+        switch_total(&sim, |c| c.drops),
+        0,
+        "PFC must make the incast lossless"
+    );
     let pauses = switch_total(&sim, |c| c.pause_tx);
     assert!(pauses > 0, "the congested leaf must send pause frames");
     let last = res.iter().map(|r| r.delivered_ps.unwrap()).max().unwrap();
     // No earlier than bytes / line rate, and within 5 % of it.
     let ideal_ps = (15 * MIB * 8) as f64 / 100e9 * 1e12;
     let ratio = last as f64 / ideal_ps;
-    println!("last byte at {:.1} us, ideal {:.1} us, ratio {ratio:.4}, pauses {pauses}", last as f64 / 1e6, ideal_ps / 1e6);
+    println!(
+        "last byte at {:.1} us, ideal {:.1} us, ratio {ratio:.4}, pauses {pauses}",
+        last as f64 / 1e6,
+        ideal_ps / 1e6
+    );
     assert!(ratio >= 1.0, "faster than the line rate: {ratio}");
-    assert!(ratio <= 1.05, "more than 5 % above bytes / line rate: {ratio}");
+    assert!(
+        ratio <= 1.05,
+        "more than 5 % above bytes / line rate: {ratio}"
+    );
     for q in sim.net.qp_reports() {
         assert_eq!(q.counters.retx_packets, 0);
     }
@@ -34,7 +45,10 @@ fn without_pfc_a_small_buffer_drops_and_go_back_n_delivers_every_byte_once() {
     );
     let (sim, res) = run_flows(&spec, &incast(15, MIB), 1);
     let drops = switch_total(&sim, |c| c.drops);
-    assert!(drops > 0, "a 200 KB buffer must overflow under a 15:1 incast");
+    assert!(
+        drops > 0,
+        "a 200 KB buffer must overflow under a 15:1 incast"
+    );
     assert_eq!(switch_total(&sim, |c| c.pause_tx), 0);
     let qps = sim.net.qp_reports();
     let retx: u64 = qps.iter().map(|q| q.counters.retx_packets).sum();
@@ -63,5 +77,9 @@ fn lossless_incast_conserves_bytes_at_the_switch() {
     let tx_sw = switch_total(&sim, |c| c.tx_bytes);
     assert_eq!(switch_total(&sim, |c| c.drops), 0);
     assert_eq!(rx_sw, tx_sw);
-    assert_eq!(sim.net.packets_in_flight(), 0, "every packet returned to the pool");
+    assert_eq!(
+        sim.net.packets_in_flight(),
+        0,
+        "every packet returned to the pool"
+    );
 }

@@ -1,1 +1,111 @@
-//! placeholder
+//! fabriclab._core: the Rust core behind the `fabriclab` Python package.
+//!
+//! Thin wrappers over `fabriclab_core::front`: every function takes strings
+//! (a fabric is a preset name or fabric TOML text, options are JSON) and
+//! returns a JSON document as a string, which `fabriclab.api` turns into
+//! Python objects. The simulator runs with the GIL released. Core errors
+//! become the exception classes of `fabriclab.errors`, mapped in one place
+//! ([`to_pyerr`]).
+
+use fabriclab_core::{config, front, Error};
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+
+/// The `fabriclab.errors` class for a core error kind.
+fn class_name(kind: &str) -> &'static str {
+    match kind {
+        "InvalidFabric" => "FabricError",
+        "UnknownHost" => "UnknownHostError",
+        "InvalidArgument" => "InvalidArgumentError",
+        "Parse" => "ParseError",
+        _ => "FabriclabError",
+    }
+}
+
+/// A core error as an instance of the matching `fabriclab.errors` class,
+/// constructed with the message (without the kind prefix).
+fn to_pyerr(py: Python<'_>, e: Error) -> PyErr {
+    let made = py
+        .import("fabriclab.errors")
+        .and_then(|m| m.getattr(class_name(e.kind())))
+        .and_then(|cls| cls.call1((e.message(),)));
+    match made {
+        Ok(exc) => PyErr::from_value(exc),
+        // fabriclab.errors could not be imported (the extension used on its
+        // own): still raise something with the whole message.
+        Err(_) => PyRuntimeError::new_err(e.to_string()),
+    }
+}
+
+/// Run `f` without the GIL and map its error.
+fn run<T: Send>(py: Python<'_>, f: impl FnOnce() -> Result<T, Error> + Send) -> PyResult<T> {
+    py.detach(f).map_err(|e| to_pyerr(py, e))
+}
+
+/// Names of the built-in fabric presets, as a JSON list.
+#[pyfunction]
+fn presets() -> String {
+    front::presets_json()
+}
+
+/// The TOML text of a preset, calibration comments included.
+#[pyfunction]
+fn preset_toml(py: Python<'_>, name: &str) -> PyResult<String> {
+    config::preset_toml(name)
+        .map(str::to_owned)
+        .map_err(|e| to_pyerr(py, e))
+}
+
+/// A fabric's name, description, hosts, switches, links and normalised TOML,
+/// as JSON. `fabric` is a preset name or fabric TOML text.
+#[pyfunction]
+fn fabric_info(py: Python<'_>, fabric: String) -> PyResult<String> {
+    run(py, || front::fabric_info_json(&fabric))
+}
+
+/// Run perftest on `fabric`; `options` is a JSON object of perftest options.
+/// Returns the report (text, out_json, tables and figures) as JSON.
+#[pyfunction]
+#[pyo3(signature = (fabric, options, seed=1))]
+fn perftest(py: Python<'_>, fabric: String, options: String, seed: u64) -> PyResult<String> {
+    run(py, || front::perftest_json(&fabric, &options, seed))
+}
+
+/// Run a JSON list of flows on `fabric`. `sample_us` turns on per-QP
+/// telemetry; `limit_us` bounds simulated time. Returns JSON.
+#[pyfunction]
+#[pyo3(signature = (fabric, flows, seed=1, sample_us=None, limit_us=None))]
+fn flows(
+    py: Python<'_>,
+    fabric: String,
+    flows: String,
+    seed: u64,
+    sample_us: Option<f64>,
+    limit_us: Option<f64>,
+) -> PyResult<String> {
+    run(py, || {
+        front::flows_json(&fabric, &flows, seed, sample_us, limit_us)
+    })
+}
+
+/// Run benchmark `name` ("a2a-32" or "a2a-128") with congestion control
+/// `cc` ("", "none" or "dcqcn"); progress lines go to stderr. Returns JSON.
+#[pyfunction]
+#[pyo3(name = "bench", signature = (name, cc="", progress=false))]
+fn run_bench(py: Python<'_>, name: &str, cc: &str, progress: bool) -> PyResult<String> {
+    let (name, cc) = (name.to_owned(), cc.to_owned());
+    run(py, || front::bench_json(&name, &cc, progress))
+}
+
+/// The Rust core of fabriclab (use the `fabriclab` package, not this).
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(presets, m)?)?;
+    m.add_function(wrap_pyfunction!(preset_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(fabric_info, m)?)?;
+    m.add_function(wrap_pyfunction!(perftest, m)?)?;
+    m.add_function(wrap_pyfunction!(flows, m)?)?;
+    m.add_function(wrap_pyfunction!(run_bench, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,1 +1,21 @@
-fn main() {}
+//! `fabriclab-bench NAME [CC]`: run an issue-2 benchmark without Python and
+//! print its figures as JSON (progress on stderr).
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() < 2 || args.len() > 3 {
+        eprintln!("usage: fabriclab-bench a2a-32|a2a-128 [none|dcqcn]");
+        std::process::exit(2);
+    }
+    let cc = args.get(2).map(String::as_str).unwrap_or("");
+    let mut progress = |t: fabriclab_core::units::Time, ev: u64| {
+        eprintln!("  ... simulated {:.1} us, {ev} events", t.as_us_f64());
+    };
+    match fabriclab_core::bench::run(&args[1], cc, Some(&mut progress)) {
+        Ok(r) => println!("{}", serde_json::to_string_pretty(&r).expect("json")),
+        Err(e) => {
+            eprintln!("fabriclab-bench: {e}");
+            std::process::exit(2);
+        }
+    }
+}

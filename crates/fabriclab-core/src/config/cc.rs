@@ -46,6 +46,10 @@ pub struct CcSpec {
     pub min_time_between_cuts_us: Option<f64>,
     /// Notification point: at most one CNP per QP per this interval, us.
     pub cnp_interval_us: Option<f64>,
+    /// Set the target rate to the current rate on every cut (true, the
+    /// DCQCN paper) or only on the first cut after an increase (false,
+    /// ConnectX `clamp_tgt_rate = 0`).
+    pub clamp_target_rate: Option<bool>,
 }
 
 impl Default for CcSpec {
@@ -63,6 +67,7 @@ impl Default for CcSpec {
             min_rate_mbps: None,
             min_time_between_cuts_us: None,
             cnp_interval_us: None,
+            clamp_target_rate: None,
         }
     }
 }
@@ -90,6 +95,8 @@ pub struct DcqcnParams {
     pub min_time_between_cuts_us: f64,
     /// CNP interval at the notification point, us.
     pub cnp_interval_us: f64,
+    /// RT = RC on every cut (paper) or only after an increase (ConnectX).
+    pub clamp_target_rate: bool,
 }
 
 impl DcqcnParams {
@@ -106,6 +113,7 @@ impl DcqcnParams {
             min_rate_mbps: 1.0,
             min_time_between_cuts_us: 4.0,
             cnp_interval_us: 4.0,
+            clamp_target_rate: false,
         }
     }
 
@@ -122,6 +130,7 @@ impl DcqcnParams {
             min_rate_mbps: 10.0,
             min_time_between_cuts_us: 50.0,
             cnp_interval_us: 50.0,
+            clamp_target_rate: true,
         }
     }
 }
@@ -181,7 +190,8 @@ impl CcSpec {
             rhai_mbps,
             min_rate_mbps,
             min_time_between_cuts_us,
-            cnp_interval_us
+            cnp_interval_us,
+            clamp_target_rate
         );
         Ok(p)
     }

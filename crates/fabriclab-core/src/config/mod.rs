@@ -403,8 +403,16 @@ impl LeafSpineSpec {
             positive_rate("topology.uplink_gbps", self.uplink_gbps)?;
         }
         for (a, b, what) in [
-            (self.host_link_delay_ns, self.host_cable_m, "host_link_delay_ns / host_cable_m"),
-            (self.uplink_delay_ns, self.uplink_cable_m, "uplink_delay_ns / uplink_cable_m"),
+            (
+                self.host_link_delay_ns,
+                self.host_cable_m,
+                "host_link_delay_ns / host_cable_m",
+            ),
+            (
+                self.uplink_delay_ns,
+                self.uplink_cable_m,
+                "uplink_delay_ns / uplink_cable_m",
+            ),
         ] {
             if a.is_some() && b.is_some() {
                 return fabric_err(format!("topology: give only one of {what}"));
@@ -439,7 +447,10 @@ impl ExplicitSpec {
                 return fabric_err("topology.nodes: a node has an empty name");
             }
             if !names.insert(n.name.as_str()) {
-                return fabric_err(format!("topology.nodes: the name {:?} is used twice", n.name));
+                return fabric_err(format!(
+                    "topology.nodes: the name {:?} is used twice",
+                    n.name
+                ));
             }
         }
         if !self.nodes.iter().any(|n| n.kind == NodeKind::Host) {
@@ -484,7 +495,9 @@ fn check_priority(field: &str, p: u8) -> Result<()> {
 
 fn positive_rate(field: &str, gbps: f64) -> Result<()> {
     if !(gbps.is_finite() && gbps > 0.0) {
-        return fabric_err(format!("{field} must be a positive rate in Gb/s, got {gbps}"));
+        return fabric_err(format!(
+            "{field} must be a positive rate in Gb/s, got {gbps}"
+        ));
     }
     if gbps > 1.0e5 {
         return fabric_err(format!("{field} = {gbps} Gb/s is beyond any real link"));

@@ -8,8 +8,14 @@ use crate::error::{Error, Result};
 const PRESETS: &[(&str, &str)] = &[
     ("heps", include_str!("../../presets/heps.toml")),
     ("leaf-spine", include_str!("../../presets/leaf-spine.toml")),
-    ("bench-a2a-32", include_str!("../../presets/bench-a2a-32.toml")),
-    ("bench-a2a-128", include_str!("../../presets/bench-a2a-128.toml")),
+    (
+        "bench-a2a-32",
+        include_str!("../../presets/bench-a2a-32.toml"),
+    ),
+    (
+        "bench-a2a-128",
+        include_str!("../../presets/bench-a2a-128.toml"),
+    ),
 ];
 
 /// Names of the built-in presets.

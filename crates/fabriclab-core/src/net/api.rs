@@ -140,10 +140,19 @@ impl Net {
     /// workloads `app_a` and `app_b`, on priority `prio` (default: the
     /// fabric's data priority). Each QP gets a pseudo-random UDP source port
     /// from the run seed (the ECMP entropy).
-    pub fn connect(&mut self, a: u32, b: u32, app_a: u32, app_b: u32, prio: Option<u8>) -> Result<(QpId, QpId)> {
+    pub fn connect(
+        &mut self,
+        a: u32,
+        b: u32,
+        app_a: u32,
+        app_b: u32,
+        prio: Option<u8>,
+    ) -> Result<(QpId, QpId)> {
         let n = self.n_hosts();
         if a >= n || b >= n {
-            return arg_err(format!("host index out of range (the fabric has {n} hosts)"));
+            return arg_err(format!(
+                "host index out of range (the fabric has {n} hosts)"
+            ));
         }
         if a == b {
             return arg_err(format!(
@@ -210,7 +219,8 @@ impl Net {
                 // Include pauses still in force at the end of the run.
                 for prio in 0..8 {
                     if let Some(since) = port.pause_since[prio] {
-                        counters.paused_ps += (port.paused_until[prio].min(now).max(since) - since).0;
+                        counters.paused_ps +=
+                            (port.paused_until[prio].min(now).max(since) - since).0;
                     }
                 }
                 out.push(PortReport {

@@ -37,6 +37,8 @@ pub struct DcqcnConf {
     pub min_cut_gap: Time,
     /// CNP interval at the notification point.
     pub cnp_interval: Time,
+    /// RT = RC on every cut, or only on the first cut after an increase.
+    pub clamp_target: bool,
 }
 
 impl DcqcnConf {
@@ -53,6 +55,7 @@ impl DcqcnConf {
             min_rate_bps: p.min_rate_mbps * 1e6,
             min_cut_gap: Time::from_ns_f64(p.min_time_between_cuts_us * 1e3),
             cnp_interval: Time::from_ns_f64(p.cnp_interval_us * 1e3),
+            clamp_target: p.clamp_target_rate,
         }
     }
 }
@@ -72,6 +75,7 @@ pub struct Dcqcn {
     t_count: u32,
     b_count: u32,
     bytes: u64,
+    increased_since_cut: bool,
     /// The rate-increase timer.
     pub timer: Timer,
 }
@@ -90,6 +94,7 @@ impl Dcqcn {
             t_count: 0,
             b_count: 0,
             bytes: 0,
+            increased_since_cut: true,
             timer: Timer::default(),
         }
     }
@@ -121,7 +126,10 @@ impl Dcqcn {
             }
         }
         self.decay_alpha(now, c);
-        self.rt = self.rc;
+        if c.clamp_target || self.increased_since_cut {
+            self.rt = self.rc;
+        }
+        self.increased_since_cut = false;
         self.rc = (self.rc * (1.0 - self.alpha / 2.0)).max(c.min_rate_bps);
         self.alpha = (1.0 - c.g) * self.alpha + c.g;
         self.alpha_updated = now;
@@ -153,6 +161,7 @@ impl Dcqcn {
     }
 
     fn increase(&mut self, c: &DcqcnConf) {
+        self.increased_since_cut = true;
         let (t, b) = (self.t_count, self.b_count);
         if t > c.f && b > c.f {
             let i = t.min(b) - c.f;
@@ -199,6 +208,19 @@ mod tests {
         assert_eq!(d.rc, rc);
         assert!(d.on_cnp(Time::us(14), &c));
         assert!(d.rc < rc);
+        // ConnectX (no clamping): the target stays at the rate before the
+        // first cut until the QP has increased again.
+        assert_eq!(d.rt, 100e9);
+    }
+
+    #[test]
+    fn the_paper_clamps_the_target_on_every_cut() {
+        let c = DcqcnConf::new(&DcqcnParams::paper());
+        let mut d = Dcqcn::new(Rate::gbps(40));
+        d.on_cnp(Time::ZERO, &c);
+        let rc = d.rc;
+        d.on_cnp(Time::us(100), &c);
+        assert_eq!(d.rt, rc);
     }
 
     #[test]

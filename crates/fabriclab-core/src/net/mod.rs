@@ -22,7 +22,7 @@ mod qp;
 mod routing;
 mod switch;
 
-pub use api::{AppEvent, OpKind, QpId};
+pub use api::{AppEvent, OpKind, PortReport, QpId, QpReport};
 pub use counters::{PortCounters, QpCounters};
 
 use crate::config::{CcAlgorithm, FabricSpec, Forwarding, NodeKind};
@@ -106,8 +106,10 @@ pub struct Sample {
     pub time_ps: u64,
     /// QP index.
     pub qp: u32,
-    /// Payload bytes acknowledged so far.
+    /// Payload bytes of messages acknowledged so far (sending side).
     pub acked_bytes: u64,
+    /// Payload bytes received in order from the peer so far.
+    pub rx_bytes: u64,
     /// Current sending rate, b/s.
     pub rate_bps: u64,
 }
@@ -169,15 +171,23 @@ impl Net {
                 let l = &topo.links[li];
                 let peer_node = ends[peer[i] as usize].0;
                 let to_switch = topo.nodes[peer_node].kind == NodeKind::Switch;
-                Port::new(node as u32, peer[i], peer_node as u32, to_switch, l.rate, l.delay)
+                Port::new(
+                    node as u32,
+                    peer[i],
+                    peer_node as u32,
+                    to_switch,
+                    l.rate,
+                    l.delay,
+                )
             })
             .collect();
         // Ingress headroom of switch ports, derived from the link unless set.
         for port in ports.iter_mut() {
             let max_frame = crate::wire::roce_wire_bytes(p.mtu, crate::wire::Ext::Reth, p.vlan);
-            port.headroom = spec.switch.headroom_bytes.unwrap_or_else(|| {
-                auto_headroom(port.rate, port.delay, max_frame as u64)
-            });
+            port.headroom = spec
+                .switch
+                .headroom_bytes
+                .unwrap_or_else(|| auto_headroom(port.rate, port.delay, max_frame as u64));
         }
         let nics = (0..topo.n_hosts)
             .map(|h| Nic {
@@ -283,6 +293,7 @@ impl Net {
                 time_ps: now.0,
                 qp: i as u32,
                 acked_bytes: qp.counters.acked_bytes,
+                rx_bytes: qp.counters.rx_payload_bytes,
                 rate_bps: qp.rate().as_bps(),
             });
         }
@@ -343,7 +354,10 @@ fn params(spec: &FabricSpec) -> Result<Params> {
         data_prio: spec.qos.data_priority,
         ctrl_prio: spec.qos.control_priority,
         strict,
-        dwrr_quantum: spec.qos.dwrr_weights.map(|w| w * spec.qos.dwrr_quantum_bytes),
+        dwrr_quantum: spec
+            .qos
+            .dwrr_weights
+            .map(|w| w * spec.qos.dwrr_quantum_bytes),
         lossless,
         pause_quanta: spec.pfc.pause_quanta,
         ecn: spec.ecn.enabled,

@@ -134,7 +134,10 @@ impl Net {
                 let (kind, ext) = match op {
                     OpKind::Write => (PktKind::Write, if first { Ext::Reth } else { Ext::None }),
                     OpKind::Send => (PktKind::Send, Ext::None),
-                    _ => (PktKind::ReadResp, if first || last { Ext::Aeth } else { Ext::None }),
+                    _ => (
+                        PktKind::ReadResp,
+                        if first || last { Ext::Aeth } else { Ext::None },
+                    ),
                 };
                 (kind, payload, ext, m.bytes)
             }
@@ -194,7 +197,11 @@ impl Net {
     fn send_control(&mut self, q: u32, kind: PktKind, aux: u64) {
         let qp = &self.qps[q as usize];
         let payload = if kind == PktKind::Cnp { 16 } else { 0 };
-        let ext = if kind == PktKind::Cnp { Ext::None } else { Ext::Aeth };
+        let ext = if kind == PktKind::Cnp {
+            Ext::None
+        } else {
+            Ext::Aeth
+        };
         let at = self.now() + self.p.nic_rx;
         let pkt = self.pkts.alloc(Packet {
             kind,
@@ -264,11 +271,32 @@ impl Net {
                 let at = now + self.p.nic_rx;
                 match p.kind {
                     PktKind::Write | PktKind::Send => {
-                        let op = if p.kind == PktKind::Write { OpKind::Write } else { OpKind::Send };
-                        self.deliver(at, app, AppEvent::Received { qp: super::QpId(q), token: p.token, bytes, op });
+                        let op = if p.kind == PktKind::Write {
+                            OpKind::Write
+                        } else {
+                            OpKind::Send
+                        };
+                        self.deliver(
+                            at,
+                            app,
+                            AppEvent::Received {
+                                qp: super::QpId(q),
+                                token: p.token,
+                                bytes,
+                                op,
+                            },
+                        );
                     }
                     PktKind::ReadResp => {
-                        self.deliver(at, app, AppEvent::Completed { qp: super::QpId(q), token: p.token, op: OpKind::Read });
+                        self.deliver(
+                            at,
+                            app,
+                            AppEvent::Completed {
+                                qp: super::QpId(q),
+                                token: p.token,
+                                op: OpKind::Read,
+                            },
+                        );
                     }
                     PktKind::ReadReq => {
                         // The responder DMA-reads host memory and answers.
@@ -316,7 +344,9 @@ impl Net {
                 qp.cur = qp.cur.saturating_sub(1);
                 qp.counters.messages_done += 1;
                 qp.counters.acked_bytes += m.bytes;
-                if m.notify {
+                // A READ completes when its response has landed, not when
+                // the request is acknowledged.
+                if m.notify && m.op != OpKind::Read {
                     done.push((m.token, m.op));
                 }
             }
@@ -331,7 +361,15 @@ impl Net {
             }
             let app = qp.app;
             for (token, op) in done {
-                self.deliver(at, app, AppEvent::Completed { qp: super::QpId(q), token, op });
+                self.deliver(
+                    at,
+                    app,
+                    AppEvent::Completed {
+                        qp: super::QpId(q),
+                        token,
+                        op,
+                    },
+                );
             }
         }
         let qp = &mut self.qps[q as usize];
@@ -344,7 +382,9 @@ impl Net {
 
     fn on_cnp(&mut self, q: u32) {
         let now = self.now();
-        let Some(conf) = self.p.dcqcn.as_ref() else { return };
+        let Some(conf) = self.p.dcqcn.as_ref() else {
+            return;
+        };
         let qp = &mut self.qps[q as usize];
         qp.counters.cnps_rx += 1;
         let Some(cc) = qp.cc.as_mut() else { return };
@@ -357,8 +397,12 @@ impl Net {
 
     pub(crate) fn on_rate_timer(&mut self, q: u32, g: u32) {
         let now = self.now();
-        let Some(conf) = self.p.dcqcn.as_ref() else { return };
-        let Some(cc) = self.qps[q as usize].cc.as_mut() else { return };
+        let Some(conf) = self.p.dcqcn.as_ref() else {
+            return;
+        };
+        let Some(cc) = self.qps[q as usize].cc.as_mut() else {
+            return;
+        };
         if !cc.timer.fire(g) {
             return;
         }
@@ -392,7 +436,15 @@ impl Net {
     }
 
     /// Append a message to QP `q`'s send stream.
-    pub(crate) fn push_msg(&mut self, q: u32, op: OpKind, bytes: u64, token: u64, ready_at: Time, notify: bool) {
+    pub(crate) fn push_msg(
+        &mut self,
+        q: u32,
+        op: OpKind,
+        bytes: u64,
+        token: u64,
+        ready_at: Time,
+        notify: bool,
+    ) {
         let mtu = self.p.mtu as u64;
         let qp = &mut self.qps[q as usize];
         let npkts = match op {

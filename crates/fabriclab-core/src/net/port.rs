@@ -54,7 +54,14 @@ pub(crate) struct Port {
 }
 
 impl Port {
-    pub fn new(node: u32, peer: u32, peer_node: u32, to_switch: bool, rate: Rate, delay: Time) -> Port {
+    pub fn new(
+        node: u32,
+        peer: u32,
+        peer_node: u32,
+        to_switch: bool,
+        rate: Rate,
+        delay: Time,
+    ) -> Port {
         Port {
             node,
             peer,
@@ -216,7 +223,8 @@ impl Net {
         let arrive = if !port.to_switch {
             p.rx_end
         } else if cut_through {
-            (now + port.rate.tx_time(wire.min(CUT_THROUGH_BYTES)) + port.delay + latency).min(p.rx_end + latency)
+            (now + port.rate.tx_time(wire.min(CUT_THROUGH_BYTES)) + port.delay + latency)
+                .min(p.rx_end + latency)
         } else {
             p.rx_end + latency
         };

@@ -68,7 +68,16 @@ pub(crate) struct Qp {
 }
 
 impl Qp {
-    pub fn new(host: u32, peer_host: u32, peer_qp: u32, sport: u16, prio: u8, app: u32, line: Rate, cc: bool) -> Qp {
+    pub fn new(
+        host: u32,
+        peer_host: u32,
+        peer_qp: u32,
+        sport: u16,
+        prio: u8,
+        app: u32,
+        line: Rate,
+        cc: bool,
+    ) -> Qp {
         Qp {
             host,
             peer_qp,

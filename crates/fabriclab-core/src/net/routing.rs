@@ -62,7 +62,9 @@ impl Routing {
                 groups[(sw - h) * h + dst] = (off, members.len() as u32 - off);
             }
         }
-        let seeds = (h..n).map(|sw| splitmix64(seed ^ splitmix64(sw as u64))).collect();
+        let seeds = (h..n)
+            .map(|sw| splitmix64(seed ^ splitmix64(sw as u64)))
+            .collect();
         Routing {
             n_hosts: h,
             groups,

@@ -67,7 +67,8 @@ impl Net {
             } else if q >= self.p.kmax {
                 true
             } else {
-                let prob = self.p.pmax * (q - self.p.kmin) as f64 / (self.p.kmax - self.p.kmin) as f64;
+                let prob =
+                    self.p.pmax * (q - self.p.kmin) as f64 / (self.p.kmax - self.p.kmin) as f64;
                 self.mmus[sw].rng.next_f64() < prob
             };
             if mark {

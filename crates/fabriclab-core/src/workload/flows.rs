@@ -48,7 +48,9 @@ pub fn parse_op(op: &str) -> Result<OpKind> {
         "write" => Ok(OpKind::Write),
         "read" => Ok(OpKind::Read),
         "send" => Ok(OpKind::Send),
-        other => arg_err(format!("flow op {other:?} is unknown; use \"write\", \"read\" or \"send\"")),
+        other => arg_err(format!(
+            "flow op {other:?} is unknown; use \"write\", \"read\" or \"send\""
+        )),
     }
 }
 
@@ -96,10 +98,16 @@ impl Flows {
         for s in specs {
             let op = parse_op(&s.op)?;
             if !(s.start_us.is_finite() && s.start_us >= 0.0) {
-                return arg_err(format!("flow start_us must be zero or positive, got {}", s.start_us));
+                return arg_err(format!(
+                    "flow start_us must be zero or positive, got {}",
+                    s.start_us
+                ));
             }
             if s.src == s.dst {
-                return arg_err(format!("flow from {} to itself; pick two different hosts", s.src));
+                return arg_err(format!(
+                    "flow from {} to itself; pick two different hosts",
+                    s.src
+                ));
             }
             if let Some(p) = s.priority {
                 if p > 7 {

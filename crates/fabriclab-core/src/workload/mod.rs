@@ -3,4 +3,4 @@
 //! traffic); `perftest` imitates the perftest suite.
 
 pub mod flows;
-// pub mod perftest;
+pub mod perftest;

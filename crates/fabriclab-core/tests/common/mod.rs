@@ -51,7 +51,9 @@ pub fn run_flows(spec: &FabricSpec, flows: &[FlowSpec], seed: u64) -> (Sim, Vec<
 
 /// Incast of `n` senders (h1..hn) onto h0, `bytes` each.
 pub fn incast(n: u32, bytes: u64) -> Vec<FlowSpec> {
-    (1..=n).map(|i| flow(&format!("h{i}"), "h0", bytes)).collect()
+    (1..=n)
+        .map(|i| flow(&format!("h{i}"), "h0", bytes))
+        .collect()
 }
 
 /// Sum a port counter over every port of the switches.

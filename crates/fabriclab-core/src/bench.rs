@@ -1,0 +1,141 @@
+//! The issue-2 benchmarks: all-to-all WRITEs at time zero on the benchmark
+//! fabrics, timed on the wall clock.
+//!
+//! `a2a-32`: 32 hosts (8 leaves x 4, 4 spines, 100G, 1 us links, MTU 4096,
+//! PFC), 512 KiB from every host to every other (992 QPs), without or with
+//! DCQCN. `a2a-128`: 128 hosts (8 leaves x 16, 8 spines, 4:1), MTU 1024,
+//! 32 MB buffers, DCQCN, 512 KiB all-to-all (16,256 QPs). Reported: wall
+//! time, events and events per second, packets forwarded by switches and per
+//! second, peak resident memory of the process, simulated time.
+
+use crate::config::{preset, CcAlgorithm};
+use crate::error::{arg_err, Result};
+use crate::net::Net;
+use crate::sim::{Outcome, Sim};
+use crate::units::Time;
+use crate::workload::flows::{FlowSpec, Flows};
+use serde::Serialize;
+
+/// Figures of one benchmark run.
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchResult {
+    /// Benchmark name.
+    pub name: String,
+    /// Congestion control used.
+    pub cc: String,
+    /// Hosts.
+    pub hosts: u32,
+    /// QPs (flows).
+    pub qps: u32,
+    /// Bytes per flow.
+    pub bytes_per_flow: u64,
+    /// Wall-clock seconds of the simulation loop (build excluded).
+    pub wall_s: f64,
+    /// Events processed.
+    pub events: u64,
+    /// Events per wall second.
+    pub events_per_s: f64,
+    /// Packets forwarded by switches.
+    pub packets_forwarded: u64,
+    /// Forwarded packets per wall second.
+    pub packets_per_s: f64,
+    /// Simulated time at the end, us.
+    pub sim_time_us: f64,
+    /// Completion of the last flow, us.
+    pub last_completion_us: f64,
+    /// Peak resident memory of the whole process, MB (Linux; 0 elsewhere).
+    pub peak_rss_mb: f64,
+    /// How the run ended.
+    pub outcome: Outcome,
+}
+
+/// Benchmark names.
+pub const BENCHES: [&str; 2] = ["a2a-32", "a2a-128"];
+
+/// Run benchmark `name` with congestion control `cc` ("none", "dcqcn", or
+/// "" for the benchmark's default). `progress` gets (sim time, events).
+pub fn run(
+    name: &str,
+    cc: &str,
+    progress: Option<&mut dyn FnMut(Time, u64)>,
+) -> Result<BenchResult> {
+    let (preset_name, default_cc) = match name {
+        "a2a-32" => ("bench-a2a-32", "none"),
+        "a2a-128" => ("bench-a2a-128", "dcqcn"),
+        _ => {
+            return arg_err(format!(
+                "unknown benchmark {name:?}; use one of {}",
+                BENCHES.join(", ")
+            ))
+        }
+    };
+    let mut spec = preset(preset_name)?;
+    let cc = if cc.is_empty() { default_cc } else { cc };
+    spec.cc.algorithm = match cc {
+        "none" => CcAlgorithm::None,
+        "dcqcn" => CcAlgorithm::Dcqcn,
+        other => {
+            return arg_err(format!(
+                "unknown congestion control {other:?}; use none or dcqcn"
+            ))
+        }
+    };
+    let bytes = 512 * 1024;
+    let net = Net::new(&spec, 1)?;
+    let n = net.n_hosts();
+    let mut flows = Vec::with_capacity((n * (n - 1)) as usize);
+    for s in 0..n {
+        for d in 0..n {
+            if s != d {
+                flows.push(FlowSpec {
+                    src: format!("h{s}"),
+                    dst: format!("h{d}"),
+                    bytes,
+                    op: "write".into(),
+                    start_us: 0.0,
+                    priority: None,
+                    repeat: false,
+                });
+            }
+        }
+    }
+    let app = Flows::new(&net, &flows)?;
+    let mut sim = Sim::new(net);
+    let id = sim.add_app(Box::new(app));
+    let t0 = std::time::Instant::now();
+    let outcome = sim.run_with_progress(None, progress);
+    let wall = t0.elapsed().as_secs_f64();
+    let res = sim.app::<Flows>(id).expect("flows").results();
+    let last = res.iter().filter_map(|r| r.completed_ps).max().unwrap_or(0);
+    let events = sim.net.events_processed();
+    let fwd = sim.net.packets_forwarded();
+    Ok(BenchResult {
+        name: name.into(),
+        cc: cc.into(),
+        hosts: n,
+        qps: flows.len() as u32,
+        bytes_per_flow: bytes,
+        wall_s: wall,
+        events,
+        events_per_s: events as f64 / wall,
+        packets_forwarded: fwd,
+        packets_per_s: fwd as f64 / wall,
+        sim_time_us: sim.net.now().as_us_f64(),
+        last_completion_us: last as f64 / 1e6,
+        peak_rss_mb: peak_rss_mb(),
+        outcome,
+    })
+}
+
+/// Peak resident set size of this process, MB (from /proc; 0 if unknown).
+pub fn peak_rss_mb() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<f64>().ok())
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
+}

@@ -1,0 +1,142 @@
+//! The JSON front door used by the Python bindings (and usable from any
+//! language): every function takes strings and returns a JSON document, so
+//! the binding layer stays a few lines per function.
+//!
+//! A `fabric` argument is either a preset name (`heps`) or the TOML text of
+//! a fabric.
+
+use crate::config::{preset, preset_names, FabricSpec};
+use crate::error::{Error, Result};
+use crate::net::Net;
+use crate::report;
+use crate::sim::Sim;
+use crate::units::Time;
+use crate::workload::flows::{FlowSpec, Flows};
+use crate::workload::perftest;
+use serde_json::json;
+
+/// A preset name or fabric TOML text, parsed and validated.
+pub fn resolve_fabric(fabric: &str) -> Result<FabricSpec> {
+    let t = fabric.trim();
+    if !t.contains('\n') && !t.contains('=') && !t.contains('[') {
+        return preset(t);
+    }
+    FabricSpec::from_toml(fabric)
+}
+
+/// Names of the presets, as a JSON list.
+pub fn presets_json() -> String {
+    serde_json::to_string(&preset_names()).expect("json")
+}
+
+/// A fabric's hosts, switches and links.
+pub fn fabric_info_json(fabric: &str) -> Result<String> {
+    let spec = resolve_fabric(fabric)?;
+    let net = Net::new(&spec, 1)?;
+    let t = net.topology();
+    let names = |host: bool| -> Vec<&str> {
+        t.nodes
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| (*i < t.n_hosts) == host)
+            .map(|(_, n)| n.name.as_str())
+            .collect()
+    };
+    let links: Vec<_> = t
+        .links
+        .iter()
+        .map(|l| {
+            json!({
+                "a": t.nodes[l.a].name, "b": t.nodes[l.b].name,
+                "gbps": l.rate.as_gbps_f64(), "delay_ns": l.delay.as_ns_f64(),
+            })
+        })
+        .collect();
+    Ok(json!({
+        "name": spec.name,
+        "description": spec.description,
+        "hosts": names(true),
+        "switches": names(false),
+        "links": links,
+        "toml": spec.to_toml(),
+    })
+    .to_string())
+}
+
+/// Run perftest; `options` is the JSON form of [`perftest::Options`].
+pub fn perftest_json(fabric: &str, options: &str, seed: u64) -> Result<String> {
+    let spec = resolve_fabric(fabric)?;
+    let opts: perftest::Options = serde_json::from_str(options)
+        .map_err(|e| Error::InvalidArgument(format!("perftest options: {e}")))?;
+    let r = perftest::run(&spec, &opts, seed)?;
+    Ok(json!({
+        "test": opts.test.name(),
+        "text": report::perftest::text(&r),
+        "out_json": report::perftest::json(&r),
+        "ports_table": report::table::ports(&r.ports),
+        "qps_table": report::table::qps(&r.qps),
+        "report": r,
+    })
+    .to_string())
+}
+
+/// Run a set of flows; `flows` is a JSON list of [`FlowSpec`].
+/// `sample_us` turns on per-QP telemetry; `limit_us` bounds simulated time.
+pub fn flows_json(
+    fabric: &str,
+    flows: &str,
+    seed: u64,
+    sample_us: Option<f64>,
+    limit_us: Option<f64>,
+) -> Result<String> {
+    let spec = resolve_fabric(fabric)?;
+    let specs: Vec<FlowSpec> =
+        serde_json::from_str(flows).map_err(|e| Error::InvalidArgument(format!("flows: {e}")))?;
+    let mut net = Net::new(&spec, seed)?;
+    let app = Flows::new(&net, &specs)?;
+    if let Some(s) = sample_us {
+        if !(s.is_finite() && s > 0.0) {
+            return Err(Error::InvalidArgument(format!(
+                "sample period must be positive, got {s} us"
+            )));
+        }
+        net.enable_sampling(Time::from_ns_f64(s * 1e3));
+    }
+    let limit = match limit_us {
+        Some(l) if !(l.is_finite() && l > 0.0) => {
+            return Err(Error::InvalidArgument(format!(
+                "time limit must be positive, got {l} us"
+            )))
+        }
+        Some(l) => Some(Time::from_ns_f64(l * 1e3)),
+        None => None,
+    };
+    let mut sim = Sim::new(net);
+    let id = sim.add_app(Box::new(app));
+    let outcome = sim.run(limit);
+    let res = sim.app::<Flows>(id).expect("flows").results();
+    let ports = sim.net.port_reports();
+    let qps = sim.net.qp_reports();
+    Ok(json!({
+        "outcome": outcome,
+        "sim_time_ps": sim.net.now().0,
+        "events": sim.net.events_processed(),
+        "flows": res,
+        "ports": ports,
+        "qps": qps,
+        "samples": sim.net.samples(),
+        "ports_table": report::table::ports(&ports),
+    })
+    .to_string())
+}
+
+/// Run a benchmark (see [`crate::bench`]); progress lines go to stderr when
+/// `progress` is true.
+pub fn bench_json(name: &str, cc: &str, progress: bool) -> Result<String> {
+    let mut p = |t: Time, ev: u64| {
+        eprintln!("  ... simulated {:.1} us, {ev} events", t.as_us_f64());
+    };
+    let cb: Option<&mut dyn FnMut(Time, u64)> = if progress { Some(&mut p) } else { None };
+    let r = crate::bench::run(name, cc, cb)?;
+    Ok(serde_json::to_string(&r).expect("json"))
+}

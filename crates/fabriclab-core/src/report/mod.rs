@@ -1,0 +1,6 @@
+//! Reports in the real tools' own formats, so that users' parsers and
+//! plotting scripts keep working. String formatting lives here, never in the
+//! engine.
+
+pub mod perftest;
+pub mod table;

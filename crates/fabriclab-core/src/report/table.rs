@@ -1,0 +1,78 @@
+//! Plain-text summary tables of counters (for the CLI).
+
+use crate::net::{PortReport, QpReport};
+use std::fmt::Write;
+
+/// A table of the ports that carried traffic or saw an event.
+pub fn ports(ports: &[PortReport]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<10} {:>4} {:<10} {:>14} {:>14} {:>7} {:>9} {:>8} {:>8} {:>11} {:>11} {:>11}",
+        "node",
+        "port",
+        "peer",
+        "tx_bytes",
+        "rx_bytes",
+        "drops",
+        "ecn_marks",
+        "pause_tx",
+        "pause_rx",
+        "paused_us",
+        "peak_q_KB",
+        "peak_buf_KB"
+    );
+    for p in ports {
+        let c = &p.counters;
+        if c.tx_packets + c.rx_packets + c.pause_tx + c.pause_rx + c.drops == 0 {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "{:<10} {:>4} {:<10} {:>14} {:>14} {:>7} {:>9} {:>8} {:>8} {:>11.3} {:>11.1} {:>11.1}",
+            p.node,
+            p.port,
+            p.peer,
+            c.tx_bytes,
+            c.rx_bytes,
+            c.drops,
+            c.ecn_marks,
+            c.pause_tx,
+            c.pause_rx,
+            c.paused_ps as f64 / 1e6,
+            c.peak_queue_bytes as f64 / 1e3,
+            c.peak_buffer_bytes as f64 / 1e3
+        );
+    }
+    out
+}
+
+/// A table of the QPs that sent or received data.
+pub fn qps(qps: &[QpReport]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:>5} {:<8} {:<8} {:>14} {:>14} {:>8} {:>8} {:>8} {:>10}",
+        "qp", "host", "peer", "tx_payload", "rx_payload", "retx", "cnps_rx", "cnps_tx", "rate_Gbps"
+    );
+    for q in qps {
+        let c = &q.counters;
+        if c.tx_packets + c.rx_payload_bytes == 0 {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "{:>5} {:<8} {:<8} {:>14} {:>14} {:>8} {:>8} {:>8} {:>10.2}",
+            q.qp,
+            q.host,
+            q.peer,
+            c.tx_payload_bytes,
+            c.rx_payload_bytes,
+            c.retx_packets,
+            c.cnps_rx,
+            c.cnps_tx,
+            q.rate_gbps
+        );
+    }
+    out
+}

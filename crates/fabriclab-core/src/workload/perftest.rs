@@ -1,0 +1,656 @@
+//! perftest on the simulated fabric: ib_write_bw, ib_write_lat, ib_read_bw,
+//! ib_read_lat, ib_send_bw, ib_send_lat between two named hosts.
+//!
+//! The drivers post work the way perftest does and compute what perftest
+//! computes from the same time stamps (see `shared/formats/README.md` and
+//! perftest's `print_report_bw` / `print_report_lat`):
+//! - bandwidth tests keep `tx_depth` requests outstanding per QP (READ
+//!   capped at 16 outstanding reads), stamp every post and completion, and
+//!   report BW average = size x N / (last completion - first post), BW peak
+//!   from the best (completions / time) window at CQ-moderation boundaries,
+//!   and the message rate;
+//! - latency tests ping-pong (WRITE and SEND: each side answers when the
+//!   peer's message has landed; READ: the client re-posts on completion) and
+//!   report, from the iters-1 gaps between posts, halved for WRITE and SEND,
+//!   sorted with the two largest dropped: t_min, t_max, the median
+//!   (t_typical), t_avg, t_stdev, 99 % and 99.9 % percentiles.
+//!
+//! With `-a` each size runs in a fresh simulation of the same fabric and
+//! seed (background traffic restarts with it). Duration mode (`-D`) runs
+//! for the given simulated time and measures the middle half (perftest's
+//! margins of a quarter at each end). Not modelled: inline data, CQ polling
+//! cost, UD/UC/XRC/DC transports, multiple ports.
+
+use crate::config::{check_mtu, FabricSpec};
+use crate::error::{arg_err, Error, Result};
+use crate::net::{AppEvent, Net, OpKind, PortReport, QpId, QpReport};
+use crate::sim::{App, Outcome, Sim};
+use crate::units::Time;
+use crate::workload::flows::{FlowSpec, Flows};
+use serde::{Deserialize, Serialize};
+
+/// Which perftest program.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Test {
+    /// ib_write_bw
+    #[default]
+    #[serde(rename = "ib_write_bw")]
+    WriteBw,
+    /// ib_write_lat
+    #[serde(rename = "ib_write_lat")]
+    WriteLat,
+    /// ib_read_bw
+    #[serde(rename = "ib_read_bw")]
+    ReadBw,
+    /// ib_read_lat
+    #[serde(rename = "ib_read_lat")]
+    ReadLat,
+    /// ib_send_bw
+    #[serde(rename = "ib_send_bw")]
+    SendBw,
+    /// ib_send_lat
+    #[serde(rename = "ib_send_lat")]
+    SendLat,
+}
+
+impl Test {
+    /// Parse a program name (`ib_write_bw`, ...).
+    pub fn parse(name: &str) -> Result<Test> {
+        serde_json::from_value(serde_json::Value::String(name.into())).map_err(|_| {
+            Error::InvalidArgument(format!(
+                "unknown perftest {name:?}; use one of ib_write_bw, ib_write_lat, ib_read_bw, \
+                 ib_read_lat, ib_send_bw, ib_send_lat"
+            ))
+        })
+    }
+    /// The program name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Test::WriteBw => "ib_write_bw",
+            Test::WriteLat => "ib_write_lat",
+            Test::ReadBw => "ib_read_bw",
+            Test::ReadLat => "ib_read_lat",
+            Test::SendBw => "ib_send_bw",
+            Test::SendLat => "ib_send_lat",
+        }
+    }
+    /// True for the bandwidth programs.
+    pub fn is_bw(self) -> bool {
+        matches!(self, Test::WriteBw | Test::ReadBw | Test::SendBw)
+    }
+    /// The verb.
+    pub fn op(self) -> OpKind {
+        match self {
+            Test::WriteBw | Test::WriteLat => OpKind::Write,
+            Test::ReadBw | Test::ReadLat => OpKind::Read,
+            Test::SendBw | Test::SendLat => OpKind::Send,
+        }
+    }
+    /// perftest's verb name in its banner and JSON.
+    pub fn verb(self) -> &'static str {
+        match self.op() {
+            OpKind::Write => "RDMA_Write",
+            OpKind::Read => "RDMA_Read",
+            _ => "Send",
+        }
+    }
+    fn default_iters(self) -> u64 {
+        if self == Test::WriteBw {
+            5000
+        } else {
+            1000
+        }
+    }
+}
+
+/// perftest's options (the ones that make sense on a simulated fabric).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Options {
+    /// The program.
+    pub test: Test,
+    /// Client host (the one given a server address on the command line).
+    pub client: String,
+    /// Server host.
+    pub server: String,
+    /// `-s`: message size, bytes (default 65536 for bw, 2 for lat).
+    pub size: Option<u64>,
+    /// `-a`: every size from 2 B to 8 MiB.
+    pub all_sizes: bool,
+    /// `-n`: iterations (default 5000 for write_bw, 1000 otherwise).
+    pub iters: Option<u64>,
+    /// `-t`: TX depth (default 128 for bw, 1 for lat).
+    pub tx_depth: Option<u32>,
+    /// `-b`: bidirectional (bw tests).
+    pub bidirectional: bool,
+    /// `-D`: run for this many seconds of simulated time instead of `-n`.
+    pub duration_s: Option<f64>,
+    /// `--mtu`: RoCE MTU for this run (default: the fabric's).
+    pub mtu: Option<u32>,
+    /// `--report_gbits`: bandwidth in Gb/s instead of MiB/s.
+    pub report_gbits: bool,
+    /// `-q`: number of QPs (bw tests).
+    pub qps: u32,
+    /// `-Q`: CQ moderation (default 100, capped at the TX depth).
+    pub cq_mod: Option<u32>,
+    /// Other traffic on the fabric during the test (background flows).
+    pub background: Vec<FlowSpec>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            test: Test::WriteBw,
+            client: "h0".into(),
+            server: "h1".into(),
+            size: None,
+            all_sizes: false,
+            iters: None,
+            tx_depth: None,
+            bidirectional: false,
+            duration_s: None,
+            mtu: None,
+            report_gbits: false,
+            qps: 1,
+            cq_mod: None,
+            background: Vec::new(),
+        }
+    }
+}
+
+/// One line of a bandwidth report.
+#[derive(Clone, Debug, Serialize)]
+pub struct BwRow {
+    /// Message size, bytes.
+    pub bytes: u64,
+    /// Iterations (messages) counted.
+    pub iters: u64,
+    /// BW peak in the report's units.
+    pub bw_peak: f64,
+    /// BW average in the report's units.
+    pub bw_avg: f64,
+    /// Message rate, Mpps.
+    pub msg_rate_mpps: f64,
+    /// BW average in Gb/s whatever the units.
+    pub bw_avg_gbps: f64,
+}
+
+/// One line of a latency report (microseconds).
+#[derive(Clone, Debug, Serialize)]
+pub struct LatRow {
+    /// Message size, bytes.
+    pub bytes: u64,
+    /// Iterations.
+    pub iters: u64,
+    /// Minimum.
+    pub t_min_us: f64,
+    /// Maximum (after dropping the two largest samples, as perftest does).
+    pub t_max_us: f64,
+    /// Median.
+    pub t_typical_us: f64,
+    /// Mean.
+    pub t_avg_us: f64,
+    /// Standard deviation (perftest truncates each deviation to whole us).
+    pub t_stdev_us: f64,
+    /// 99th percentile.
+    pub p99_us: f64,
+    /// 99.9th percentile.
+    pub p999_us: f64,
+}
+
+/// What a perftest run produced.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// The options, resolved.
+    pub options: Options,
+    /// The RoCE MTU used.
+    pub mtu: u32,
+    /// TX depth used.
+    pub tx_depth: u32,
+    /// Iterations used (per size).
+    pub iters: u64,
+    /// Bandwidth lines (bw tests).
+    pub bw: Vec<BwRow>,
+    /// Latency lines (lat tests).
+    pub lat: Vec<LatRow>,
+    /// Port counters of the last size's run.
+    pub ports: Vec<PortReport>,
+    /// QP counters of the last size's run.
+    pub qps: Vec<QpReport>,
+    /// How the last run ended.
+    pub outcome: Outcome,
+    /// Simulated time of the last run, ps.
+    pub sim_time_ps: u64,
+    /// Events processed over all runs.
+    pub events: u64,
+}
+
+/// Run perftest on `fabric` with `seed`.
+pub fn run(fabric: &FabricSpec, opts: &Options, seed: u64) -> Result<Report> {
+    let mut spec = fabric.clone();
+    if let Some(mtu) = opts.mtu {
+        check_mtu(mtu)?;
+        spec.nic.roce_mtu = mtu;
+    }
+    let test = opts.test;
+    let iters = opts.iters.unwrap_or(test.default_iters());
+    if iters < 5 {
+        return arg_err(format!("-n {iters}: perftest needs at least 5 iterations"));
+    }
+    if opts.qps == 0 {
+        return arg_err("-q must be at least 1");
+    }
+    if opts.bidirectional && !test.is_bw() {
+        return arg_err("-b (bidirectional) applies to the bandwidth tests only");
+    }
+    if let Some(d) = opts.duration_s {
+        if !(d.is_finite() && d > 0.0) {
+            return arg_err(format!("-D must be a positive number of seconds, got {d}"));
+        }
+    }
+    let mut tx_depth = opts.tx_depth.unwrap_or(if test.is_bw() { 128 } else { 1 });
+    if tx_depth == 0 {
+        return arg_err("-t (TX depth) must be at least 1");
+    }
+    if test == Test::ReadBw {
+        tx_depth = tx_depth.min(MAX_OUTSTANDING_READS);
+    }
+    if opts.duration_s.is_none() {
+        tx_depth = tx_depth.min(iters as u32);
+    }
+    let sizes: Vec<u64> = if opts.all_sizes {
+        (1..24).map(|i| 1u64 << i).collect()
+    } else {
+        let s = opts.size.unwrap_or(if test.is_bw() { 65536 } else { 2 });
+        if s == 0 && test.is_bw() {
+            return arg_err("-s 0: bandwidth tests need a message size of at least 1 byte");
+        }
+        if s > 1 << 31 {
+            return arg_err(format!("-s {s}: messages are limited to 2 GiB"));
+        }
+        vec![s]
+    };
+    // Check names before any run.
+    let probe = Net::new(&spec, seed)?;
+    let client = probe.host(&opts.client)?;
+    let server = probe.host(&opts.server)?;
+    if client == server {
+        return arg_err(format!(
+            "client and server are both {}; perftest runs between two hosts",
+            opts.client
+        ));
+    }
+    Flows::new(&probe, &opts.background)?;
+    drop(probe);
+
+    let mut report = Report {
+        options: opts.clone(),
+        mtu: spec.nic.roce_mtu,
+        tx_depth,
+        iters,
+        bw: Vec::new(),
+        lat: Vec::new(),
+        ports: Vec::new(),
+        qps: Vec::new(),
+        outcome: Outcome::Finished,
+        sim_time_ps: 0,
+        events: 0,
+    };
+    for &size in &sizes {
+        let net = Net::new(&spec, seed)?;
+        let mut sim = Sim::new(net);
+        let cq_mod = cq_moderation(opts, tx_depth, size);
+        let duration = opts.duration_s.map(|d| Time::from_ns_f64(d * 1e9));
+        let mut fg = Vec::new();
+        if test.is_bw() {
+            let mk = |src, dst| {
+                BwApp::new(
+                    test.op(),
+                    src,
+                    dst,
+                    size,
+                    iters,
+                    tx_depth,
+                    opts.qps,
+                    duration,
+                )
+            };
+            fg.push(sim.add_app(Box::new(mk(client, server))));
+            if opts.bidirectional {
+                fg.push(sim.add_app(Box::new(mk(server, client))));
+            }
+        } else {
+            fg.push(sim.add_app(Box::new(LatApp::new(
+                test.op(),
+                client,
+                server,
+                size,
+                iters,
+                duration,
+            ))));
+        }
+        if !opts.background.is_empty() {
+            let bg = Flows::new(&sim.net, &opts.background)?.into_background();
+            sim.add_app(Box::new(bg));
+        }
+        let outcome = sim.run(duration);
+        let finished = match outcome {
+            Outcome::Finished => true,
+            Outcome::TimeLimit => duration.is_some(),
+            _ => false,
+        };
+        if !finished {
+            return Err(Error::InvalidArgument(format!(
+                "{} with {size} B messages could not finish: the simulation {} at {:.3} us \
+                 (look for a PFC deadlock or a pause storm in the port counters)",
+                test.name(),
+                if outcome == Outcome::Stalled {
+                    "stalled"
+                } else {
+                    "stopped"
+                },
+                sim.net.now().as_us_f64()
+            )));
+        }
+        if test.is_bw() {
+            let mut rows = fg.iter().map(|&id| {
+                sim.app::<BwApp>(id)
+                    .expect("bw app")
+                    .row(size, cq_mod, opts.report_gbits)
+            });
+            let mut row = rows.next().expect("one app");
+            for other in rows {
+                row.bw_peak += other.bw_peak;
+                row.bw_avg += other.bw_avg;
+                row.msg_rate_mpps += other.msg_rate_mpps;
+                row.bw_avg_gbps += other.bw_avg_gbps;
+            }
+            report.bw.push(row);
+        } else {
+            let app = sim.app::<LatApp>(fg[0]).expect("lat app");
+            report.lat.push(app.row(size, test.op() != OpKind::Read)?);
+        }
+        report.ports = sim.net.port_reports();
+        report.qps = sim.net.qp_reports();
+        report.outcome = outcome;
+        report.sim_time_ps = sim.net.now().0;
+        report.events += sim.net.events_processed();
+    }
+    Ok(report)
+}
+
+/// Outstanding RDMA READs per QP (ConnectX max_qp_rd_atom).
+pub const MAX_OUTSTANDING_READS: u32 = 16;
+
+fn cq_moderation(opts: &Options, tx_depth: u32, size: u64) -> u32 {
+    match opts.cq_mod {
+        Some(q) => q.clamp(1, tx_depth),
+        None if size > 8192 && !opts.all_sizes => 1,
+        None => 100.min(tx_depth),
+    }
+}
+
+/// Bandwidth driver: `tx_depth` outstanding requests per QP.
+struct BwApp {
+    op: OpKind,
+    src: u32,
+    dst: u32,
+    size: u64,
+    iters: u64,
+    tx_depth: u32,
+    nqps: u32,
+    duration: Option<Time>,
+    qps: Vec<QpId>,
+    posted: Vec<u64>,
+    tposted: Vec<Time>,
+    tcompleted: Vec<Time>,
+    done_count: u64,
+}
+
+impl BwApp {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        op: OpKind,
+        src: u32,
+        dst: u32,
+        size: u64,
+        iters: u64,
+        tx_depth: u32,
+        nqps: u32,
+        duration: Option<Time>,
+    ) -> Self {
+        BwApp {
+            op,
+            src,
+            dst,
+            size,
+            iters,
+            tx_depth,
+            nqps,
+            duration,
+            qps: Vec::new(),
+            posted: Vec::new(),
+            tposted: Vec::new(),
+            tcompleted: Vec::new(),
+            done_count: 0,
+        }
+    }
+
+    fn post(&mut self, net: &mut Net, k: usize) {
+        let token = self.tposted.len() as u64;
+        self.tposted.push(net.now());
+        self.posted[k] += 1;
+        net.post(self.qps[k], self.op, self.size, token)
+            .expect("validated perftest");
+    }
+
+    fn total(&self) -> u64 {
+        self.iters * self.nqps as u64
+    }
+
+    fn row(&self, size: u64, cq_mod: u32, gbits: bool) -> BwRow {
+        let ff = if gbits { 125_000_000.0 } else { 1_048_576.0 };
+        let gb = 125_000_000.0;
+        if let Some(d) = self.duration {
+            // Middle half of the run: margins of a quarter at each end.
+            let (lo, hi) = (Time(d.0 / 4), Time(d.0 - d.0 / 4));
+            let n = self
+                .tcompleted
+                .iter()
+                .filter(|&&t| t >= lo && t < hi)
+                .count() as u64;
+            let secs = (hi - lo).as_secs_f64();
+            let bps = size as f64 * n as f64 / secs;
+            return BwRow {
+                bytes: size,
+                iters: n,
+                bw_peak: 0.0,
+                bw_avg: bps / ff,
+                msg_rate_mpps: n as f64 / secs / 1e6,
+                bw_avg_gbps: bps / gb,
+            };
+        }
+        let n = self.tcompleted.len();
+        let secs = (self.tcompleted[n - 1] - self.tposted[0]).as_secs_f64();
+        let bps = size as f64 * n as f64 / secs;
+        // Peak: the best average over windows [post i, completion j], with
+        // completions seen at CQ-moderation boundaries (and the last one).
+        let q = cq_mod.max(1) as usize;
+        let mut best = (self.tcompleted[0] - self.tposted[0]).0;
+        for i in 0..n {
+            let first = (i + 1).div_ceil(q) * q - 1;
+            let mut j = first;
+            while j < n {
+                if self.tcompleted[j] >= self.tposted[i] {
+                    best = best.min((self.tcompleted[j] - self.tposted[i]).0 / (j - i + 1) as u64);
+                }
+                j += q;
+            }
+            if n % q != 0 && self.tcompleted[n - 1] >= self.tposted[i] {
+                best = best.min((self.tcompleted[n - 1] - self.tposted[i]).0 / (n - i) as u64);
+            }
+        }
+        let peak_bps = size as f64 / (best.max(1) as f64 / 1e12);
+        BwRow {
+            bytes: size,
+            iters: self.iters,
+            bw_peak: peak_bps / ff,
+            bw_avg: bps / ff,
+            msg_rate_mpps: n as f64 / secs / 1e6,
+            bw_avg_gbps: bps / gb,
+        }
+    }
+}
+
+impl App for BwApp {
+    fn start(&mut self, net: &mut Net, me: u32) {
+        for _ in 0..self.nqps {
+            let (a, _) = net
+                .connect(self.src, self.dst, me, me, None)
+                .expect("validated hosts");
+            self.qps.push(a);
+            self.posted.push(0);
+        }
+        for k in 0..self.qps.len() {
+            for _ in 0..self.tx_depth {
+                if self.duration.is_none() && self.posted[k] >= self.iters {
+                    break;
+                }
+                self.post(net, k);
+            }
+        }
+    }
+
+    fn on_event(&mut self, net: &mut Net, _me: u32, ev: AppEvent) {
+        if let AppEvent::Completed { qp, .. } = ev {
+            self.tcompleted.push(net.now());
+            self.done_count += 1;
+            let k = self.qps.iter().position(|&q| q == qp).expect("own QP");
+            if self.duration.is_some() || self.posted[k] < self.iters {
+                self.post(net, k);
+            }
+        }
+    }
+
+    fn done(&self) -> bool {
+        self.duration.is_none() && self.done_count >= self.total()
+    }
+}
+
+/// Latency driver: ping-pong (WRITE, SEND) or request/response (READ).
+struct LatApp {
+    op: OpKind,
+    client: u32,
+    server: u32,
+    size: u64,
+    iters: u64,
+    duration: Option<Time>,
+    cq: Option<QpId>,
+    sq: Option<QpId>,
+    tposted: Vec<Time>,
+}
+
+impl LatApp {
+    fn new(
+        op: OpKind,
+        client: u32,
+        server: u32,
+        size: u64,
+        iters: u64,
+        duration: Option<Time>,
+    ) -> Self {
+        LatApp {
+            op,
+            client,
+            server,
+            size,
+            iters,
+            duration,
+            cq: None,
+            sq: None,
+            tposted: Vec::new(),
+        }
+    }
+
+    fn client_post(&mut self, net: &mut Net) {
+        if self.duration.is_none() && self.tposted.len() as u64 >= self.iters {
+            return;
+        }
+        self.tposted.push(net.now());
+        let token = self.tposted.len() as u64;
+        net.post(self.cq.unwrap(), self.op, self.size, token)
+            .expect("validated perftest");
+    }
+
+    fn row(&self, size: u64, halve: bool) -> Result<LatRow> {
+        let mut d: Vec<u64> = self.tposted.windows(2).map(|w| (w[1] - w[0]).0).collect();
+        if d.len() < 3 {
+            return arg_err(format!(
+                "only {} latency samples were taken; run longer (-n or -D)",
+                d.len()
+            ));
+        }
+        let q = if halve { 2.0e6 } else { 1.0e6 }; // ps -> us, and RTT/2
+        d.sort_unstable();
+        let m = d.len() - 2; // the two largest samples are dropped
+        let median = if (m - 1) % 2 == 1 {
+            (d[m / 2] + d[m / 2 - 1]) / 2
+        } else {
+            d[m / 2]
+        };
+        let avg = d[..m].iter().map(|&x| x as f64 / q).sum::<f64>() / m as f64;
+        // perftest truncates each deviation to an integer number of us.
+        let var = d[..m]
+            .iter()
+            .map(|&x| {
+                let dev = (avg - x as f64 / q) as i64;
+                (dev * dev) as f64
+            })
+            .sum::<f64>()
+            / m as f64;
+        let pct = |p: f64| d[((m as f64 * p).ceil() as usize).min(d.len() - 1)] as f64 / q;
+        Ok(LatRow {
+            bytes: size,
+            iters: self.tposted.len() as u64,
+            t_min_us: d[0] as f64 / q,
+            t_max_us: d[m] as f64 / q,
+            t_typical_us: median as f64 / q,
+            t_avg_us: avg,
+            t_stdev_us: var.sqrt(),
+            p99_us: pct(0.99),
+            p999_us: pct(0.999),
+        })
+    }
+}
+
+impl App for LatApp {
+    fn start(&mut self, net: &mut Net, me: u32) {
+        let (c, s) = net
+            .connect(self.client, self.server, me, me, None)
+            .expect("validated hosts");
+        self.cq = Some(c);
+        self.sq = Some(s);
+        self.client_post(net);
+    }
+
+    fn on_event(&mut self, net: &mut Net, _me: u32, ev: AppEvent) {
+        match ev {
+            AppEvent::Received { qp, token, .. } if Some(qp) == self.sq => {
+                // The server answers as soon as the client's message landed.
+                net.post(self.sq.unwrap(), self.op, self.size, token)
+                    .expect("validated perftest");
+            }
+            AppEvent::Received { qp, .. } if Some(qp) == self.cq => self.client_post(net),
+            AppEvent::Completed {
+                qp,
+                op: OpKind::Read,
+                ..
+            } if Some(qp) == self.cq => self.client_post(net),
+            _ => {}
+        }
+    }
+
+    fn done(&self) -> bool {
+        self.duration.is_none() && self.tposted.len() as u64 >= self.iters
+    }
+}
