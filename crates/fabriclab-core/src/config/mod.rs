@@ -367,7 +367,9 @@ impl FabricSpec {
         if e.kmax_bytes < e.kmin_bytes {
             return fabric_err("ecn.kmax_bytes must be at least ecn.kmin_bytes");
         }
-        self.cc.validate()
+        self.cc.validate()?;
+        // Connectivity and host links are checked on the built graph.
+        crate::topology::Topology::build(self).map(|_| ())
     }
 
     /// Names of the hosts, in order (`h0`, `h1`, ... for leaf-spine).

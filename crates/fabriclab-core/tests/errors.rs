@@ -1,0 +1,112 @@
+//! Bad input gets a clear error naming what to change, never a panic.
+
+use fabriclab_core::config::{preset, FabricSpec};
+use fabriclab_core::perftest::{self, Options, Test};
+use fabriclab_core::Error;
+
+fn leaf_spine(extra: &str) -> Result<FabricSpec, Error> {
+    FabricSpec::from_toml(&format!("[topology]\nkind = \"leaf_spine\"\n{extra}\n"))
+}
+
+#[test]
+fn impossible_fabrics_are_rejected_with_the_field_to_change() {
+    let cases = [
+        ("spines = 2\nleaves = 2\nhosts_per_leaf = 0\nhost_link_gbps = 100\nuplink_gbps = 100", "hosts_per_leaf"),
+        ("spines = 2\nleaves = 2\nhosts_per_leaf = 2\nhost_link_gbps = -100\nuplink_gbps = 100", "host_link_gbps"),
+        ("spines = 2\nleaves = 2\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 0", "uplink_gbps"),
+        ("spines = 0\nleaves = 2\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 100", "spines"),
+        ("spines = 1\nleaves = 1\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 100\n[nic]\nroce_mtu = 1500", "MTU 1500"),
+    ];
+    for (toml, needle) in cases {
+        let e = leaf_spine(toml).unwrap_err();
+        assert!(matches!(e, Error::InvalidFabric(_)), "{e:?}");
+        assert!(e.to_string().contains(needle), "{needle}: {e}");
+    }
+}
+
+#[test]
+fn malformed_toml_and_unknown_keys_are_parse_errors() {
+    assert!(matches!(
+        FabricSpec::from_toml("[topology\nkind="),
+        Err(Error::Parse(_))
+    ));
+    let e = leaf_spine("spines = 1\nleaves = 1\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 100\nspine_count = 3")
+        .unwrap_err();
+    assert!(
+        matches!(e, Error::Parse(_)) && e.to_string().contains("spine_count"),
+        "{e}"
+    );
+}
+
+#[test]
+fn disconnected_hosts_and_unknown_nodes_in_explicit_topologies() {
+    let disconnected = r#"
+[topology]
+kind = "explicit"
+nodes = [ { name = "a", kind = "host" }, { name = "b", kind = "host" },
+          { name = "s1", kind = "switch" }, { name = "s2", kind = "switch" } ]
+links = [ { a = "a", b = "s1", gbps = 100 }, { a = "b", b = "s2", gbps = 100 } ]
+"#;
+    let e = FabricSpec::from_toml(disconnected).unwrap_err();
+    assert!(e.to_string().contains("disconnected"), "{e}");
+    let unknown = disconnected.replace("{ a = \"b\", b = \"s2\"", "{ a = \"c\", b = \"s2\"");
+    let e = FabricSpec::from_toml(&unknown).unwrap_err();
+    assert!(
+        matches!(e, Error::UnknownHost(_)) && e.to_string().contains("\"c\""),
+        "{e}"
+    );
+}
+
+#[test]
+fn perftest_rejects_unknown_hosts_and_bad_options() {
+    let heps = preset("heps").unwrap();
+    let bad = |o: Options| perftest::run(&heps, &o, 1).unwrap_err();
+    let base = || Options {
+        test: Test::WriteBw,
+        client: "h0".into(),
+        server: "h4".into(),
+        ..Default::default()
+    };
+    let e = bad(Options {
+        server: "h99".into(),
+        ..base()
+    });
+    assert!(
+        matches!(e, Error::UnknownHost(_)) && e.to_string().contains("h31"),
+        "{e}"
+    );
+    let e = bad(Options {
+        mtu: Some(1000),
+        ..base()
+    });
+    assert!(e.to_string().contains("1000"), "{e}");
+    let e = bad(Options {
+        iters: Some(2),
+        ..base()
+    });
+    assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
+    let e = bad(Options {
+        server: "h0".into(),
+        ..base()
+    });
+    assert!(e.to_string().contains("two hosts"), "{e}");
+    assert!(Test::parse("ib_write_speed")
+        .unwrap_err()
+        .to_string()
+        .contains("ib_write_bw"));
+    assert!(fabriclab_core::config::preset("nope")
+        .unwrap_err()
+        .to_string()
+        .contains("heps"));
+}
+
+#[test]
+fn a_buffer_smaller_than_its_headroom_is_rejected() {
+    let spec = leaf_spine(
+        "spines = 1\nleaves = 2\nhosts_per_leaf = 16\nhost_link_gbps = 400\nuplink_gbps = 400\n\
+         host_link_delay_ns = 5000\n[switch]\nbuffer_bytes = 100000",
+    )
+    .unwrap();
+    let e = fabriclab_core::net::Net::new(&spec, 1).err().unwrap();
+    assert!(e.to_string().contains("switch.buffer_bytes"), "{e}");
+}
