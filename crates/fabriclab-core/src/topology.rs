@@ -155,8 +155,8 @@ impl Topology {
                 ));
             }
         }
-        for h in 0..self.n_hosts {
-            match degree[h] {
+        for (h, &deg) in degree.iter().enumerate().take(self.n_hosts) {
+            match deg {
                 0 => {
                     return fabric_err(format!(
                         "host {} has no link; connect it to a switch",

@@ -75,7 +75,7 @@ fn dcqcn_incast_senders_share_the_bottleneck_fairly() {
             .iter()
             .filter(|s| s.qp == qp && s.time_ps <= t)
             .map(|s| s.rx_bytes)
-            .last()
+            .next_back()
             .unwrap_or(0)
     };
     let mut rates = Vec::new();

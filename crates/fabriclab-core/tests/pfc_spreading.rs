@@ -34,7 +34,7 @@ fn congestion_spreads_upstream_and_slows_a_victim_flow() {
     let spec = two_leaves();
     let mib = 1u64 << 20;
     let victim = flow("h3", "h6", 4 * mib);
-    let (_, alone) = run_flows(&spec, &[victim.clone()], 1);
+    let (_, alone) = run_flows(&spec, std::slice::from_ref(&victim), 1);
     let alone_ps = alone[0].delivered_ps.unwrap();
 
     // Incast onto h4 from three hosts of leaf0 and one of leaf1.

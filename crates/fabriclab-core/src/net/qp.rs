@@ -68,6 +68,7 @@ pub(crate) struct Qp {
 }
 
 impl Qp {
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         host: u32,
         peer_host: u32,

@@ -90,10 +90,4 @@ impl Routing {
         let idx = ((h as u128 * len as u128) >> 64) as u32;
         self.members[(off + idx) as usize]
     }
-
-    /// The ECMP group size at switch `node` towards `dst`.
-    #[cfg(test)]
-    pub fn group_len(&self, node: u32, dst: u32) -> u32 {
-        self.groups[(node as usize - self.n_hosts) * self.n_hosts + dst as usize].1
-    }
 }
