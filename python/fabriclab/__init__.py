@@ -1,0 +1,74 @@
+"""fabriclab: a packet-level simulator of RDMA fabrics, driven from Python.
+
+The simulator (in Rust) models leaf-spine fabrics with shared-buffer
+switches, PFC, ECN and RoCEv2 NICs with DCQCN, and runs the benchmarks
+people run on such fabrics, perftest first. Results come back as pandas
+DataFrames::
+
+    >>> import fabriclab
+    >>> fabriclab.presets()
+    ['heps', 'leaf-spine', 'bench-a2a-32', 'bench-a2a-128']
+    >>> bw = fabriclab.perftest("ib_write_bw", client="h0", server="h4",
+    ...                         fabric="heps", report_gbits=True)
+    >>> round(float(bw.bw_avg_gbps[0]), 1)
+    92.5
+    >>> lat = fabriclab.perftest("ib_write_lat", "h0", "h4", iters=200)
+    >>> round(float(lat.t_typical_us[0]), 2)
+    3.72
+    >>> print(bw.attrs["text"])          # doctest: +SKIP
+    >>> r = fabriclab.flows([fabriclab.Flow("h0", "h4", 1 << 20),
+    ...                      fabriclab.Flow("h1", "h4", 1 << 20)])
+    >>> r.outcome
+    'Finished'
+
+A fabric is a preset name, the path of a fabric TOML file or a
+:class:`Fabric` (``Fabric.preset("heps")``, ``Fabric.load(path)``,
+``Fabric.from_toml(text)``). Errors are :class:`FabriclabError` subclasses
+(see :mod:`fabriclab.errors`). Scenario files (:mod:`fabriclab.scenario`)
+and the ``fabriclab`` command line (:mod:`fabriclab.cli`) sit on the same
+API.
+"""
+
+from .api import (
+    BW_COLUMNS,
+    LAT_COLUMNS,
+    TESTS,
+    Fabric,
+    Flow,
+    FlowsResult,
+    bench,
+    flows,
+    perftest,
+    preset_toml,
+    presets,
+)
+from .errors import (
+    FabricError,
+    FabriclabError,
+    InvalidArgumentError,
+    ParseError,
+    UnknownHostError,
+)
+from .scenario import run_scenario
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BW_COLUMNS",
+    "LAT_COLUMNS",
+    "TESTS",
+    "Fabric",
+    "Flow",
+    "FlowsResult",
+    "bench",
+    "flows",
+    "perftest",
+    "preset_toml",
+    "presets",
+    "run_scenario",
+    "FabriclabError",
+    "FabricError",
+    "UnknownHostError",
+    "InvalidArgumentError",
+    "ParseError",
+]

@@ -1,0 +1,41 @@
+"""Type stub of fabriclab._core, the Rust extension (PyO3).
+
+Every function takes strings and returns a JSON document as a string;
+``fabric`` is a preset name or fabric TOML text. Errors are raised as the
+classes of :mod:`fabriclab.errors` (``FabricError``, ``UnknownHostError``,
+``InvalidArgumentError``, ``ParseError``). The simulator runs with the GIL
+released.
+"""
+
+__version__: str
+
+def presets() -> str:
+    """JSON list of the preset names."""
+
+def preset_toml(name: str) -> str:
+    """TOML text of a preset, calibration comments included."""
+
+def fabric_info(fabric: str) -> str:
+    """JSON {name, description, hosts, switches, links: [{a, b, gbps,
+    delay_ns}], toml}."""
+
+def perftest(fabric: str, options: str, seed: int = 1) -> str:
+    """Run perftest. ``options``: JSON object with the keys test, client,
+    server, size, all_sizes, iters, tx_depth, bidirectional, duration_s,
+    mtu, report_gbits, qps, cq_mod, background (all optional). Returns JSON
+    {test, text, out_json, ports_table, qps_table, report}."""
+
+def flows(
+    fabric: str,
+    flows: str,
+    seed: int = 1,
+    sample_us: float | None = None,
+    limit_us: float | None = None,
+) -> str:
+    """Run a JSON list of flows ({src, dst, bytes, op, start_us, priority,
+    repeat}). Returns JSON {outcome, sim_time_ps, events, flows, ports, qps,
+    samples, ports_table}."""
+
+def bench(name: str, cc: str = "", progress: bool = False) -> str:
+    """Run benchmark "a2a-32" or "a2a-128" with cc "", "none" or "dcqcn";
+    progress lines go to stderr. Returns JSON of the figures."""

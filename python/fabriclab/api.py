@@ -1,0 +1,567 @@
+"""The Python API of fabriclab: fabrics, perftest, flows and benchmarks.
+
+Everything here is a thin layer over the Rust core (:mod:`fabriclab._core`):
+it turns Python arguments into the core's JSON options, runs the simulation
+(with the GIL released) and turns the JSON it returns into pandas
+DataFrames. The core checks every value and words the errors; this module
+only checks Python types the JSON form cannot carry.
+
+A *fabric* argument is a :class:`Fabric`, the name of a preset (see
+:func:`presets`) or the path of a fabric TOML file (a ``str`` ending in
+``.toml`` or containing a path separator, or any :class:`os.PathLike`).
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+import os
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence, Union
+
+import pandas as pd
+
+from . import _core
+
+__all__ = [
+    "Fabric",
+    "Flow",
+    "FlowsResult",
+    "FabricLike",
+    "presets",
+    "preset_toml",
+    "perftest",
+    "flows",
+    "bench",
+    "TESTS",
+    "BW_COLUMNS",
+    "LAT_COLUMNS",
+]
+
+#: The perftest programs the simulator runs.
+TESTS = (
+    "ib_write_bw",
+    "ib_write_lat",
+    "ib_read_bw",
+    "ib_read_lat",
+    "ib_send_bw",
+    "ib_send_lat",
+)
+
+#: Columns of the DataFrame :func:`perftest` returns for bandwidth tests.
+BW_COLUMNS = ["bytes", "iters", "bw_peak", "bw_avg", "msg_rate_mpps", "bw_avg_gbps"]
+#: Columns of the DataFrame :func:`perftest` returns for latency tests.
+LAT_COLUMNS = [
+    "bytes",
+    "iters",
+    "t_min_us",
+    "t_max_us",
+    "t_typical_us",
+    "t_avg_us",
+    "t_stdev_us",
+    "p99_us",
+    "p999_us",
+]
+#: Columns of the port counters.
+PORT_COLUMNS = [
+    "node",
+    "port",
+    "peer",
+    "rate_gbps",
+    "tx_bytes",
+    "tx_packets",
+    "rx_bytes",
+    "rx_packets",
+    "drops",
+    "drop_bytes",
+    "ecn_marks",
+    "pause_tx",
+    "pause_rx",
+    "paused_ps",
+    "peak_queue_bytes",
+    "peak_buffer_bytes",
+]
+#: Columns of the QP counters.
+QP_COLUMNS = [
+    "qp",
+    "host",
+    "peer",
+    "prio",
+    "rate_gbps",
+    "tx_payload_bytes",
+    "tx_packets",
+    "acked_bytes",
+    "retx_packets",
+    "timeouts",
+    "naks_rx",
+    "cnps_rx",
+    "cnps_tx",
+    "rx_payload_bytes",
+    "rx_discarded",
+    "messages_done",
+]
+#: Columns of a flows result's flow table (the last one is derived here).
+FLOW_COLUMNS = [
+    "src",
+    "dst",
+    "bytes",
+    "start_ps",
+    "delivered_ps",
+    "completed_ps",
+    "messages",
+    "fct_us",
+]
+#: Columns of the telemetry samples.
+SAMPLE_COLUMNS = ["time_ps", "qp", "acked_bytes", "rate_bps"]
+#: Columns of a fabric's link table.
+LINK_COLUMNS = ["a", "b", "gbps", "delay_ns"]
+
+
+def _frame(rows: Sequence[Mapping[str, Any]], columns: list[str]) -> pd.DataFrame:
+    """Rows as a DataFrame whose known columns come first, in order (and
+    exist even with no rows); columns the core added later follow."""
+    if not rows:
+        return pd.DataFrame(columns=columns)
+    df = pd.DataFrame.from_records(list(rows))
+    extra = [c for c in df.columns if c not in columns]
+    return df.reindex(columns=[c for c in columns if c in df.columns] + extra)
+
+
+def _json_default(obj: Any) -> Any:
+    """JSON for the objects users pass that json does not know: Flow
+    dataclasses and numpy scalars."""
+    if isinstance(obj, Flow):
+        return obj.to_dict()
+    item = getattr(obj, "item", None)
+    if callable(item):  # numpy scalar
+        return item()
+    raise TypeError(f"{type(obj).__name__} object cannot be passed to fabriclab")
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, default=_json_default, allow_nan=False)
+
+
+# --------------------------------------------------------------------------
+# Type checks (the core checks values; these only catch what JSON cannot
+# carry or would silently change).
+
+
+def _int(name: str, value: Any) -> int:
+    if isinstance(value, bool):
+        raise TypeError(f"{name} must be an integer, not bool")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name} must be an integer, not {type(value).__name__}") from None
+
+
+def _float(name: str, value: Any) -> float:
+    if isinstance(value, (bool, str, bytes)) or not hasattr(value, "__float__"):
+        raise TypeError(f"{name} must be a number, not {type(value).__name__}")
+    return float(value)
+
+
+def _bool(name: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if type(value).__name__ == "bool_":  # numpy
+        return bool(value)
+    raise TypeError(f"{name} must be True or False, not {type(value).__name__}")
+
+
+def _str(name: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string, not {type(value).__name__}")
+    return value
+
+
+# --------------------------------------------------------------------------
+# Fabrics
+
+
+def presets() -> list[str]:
+    """Names of the built-in fabric presets."""
+    return json.loads(_core.presets())
+
+
+def preset_toml(name: str) -> str:
+    """The TOML text of preset ``name``, with its calibration comments."""
+    return _core.preset_toml(_str("name", name))
+
+
+def _read_fabric_file(path: str | os.PathLike[str]) -> str:
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    # The core takes a one-line string without '=' or '[' for a preset name;
+    # a newline makes any file content TOML.
+    return text if "\n" in text else text + "\n"
+
+
+def _looks_like_path(s: str) -> bool:
+    return s.endswith(".toml") or "/" in s or os.sep in s or os.path.isfile(s)
+
+
+def _resolve(fabric: FabricLike, base_dir: str | None = None) -> tuple[str, str | None]:
+    """What the core takes for a fabric (a preset name or TOML text), and
+    the file it was read from. Relative paths are taken from ``base_dir``
+    when given (scenario files)."""
+    if isinstance(fabric, Fabric):
+        return fabric._arg, fabric.path
+    if isinstance(fabric, os.PathLike):
+        path = os.fspath(fabric)
+    elif isinstance(fabric, str):
+        if fabric in presets():
+            return fabric, None
+        if "\n" in fabric:  # TOML text (Fabric.from_toml is the documented way)
+            return fabric, None
+        path = fabric
+        rel = os.path.join(base_dir, path) if base_dir is not None else path
+        if not (_looks_like_path(path) or os.path.isfile(rel)):
+            return fabric, None  # the core says which presets there are
+    else:
+        raise TypeError(
+            "fabric must be a Fabric, a preset name or the path of a fabric TOML file, "
+            f"not {type(fabric).__name__}"
+        )
+    if base_dir is not None:
+        path = os.path.join(base_dir, path)
+    return _read_fabric_file(path), path
+
+
+def _fabric_arg(fabric: FabricLike, base_dir: str | None = None) -> str:
+    """What the core takes for a fabric: a preset name or TOML text."""
+    return _resolve(fabric, base_dir)[0]
+
+
+FabricLike = Union["Fabric", str, "os.PathLike[str]"]
+
+
+class Fabric:
+    """A validated fabric: its hosts, switches and links.
+
+    Make one with :meth:`preset`, :meth:`from_toml` or :meth:`load`; pass it
+    (or just a preset name or file path) wherever a ``fabric`` is taken.
+    """
+
+    def __init__(self, source: str, *, path: str | None = None, _preset: bool = False):
+        """``source`` is a preset name or fabric TOML text (prefer the class
+        methods)."""
+        self._arg = _str("source", source)
+        info = json.loads(_core.fabric_info(source))
+        #: The fabric's name.
+        self.name: str = info["name"]
+        #: Free text: what the fabric is and where its numbers come from.
+        self.description: str = info["description"]
+        #: Host names, in order (``h0``, ``h1``, ... for leaf-spine).
+        self.hosts: list[str] = list(info["hosts"])
+        #: Switch names.
+        self.switches: list[str] = list(info["switches"])
+        #: Links: columns a, b, gbps, delay_ns.
+        self.links: pd.DataFrame = _frame(info["links"], LINK_COLUMNS)
+        #: Every setting of the fabric, defaults filled in, as TOML.
+        self.normalized_toml: str = info["toml"]
+        #: The file this fabric was loaded from, if any.
+        self.path: str | None = path
+        #: The TOML the fabric was made from (a preset's comes with its
+        #: calibration comments).
+        self.toml: str = _core.preset_toml(source) if _preset else source
+        self.is_preset: bool = _preset
+
+    @classmethod
+    def preset(cls, name: str) -> Fabric:
+        """A built-in preset (see :func:`presets`)."""
+        _str("name", name)
+        _core.preset_toml(name)  # the core's error for an unknown name
+        return cls(name, _preset=True)
+
+    @classmethod
+    def from_toml(cls, text: str) -> Fabric:
+        """A fabric from the text of a fabric TOML file."""
+        text = _str("text", text)
+        return cls(text if "\n" in text else text + "\n")
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Fabric:
+        """A fabric from a TOML file (``FileNotFoundError`` if it is absent)."""
+        return cls(_read_fabric_file(path), path=os.fspath(path))
+
+    def __repr__(self) -> str:
+        return (
+            f"<Fabric {self.name or '(unnamed)'!r}: {len(self.hosts)} hosts, "
+            f"{len(self.switches)} switches, {len(self.links)} links>"
+        )
+
+
+def _as_fabric(fabric: FabricLike, base_dir: str | None = None) -> Fabric:
+    """A :class:`Fabric` for any fabric argument."""
+    if isinstance(fabric, Fabric):
+        return fabric
+    arg, path = _resolve(fabric, base_dir)
+    if "\n" in arg:
+        return Fabric(arg, path=path)
+    return Fabric.preset(arg)
+
+
+# --------------------------------------------------------------------------
+# Flows
+
+
+@dataclass
+class Flow:
+    """One message (or, with ``repeat``, a background stream of them) from
+    ``src`` to ``dst``."""
+
+    src: str
+    dst: str
+    bytes: int
+    #: "write", "read" (dst's data pulled to src) or "send".
+    op: str = "write"
+    #: When the first message is posted, us.
+    start_us: float = 0.0
+    #: Traffic priority 0-7 (default: the fabric's data priority).
+    priority: int | None = None
+    #: Re-post the message as soon as it completes, for ever (background).
+    repeat: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """The core's JSON form."""
+        d: dict[str, Any] = {
+            "src": _str("src", self.src),
+            "dst": _str("dst", self.dst),
+            "bytes": _int("bytes", self.bytes),
+            "op": _str("op", self.op),
+            "start_us": _float("start_us", self.start_us),
+            "repeat": _bool("repeat", self.repeat),
+        }
+        if self.priority is not None:
+            d["priority"] = _int("priority", self.priority)
+        return d
+
+
+def _flow_list(name: str, items: Iterable[Flow | Mapping[str, Any]] | None) -> list[Any]:
+    if items is None:
+        return []
+    if isinstance(items, (str, bytes, Mapping, Flow)):
+        raise TypeError(f"{name} must be a list of flows (Flow objects or dicts)")
+    out: list[Any] = []
+    for f in items:
+        if isinstance(f, Flow):
+            out.append(f.to_dict())
+        elif isinstance(f, Mapping):
+            out.append(dict(f))
+        else:
+            raise TypeError(f"each of {name} must be a Flow or a dict, not {type(f).__name__}")
+    return out
+
+
+@dataclass
+class FlowsResult:
+    """What :func:`flows` returns."""
+
+    #: One row per flow: src, dst, bytes, start_ps, delivered_ps,
+    #: completed_ps, messages, fct_us (completion minus start, us; NaN if it
+    #: did not complete).
+    flows: pd.DataFrame
+    #: Port counters (see :data:`PORT_COLUMNS`).
+    ports: pd.DataFrame
+    #: QP counters (see :data:`QP_COLUMNS`).
+    qps: pd.DataFrame
+    #: Telemetry samples (empty unless ``sample_us`` was given).
+    samples: pd.DataFrame
+    #: "Finished", "Drained", "TimeLimit" or "Stalled".
+    outcome: str
+    #: Simulated time at the end, us.
+    sim_time_us: float
+    #: Events processed.
+    events: int = 0
+    #: The ports that carried traffic, as a text table.
+    ports_table: str = ""
+    #: The scenario item's name (scenarios only).
+    name: str | None = field(default=None)
+
+    def summary(self) -> str:
+        """A text table of the flows and how the run ended."""
+        lines = [
+            f"{'src':<8} {'dst':<8} {'bytes':>12} {'start_us':>10} {'fct_us':>12} {'messages':>8}"
+        ]
+        for r in self.flows.itertuples(index=False):
+            fct = "-" if pd.isna(r.fct_us) else f"{r.fct_us:.3f}"
+            lines.append(
+                f"{r.src:<8} {r.dst:<8} {r.bytes:>12} {r.start_ps / 1e6:>10.3f} {fct:>12} {r.messages:>8}"
+            )
+        lines.append(
+            f"outcome: {self.outcome}, simulated {self.sim_time_us:.3f} us, {self.events} events"
+        )
+        return "\n".join(lines) + "\n"
+
+
+def flows(
+    flows: Iterable[Flow | Mapping[str, Any]],
+    fabric: FabricLike = "heps",
+    seed: int = 1,
+    sample_us: float | None = None,
+    limit_us: float | None = None,
+) -> FlowsResult:
+    """Run a set of flows (each a :class:`Flow` or a dict with the same keys)
+    on ``fabric`` until they complete (or ``limit_us`` of simulated time).
+
+    ``sample_us`` turns on per-QP telemetry every that many microseconds.
+    """
+    fl = _flow_list("flows", flows)
+    out = json.loads(
+        _core.flows(
+            _fabric_arg(fabric),
+            _dumps(fl),
+            _int("seed", seed),
+            None if sample_us is None else _float("sample_us", sample_us),
+            None if limit_us is None else _float("limit_us", limit_us),
+        )
+    )
+    fdf = _frame(out["flows"], FLOW_COLUMNS[:-1])
+    fdf["fct_us"] = (fdf["completed_ps"].astype("float64") - fdf["start_ps"].astype("float64")) / 1e6
+    return FlowsResult(
+        flows=fdf,
+        ports=_frame(out["ports"], PORT_COLUMNS),
+        qps=_frame(out["qps"], QP_COLUMNS),
+        samples=_frame(out["samples"], SAMPLE_COLUMNS),
+        outcome=out["outcome"],
+        sim_time_us=out["sim_time_ps"] / 1e6,
+        events=out["events"],
+        ports_table=out["ports_table"],
+    )
+
+
+# --------------------------------------------------------------------------
+# perftest
+
+
+def perftest_options(
+    test: str,
+    client: str = "h0",
+    server: str = "h1",
+    *,
+    size: int | None = None,
+    all_sizes: bool = False,
+    iters: int | None = None,
+    tx_depth: int | None = None,
+    bidirectional: bool = False,
+    duration_s: float | None = None,
+    mtu: int | None = None,
+    report_gbits: bool = False,
+    qps: int = 1,
+    cq_mod: int | None = None,
+    background: Iterable[Flow | Mapping[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The core's option object for a perftest run (type-checked)."""
+    opts: dict[str, Any] = {
+        "test": _str("test", test),
+        "client": _str("client", client),
+        "server": _str("server", server),
+        "all_sizes": _bool("all_sizes", all_sizes),
+        "bidirectional": _bool("bidirectional", bidirectional),
+        "report_gbits": _bool("report_gbits", report_gbits),
+        "qps": _int("qps", qps),
+    }
+    for name, value in (("size", size), ("iters", iters), ("tx_depth", tx_depth), ("mtu", mtu), ("cq_mod", cq_mod)):
+        if value is not None:
+            opts[name] = _int(name, value)
+    if duration_s is not None:
+        opts["duration_s"] = _float("duration_s", duration_s)
+    bg = _flow_list("background", background)
+    if bg:
+        opts["background"] = bg
+    return opts
+
+
+def _run_perftest(fabric: FabricLike, opts: Mapping[str, Any], seed: int) -> pd.DataFrame:
+    out = json.loads(_core.perftest(_fabric_arg(fabric), _dumps(dict(opts)), _int("seed", seed)))
+    rep = out["report"]
+    if out["test"].endswith("_bw"):
+        df = _frame(rep["bw"], BW_COLUMNS)
+    else:
+        df = _frame(rep["lat"], LAT_COLUMNS)
+    df.attrs.update(
+        {
+            "test": out["test"],
+            "text": out["text"],
+            "out_json": out["out_json"],
+            "ports": _frame(rep["ports"], PORT_COLUMNS),
+            "qps": _frame(rep["qps"], QP_COLUMNS),
+            "ports_table": out["ports_table"],
+            "qps_table": out["qps_table"],
+            "outcome": rep["outcome"],
+            "options": rep["options"],
+            "mtu": rep["mtu"],
+            "tx_depth": rep["tx_depth"],
+            "iters": rep["iters"],
+            "sim_time_us": rep["sim_time_ps"] / 1e6,
+            "events": rep["events"],
+        }
+    )
+    return df
+
+
+def perftest(
+    test: str,
+    client: str = "h0",
+    server: str = "h1",
+    fabric: FabricLike = "heps",
+    seed: int = 1,
+    *,
+    size: int | None = None,
+    all_sizes: bool = False,
+    iters: int | None = None,
+    tx_depth: int | None = None,
+    bidirectional: bool = False,
+    duration_s: float | None = None,
+    mtu: int | None = None,
+    report_gbits: bool = False,
+    qps: int = 1,
+    cq_mod: int | None = None,
+    background: Iterable[Flow | Mapping[str, Any]] | None = None,
+) -> pd.DataFrame:
+    """Run perftest program ``test`` (``"ib_write_bw"``, ...) from ``client``
+    to ``server`` on ``fabric``; the keyword options are perftest's (``size``
+    is ``-s``, ``all_sizes`` ``-a``, ``iters`` ``-n``, ``tx_depth`` ``-t``,
+    ``bidirectional`` ``-b``, ``duration_s`` ``-D``, ``qps`` ``-q``,
+    ``cq_mod`` ``-Q``, ``mtu`` ``--mtu``, ``report_gbits``
+    ``--report_gbits``); ``background`` is other traffic during the test
+    (:class:`Flow` objects or dicts, usually with ``repeat=True``).
+
+    Returns one row per message size: the bandwidth columns
+    (:data:`BW_COLUMNS`) or the latency columns (:data:`LAT_COLUMNS`).
+    ``df.attrs`` holds ``"text"`` (perftest's output), ``"out_json"``
+    (its ``--out_json`` document), ``"ports"`` and ``"qps"`` (counter
+    DataFrames of the last size's run), ``"outcome"`` and a few more.
+    """
+    opts = perftest_options(
+        test,
+        client,
+        server,
+        size=size,
+        all_sizes=all_sizes,
+        iters=iters,
+        tx_depth=tx_depth,
+        bidirectional=bidirectional,
+        duration_s=duration_s,
+        mtu=mtu,
+        report_gbits=report_gbits,
+        qps=qps,
+        cq_mod=cq_mod,
+        background=background,
+    )
+    return _run_perftest(fabric, opts, seed)
+
+
+# --------------------------------------------------------------------------
+# Benchmarks
+
+
+def bench(name: str, cc: str = "", progress: bool = False) -> dict[str, Any]:
+    """Run benchmark ``name`` (``"a2a-32"`` or ``"a2a-128"``) with congestion
+    control ``cc`` (``"none"``, ``"dcqcn"`` or ``""`` for the benchmark's
+    default) and return its figures (wall_s, events_per_s, ...). With
+    ``progress``, progress lines go to stderr."""
+    return json.loads(_core.bench(_str("name", name), _str("cc", cc), _bool("progress", progress)))
+

@@ -1,0 +1,370 @@
+"""The ``fabriclab`` command line.
+
+::
+
+    fabriclab fabric list
+    fabriclab fabric show NAME_OR_PATH [--toml] [--links]
+    fabriclab perftest TEST [--fabric F] [--client H] [--server H] [-s N] [-a]
+                       [-n N] [-t N] [-b] [-D SECS] [-q N] [-Q N] [--mtu N]
+                       [--report_gbits] [--out_json] [--out_json_file PATH]
+                       [--seed N] [--background SRC:DST:BYTES[:repeat]]...
+                       [--counters]
+    fabriclab flows [--fabric F] --flow SRC:DST:BYTES[:START_US] ... [--seed N]
+                    [--limit-us US] [--counters]
+    fabriclab run SCENARIO.toml [--counters]
+    fabriclab bench a2a-32|a2a-128 [--cc none|dcqcn] [--json]
+
+Sizes (BYTES, -s) are integers, optionally with a K, M or G suffix (powers
+of 1024). Errors print ``fabriclab: error: MESSAGE`` and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any, NoReturn, Sequence
+
+from . import api
+from .errors import FabriclabError
+from .scenario import load_scenario, run_item
+
+PROG = "fabriclab"
+_SUFFIX = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+_OPS = ("write", "read", "send")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with usage errors worded like every other error
+    (``fabriclab: error: ...``, exit status 2) in subcommands too."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{PROG}: error: {message}\n")
+
+
+def _size(text: str) -> int:
+    t = text.strip()
+    mult = 1
+    if t and t[-1].lower() in _SUFFIX:
+        mult = _SUFFIX[t[-1].lower()]
+        t = t[:-1]
+        if t.lower().endswith("i"):
+            raise argparse.ArgumentTypeError(f"invalid size {text!r} (write 64K, not 64Ki)")
+    try:
+        n = int(t, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid size {text!r}") from None
+    return n * mult
+
+
+def _flow_spec(text: str, what: str, allow_start: bool) -> dict[str, Any]:
+    """SRC:DST:BYTES followed by optional fields: "repeat", an op (write,
+    read, send) or (flows only) a start time in us."""
+    parts = text.split(":")
+    if len(parts) < 3 or not parts[0] or not parts[1]:
+        form = "SRC:DST:BYTES[:START_US]" if allow_start else "SRC:DST:BYTES[:repeat]"
+        raise argparse.ArgumentTypeError(f"invalid {what} {text!r}: expected {form}")
+    flow: dict[str, Any] = {"src": parts[0], "dst": parts[1], "bytes": _size(parts[2])}
+    for extra in parts[3:]:
+        e = extra.strip().lower()
+        if e == "repeat":
+            flow["repeat"] = True
+        elif e in _OPS:
+            flow["op"] = e
+        elif allow_start:
+            try:
+                flow["start_us"] = float(e)
+            except ValueError:
+                raise argparse.ArgumentTypeError(
+                    f"invalid {what} {text!r}: {extra!r} is not repeat, an op "
+                    f"({', '.join(_OPS)}) or a start time in us"
+                ) from None
+        else:
+            raise argparse.ArgumentTypeError(
+                f"invalid {what} {text!r}: {extra!r} is not repeat or an op ({', '.join(_OPS)})"
+            )
+    return flow
+
+
+def _background(text: str) -> dict[str, Any]:
+    return _flow_spec(text, "background flow", allow_start=False)
+
+
+def _flow(text: str) -> dict[str, Any]:
+    return _flow_spec(text, "flow", allow_start=True)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog=PROG,
+        description="Packet-level simulator of RDMA fabrics: perftest, flows and benchmarks.",
+    )
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    # fabric
+    pf = sub.add_parser("fabric", help="list the presets or show a fabric")
+    fsub = pf.add_subparsers(dest="fabric_command", metavar="SUBCOMMAND")
+    fsub.required = True
+    fsub.add_parser("list", help="the built-in presets")
+    ps = fsub.add_parser("show", help="hosts, switches and links of a preset or fabric file")
+    ps.add_argument("fabric", metavar="NAME_OR_PATH")
+    ps.add_argument(
+        "--toml",
+        action="store_true",
+        help="print the TOML (a preset's with its calibration comments; a file's with every default filled in)",
+    )
+    ps.add_argument("--links", action="store_true", help="list every link")
+
+    # perftest
+    pp = sub.add_parser("perftest", help="run a perftest program between two hosts")
+    pp.add_argument("test", metavar="TEST", help=", ".join(api.TESTS))
+    _fabric_opts(pp)
+    pp.add_argument("--client", default="h0", help="client host (default h0)")
+    pp.add_argument("--server", default="h1", help="server host (default h1)")
+    pp.add_argument("-s", "--size", type=_size, help="message size in bytes")
+    pp.add_argument("-a", "--all", dest="all_sizes", action="store_true", help="every size from 2 B to 8 MiB")
+    pp.add_argument("-n", "--iters", type=int, help="iterations")
+    pp.add_argument("-t", "--tx-depth", dest="tx_depth", type=int, help="TX depth")
+    pp.add_argument("-b", "--bidirectional", action="store_true", help="both directions (bw tests)")
+    pp.add_argument("-D", "--duration", dest="duration_s", type=float, metavar="SECS", help="run for SECS of simulated time")
+    pp.add_argument("-q", "--qp", dest="qps", type=int, default=1, help="number of QPs")
+    pp.add_argument("-Q", "--cq-mod", dest="cq_mod", type=int, help="CQ moderation")
+    pp.add_argument("--mtu", type=int, help="RoCE MTU (256 ... 4096)")
+    pp.add_argument("--report_gbits", "--report-gbits", dest="report_gbits", action="store_true", help="bandwidth in Gb/s")
+    pp.add_argument("--out_json", "--out-json", dest="out_json", action="store_true", help="write perftest_out.json")
+    pp.add_argument("--out_json_file", "--out-json-file", dest="out_json_file", metavar="PATH", help="write the JSON document here")
+    pp.add_argument(
+        "--background",
+        type=_background,
+        action="append",
+        default=[],
+        metavar="SRC:DST:BYTES[:repeat]",
+        help="other traffic during the test (repeatable; 'repeat' re-posts it for ever)",
+    )
+    pp.add_argument("--counters", action="store_true", help="also print the port and QP counters")
+
+    # flows
+    pl = sub.add_parser("flows", help="run flows until they complete")
+    _fabric_opts(pl)
+    pl.add_argument(
+        "--flow",
+        type=_flow,
+        action="append",
+        required=True,
+        metavar="SRC:DST:BYTES[:START_US]",
+        help="a flow (repeatable); optional fields: a start time in us, an op, 'repeat'",
+    )
+    pl.add_argument("--limit-us", "--limit_us", dest="limit_us", type=float, help="stop after this much simulated time")
+    pl.add_argument("--counters", action="store_true", help="also print the port and QP counters")
+
+    # run
+    pr = sub.add_parser("run", help="run a scenario file")
+    pr.add_argument("scenario", metavar="SCENARIO.toml")
+    pr.add_argument("--counters", action="store_true", help="also print counters for each item")
+
+    # bench
+    pb = sub.add_parser("bench", help="run a simulator benchmark (wall-clock speed)")
+    pb.add_argument("name", choices=["a2a-32", "a2a-128"])
+    pb.add_argument("--cc", choices=["none", "dcqcn"], default="", help="congestion control (default: the benchmark's)")
+    pb.add_argument("--json", action="store_true", help="print the figures as JSON")
+    return p
+
+
+def _fabric_opts(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--fabric", default="heps", help="preset name or fabric TOML file (default heps)")
+    p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+
+
+# --------------------------------------------------------------------------
+
+
+def _out(text: str) -> None:
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def _qps_text(df: Any) -> str:
+    """The QPs that sent or received data, in the core's table layout."""
+    lines = [
+        f"{'qp':>5} {'host':<8} {'peer':<8} {'tx_payload':>14} {'rx_payload':>14} "
+        f"{'retx':>8} {'cnps_rx':>8} {'cnps_tx':>8} {'rate_Gbps':>10}"
+    ]
+    for q in df.itertuples(index=False):
+        if q.tx_packets + q.rx_payload_bytes == 0:
+            continue
+        lines.append(
+            f"{q.qp:>5} {q.host:<8} {q.peer:<8} {q.tx_payload_bytes:>14} {q.rx_payload_bytes:>14} "
+            f"{q.retx_packets:>8} {q.cnps_rx:>8} {q.cnps_tx:>8} {q.rate_gbps:>10.2f}"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _cmd_fabric(a: argparse.Namespace) -> None:
+    if a.fabric_command == "list":
+        for name in api.presets():
+            f = api.Fabric.preset(name)
+            _out(f"{name:<15} {f.description}")
+        return
+    fab = api._as_fabric(a.fabric)
+    if a.toml:
+        _out(fab.toml if fab.is_preset else fab.normalized_toml)
+        return
+    lines = [f"name:        {fab.name or '(unnamed)'}"]
+    if fab.path:
+        lines.append(f"file:        {fab.path}")
+    if fab.description:
+        lines.append(f"description: {fab.description}")
+    lines.append(f"hosts:       {len(fab.hosts)}: {_names(fab.hosts)}")
+    lines.append(f"switches:    {len(fab.switches)}: {_names(fab.switches)}")
+    lines.append(f"links:       {len(fab.links)}")
+    if len(fab.links):
+        groups = fab.links.groupby(["gbps", "delay_ns"], sort=True).size()
+        for (gbps, delay), n in groups.items():
+            lines.append(f"  {n:>4} x {gbps:g} Gb/s, {delay:g} ns")
+    _out("\n".join(lines))
+    if a.links:
+        _out(fab.links.to_string(index=False))
+
+
+def _names(names: Sequence[str], limit: int = 12) -> str:
+    if len(names) <= limit:
+        return " ".join(names)
+    return " ".join(names[: limit - 2]) + " ... " + " ".join(names[-2:])
+
+
+def _cmd_perftest(a: argparse.Namespace) -> None:
+    df = api.perftest(
+        a.test,
+        a.client,
+        a.server,
+        fabric=a.fabric,
+        seed=a.seed,
+        size=a.size,
+        all_sizes=a.all_sizes,
+        iters=a.iters,
+        tx_depth=a.tx_depth,
+        bidirectional=a.bidirectional,
+        duration_s=a.duration_s,
+        mtu=a.mtu,
+        report_gbits=a.report_gbits,
+        qps=a.qps,
+        cq_mod=a.cq_mod,
+        background=a.background,
+    )
+    _print_perftest(df, a.counters)
+    if a.out_json or a.out_json_file:
+        path = a.out_json_file or "perftest_out.json"
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(df.attrs["out_json"].rstrip("\n") + "\n")
+        print(f"JSON results written to {path}", file=sys.stderr)
+
+
+def _print_perftest(df: Any, counters: bool) -> None:
+    _out(df.attrs["text"])
+    if counters:
+        _out("\nPort counters:\n" + df.attrs["ports_table"])
+        _out("QP counters:\n" + df.attrs["qps_table"])
+
+
+def _print_flows(res: api.FlowsResult, counters: bool) -> None:
+    _out(res.summary())
+    if counters:
+        _out("\nPort counters:\n" + res.ports_table)
+        _out("QP counters:\n" + _qps_text(res.qps))
+
+
+def _cmd_flows(a: argparse.Namespace) -> None:
+    res = api.flows(a.flow, fabric=a.fabric, seed=a.seed, limit_us=a.limit_us)
+    _print_flows(res, a.counters)
+
+
+def _cmd_run(a: argparse.Namespace) -> None:
+    sc = load_scenario(a.scenario)
+    _out(f"scenario {a.scenario}: fabric {sc.fabric.name or '(unnamed)'}, {len(sc.items)} item(s)")
+    for i, item in enumerate(sc.items, 1):
+        what = item.options.get("test", "") if item.kind == "perftest" else f"{len(item.options['flows'])} flow(s)"
+        label = f" {item.name!r}" if item.name else ""
+        _out(f"\n=== [{i}] {item.kind}{label}: {what} (seed {item.seed}) ===")
+        sys.stdout.flush()
+        res = run_item(sc, item)
+        if item.kind == "perftest":
+            _print_perftest(res, a.counters)
+        else:
+            _print_flows(res, a.counters)
+
+
+_BENCH_ROWS = [
+    ("name", "benchmark", "{}"),
+    ("cc", "congestion control", "{}"),
+    ("hosts", "hosts", "{}"),
+    ("qps", "QPs", "{}"),
+    ("bytes_per_flow", "bytes per flow", "{}"),
+    ("outcome", "outcome", "{}"),
+    ("wall_s", "wall time, s", "{:.3f}"),
+    ("events", "events", "{:,}"),
+    ("events_per_s", "events / s", "{:,.0f}"),
+    ("packets_forwarded", "packets forwarded", "{:,}"),
+    ("packets_per_s", "packets / s", "{:,.0f}"),
+    ("sim_time_us", "simulated time, us", "{:.3f}"),
+    ("last_completion_us", "last completion, us", "{:.3f}"),
+    ("peak_rss_mb", "peak RSS, MB", "{:.1f}"),
+]
+
+
+def _cmd_bench(a: argparse.Namespace) -> None:
+    print(f"running {a.name} ...", file=sys.stderr, flush=True)
+    r = api.bench(a.name, a.cc, progress=True)
+    if a.json:
+        _out(json.dumps(r, indent=2))
+        return
+    for key, label, fmt in _BENCH_ROWS:
+        if key in r:
+            _out(f"{label:<22} {fmt.format(r[key])}")
+
+
+_COMMANDS = {
+    "fabric": _cmd_fabric,
+    "perftest": _cmd_perftest,
+    "flows": _cmd_flows,
+    "run": _cmd_run,
+    "bench": _cmd_bench,
+}
+
+
+def _fail(message: str) -> int:
+    sys.stdout.flush()
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    return 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (0, or 2 on error)."""
+    parser = _parser()
+    args = parser.parse_args(argv)  # exits 2 with "fabriclab: error: ..." on bad usage
+    try:
+        _COMMANDS[args.command](args)
+    except FabriclabError as e:
+        return _fail(str(e))
+    except FileNotFoundError as e:
+        return _fail(f"{e.filename}: no such file" if e.filename else str(e))
+    except IsADirectoryError as e:
+        return _fail(f"{e.filename}: is a directory")
+    except PermissionError as e:
+        return _fail(f"{e.filename}: permission denied")
+    except UnicodeDecodeError as e:
+        return _fail(f"not a UTF-8 text file ({e.reason})")
+    except BrokenPipeError:
+        # stdout closed early (| head): not an error of ours
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

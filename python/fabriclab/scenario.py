@@ -1,0 +1,268 @@
+"""Scenario files: a fabric and a list of experiments, in TOML.
+
+``fabriclab run FILE`` and :func:`run_scenario` run every item in the order
+the file gives them. The format::
+
+    # The fabric: a preset name, or the path of a fabric TOML file relative
+    # to this file ...
+    fabric = "heps"
+    # ... or, instead, an inline table with the schema of a fabric file:
+    # [fabric]
+    # name = "two-hosts"
+    # [fabric.topology]
+    # kind = "leaf_spine"
+    # spines = 0
+    # leaves = 1
+    # hosts_per_leaf = 2
+    # host_link_gbps = 100
+    # uplink_gbps = 100
+
+    seed = 1                  # optional, default 1; any item may set its own
+
+    [[perftest]]              # one perftest run; keys are perftest's options
+    name = "bandwidth"        # optional label
+    test = "ib_write_bw"      # ib_write_bw, ib_write_lat, ib_read_bw, ...
+    client = "h0"             # default h0
+    server = "h4"             # default h1
+    size = 65536              # -s
+    report_gbits = true       # --report_gbits
+    # all_sizes (-a), iters (-n), tx_depth (-t), bidirectional (-b),
+    # duration_s (-D), mtu (--mtu), qps (-q), cq_mod (-Q), and
+    # background = [{src = "h1", dst = "h4", bytes = 1048576, repeat = true}]
+
+    [[flows]]                 # a set of flows run together until they finish
+    name = "incast"
+    flows = [
+        {src = "h0", dst = "h4", bytes = 1048576},
+        {src = "h1", dst = "h4", bytes = 1048576, start_us = 2.0},
+    ]                         # each: src, dst, bytes, op, start_us, priority, repeat
+    sample_us = 1.0           # optional per-QP telemetry period
+    limit_us = 1000.0         # optional bound on simulated time
+
+Unknown keys are errors (:class:`fabriclab.errors.ParseError` for the
+scenario's own keys; the core rejects unknown perftest options and flow
+keys).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import sys
+from dataclasses import dataclass
+from typing import Any, Union
+
+import pandas as pd
+
+from . import api
+from .errors import ParseError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+__all__ = ["run_scenario", "load_scenario", "Scenario", "ScenarioItem", "toml_dumps"]
+
+_TOP_KEYS = {"fabric", "seed", "perftest", "flows"}
+_FLOWS_KEYS = {"name", "seed", "flows", "sample_us", "limit_us"}
+
+
+@dataclass
+class ScenarioItem:
+    """One ``[[perftest]]`` or ``[[flows]]`` table."""
+
+    kind: str  # "perftest" or "flows"
+    name: str | None
+    seed: int
+    options: dict[str, Any]
+
+
+@dataclass
+class Scenario:
+    """A parsed scenario file."""
+
+    fabric: api.Fabric
+    seed: int
+    items: list[ScenarioItem]
+    path: str | None = None
+
+
+# --------------------------------------------------------------------------
+# A small TOML writer, for inline [fabric] tables (the core takes TOML text).
+
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def _key(k: str) -> str:
+    return k if _BARE_KEY.match(k) else _string(k)
+
+
+def _string(s: str) -> str:
+    out = ['"']
+    for ch in s:
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def _value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "nan"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        return repr(v)
+    if isinstance(v, str):
+        return _string(v)
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{_key(k)} = {_value(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_value(x) for x in v) + "]"
+    raise TypeError(f"cannot write a {type(v).__name__} as TOML")
+
+
+def toml_dumps(doc: dict[str, Any]) -> str:
+    """``doc`` (as tomllib reads it: dicts, lists, str, int, float, bool) as
+    TOML text: scalars and arrays first, then one ``[table]`` per sub-dict;
+    arrays of tables are written as arrays of inline tables."""
+    lines: list[str] = []
+
+    def table(d: dict[str, Any], prefix: list[str]) -> None:
+        subs = [(k, v) for k, v in d.items() if isinstance(v, dict)]
+        for k, v in d.items():
+            if not isinstance(v, dict):
+                lines.append(f"{_key(k)} = {_value(v)}")
+        for k, v in subs:
+            path = prefix + [k]
+            lines.append("")
+            lines.append("[" + ".".join(_key(p) for p in path) + "]")
+            table(v, path)
+
+    table(doc, [])
+    return "\n".join(lines).lstrip("\n") + "\n"
+
+
+# --------------------------------------------------------------------------
+
+
+def _item_order(text: str) -> list[str]:
+    """The kinds of the [[perftest]] / [[flows]] headers in file order
+    (tomllib keeps each array's order, not how the two interleave)."""
+    return re.findall(r"(?m)^[ \t]*\[\[[ \t]*(perftest|flows)[ \t]*\]\]", text)
+
+
+def _seed(where: str, v: Any) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        raise ParseError(f"{where}: seed must be a non-negative integer, got {v!r}")
+    return v
+
+
+def load_scenario(path: str | os.PathLike[str]) -> Scenario:
+    """Read and check a scenario file (``FileNotFoundError`` if absent)."""
+    path = os.fspath(path)
+    with open(path, "rb") as f:
+        raw = f.read()
+    try:
+        text = raw.decode("utf-8")
+        doc = tomllib.loads(text)
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        raise ParseError(f"scenario {path}: {e}") from None
+    unknown = sorted(set(doc) - _TOP_KEYS)
+    if unknown:
+        raise ParseError(
+            f"scenario {path}: unknown key {unknown[0]!r}; the keys are fabric, seed, "
+            "[[perftest]] and [[flows]]"
+        )
+    base = os.path.dirname(os.path.abspath(path))
+    fab = doc.get("fabric", "heps")
+    if isinstance(fab, dict):
+        fabric = api.Fabric.from_toml(toml_dumps(fab))
+    elif isinstance(fab, str):
+        fabric = api._as_fabric(fab, base_dir=base)
+    else:
+        raise ParseError(
+            f"scenario {path}: fabric must be a preset name, a file path or a [fabric] table"
+        )
+    seed = _seed(f"scenario {path}", doc.get("seed", 1))
+
+    tables: dict[str, list[Any]] = {}
+    for kind in ("perftest", "flows"):
+        v = doc.get(kind, [])
+        if not isinstance(v, list) or not all(isinstance(t, dict) for t in v):
+            raise ParseError(f"scenario {path}: {kind} must be written as [[{kind}]] tables")
+        tables[kind] = list(v)
+    order = _item_order(text)
+    if sorted(order) != sorted(["perftest"] * len(tables["perftest"]) + ["flows"] * len(tables["flows"])):
+        order = ["perftest"] * len(tables["perftest"]) + ["flows"] * len(tables["flows"])
+
+    items: list[ScenarioItem] = []
+    counters = {"perftest": 0, "flows": 0}
+    for kind in order:
+        t = dict(tables[kind][counters[kind]])
+        counters[kind] += 1
+        where = f"scenario {path}: [[{kind}]] number {counters[kind]}"
+        name = t.pop("name", None)
+        if name is not None and not isinstance(name, str):
+            raise ParseError(f"{where}: name must be a string")
+        item_seed = _seed(where, t.pop("seed", seed))
+        if kind == "flows":
+            unknown = sorted(set(t) - _FLOWS_KEYS)
+            if unknown:
+                raise ParseError(
+                    f"{where}: unknown key {unknown[0]!r}; the keys are flows, sample_us, "
+                    "limit_us, name, seed"
+                )
+            if "flows" not in t:
+                raise ParseError(f"{where}: missing the flows list")
+        elif "test" not in t:
+            raise ParseError(f"{where}: missing test (ib_write_bw, ib_write_lat, ...)")
+        items.append(ScenarioItem(kind, name, item_seed, t))
+    return Scenario(fabric=fabric, seed=seed, items=items, path=path)
+
+
+Result = Union[pd.DataFrame, "api.FlowsResult"]
+
+
+def run_item(scenario: Scenario, item: ScenarioItem) -> Result:
+    """Run one item: a perftest DataFrame (see :func:`fabriclab.perftest`)
+    or a :class:`fabriclab.FlowsResult`; the item's name is in
+    ``df.attrs["name"]`` / ``result.name``."""
+    if item.kind == "perftest":
+        df = api._run_perftest(scenario.fabric, item.options, item.seed)
+        df.attrs["name"] = item.name
+        return df
+    o = item.options
+    res = api.flows(
+        o["flows"],
+        fabric=scenario.fabric,
+        seed=item.seed,
+        sample_us=o.get("sample_us"),
+        limit_us=o.get("limit_us"),
+    )
+    res.name = item.name
+    return res
+
+
+def run_scenario(path: str | os.PathLike[str]) -> list[Result]:
+    """Run every item of scenario file ``path``, in file order: a perftest
+    DataFrame for each ``[[perftest]]``, a :class:`fabriclab.FlowsResult`
+    for each ``[[flows]]``."""
+    sc = load_scenario(path)
+    return [run_item(sc, it) for it in sc.items]

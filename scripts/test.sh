@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# All tests: the Rust core (no Python needed), lints, then the Python layer.
+# Expects the package installed (pip install '.[test]').
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo test -p fabriclab-core
+if cargo clippy --version >/dev/null 2>&1; then
+  cargo clippy -p fabriclab-core --all-targets -- -D warnings
+else
+  echo "clippy not installed: lint skipped"
+fi
+if cargo fmt --version >/dev/null 2>&1; then
+  cargo fmt --all -- --check
+else
+  echo "rustfmt not installed: format check skipped"
+fi
+python3 -m pytest -q
