@@ -248,6 +248,8 @@ class Fabric:
         """``source`` is a preset name or fabric TOML text (prefer the class
         methods)."""
         self._arg = _str("source", source)
+        if not _preset and "\n" not in source and source in presets():
+            _preset = True
         info = json.loads(_core.fabric_info(source))
         #: The fabric's name.
         self.name: str = info["name"]

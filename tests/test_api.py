@@ -1,0 +1,310 @@
+"""The Python API: fabrics, perftest, flows, bench, errors, determinism."""
+
+from __future__ import annotations
+
+import doctest
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from conftest import MALFORMED_TOML, NEGATIVE_RATE_TOML, TWO_HOSTS_TOML, ZERO_HOSTS_TOML
+
+import fabriclab
+from fabriclab import errors
+from fabriclab.api import FLOW_COLUMNS, PORT_COLUMNS, QP_COLUMNS, SAMPLE_COLUMNS
+
+
+def test_presets():
+    names = fabriclab.presets()
+    assert names[0] == "heps"
+    assert {"heps", "leaf-spine", "bench-a2a-32", "bench-a2a-128"} <= set(names)
+
+
+def test_preset_fabric():
+    f = fabriclab.Fabric.preset("heps")
+    assert f.name == "heps"
+    assert f.is_preset
+    assert len(f.hosts) == 32 and f.hosts[0] == "h0" and f.hosts[-1] == "h31"
+    assert f.switches == [f"leaf{i}" for i in range(8)] + ["spine0", "spine1"]
+    assert isinstance(f.links, pd.DataFrame)
+    assert list(f.links.columns) == ["a", "b", "gbps", "delay_ns"]
+    # 32 host links + 8 leaves x 2 spines x 2 parallel links
+    assert len(f.links) == 64
+    assert (f.links.gbps == 100).all()
+    assert "# HEPS data-center RoCE fabric" in f.toml  # comments kept
+    assert "latency_ns = 790" in f.normalized_toml
+    assert "heps" in repr(f)
+    assert fabriclab.Fabric("heps").toml == f.toml
+
+
+def test_fabric_from_toml_and_load(toml_file):
+    f = fabriclab.Fabric.from_toml(TWO_HOSTS_TOML)
+    assert f.hosts == ["a", "b"] and f.switches == ["sw"]
+    assert f.links.delay_ns.tolist() == [10.0, 50.0]
+    assert f.description == "two hosts on one switch"
+    assert f.toml == TWO_HOSTS_TOML
+    path = toml_file(TWO_HOSTS_TOML)
+    g = fabriclab.Fabric.load(path)
+    assert g.hosts == f.hosts and g.path == str(path)
+    # A preset's TOML round-trips.
+    h = fabriclab.Fabric.from_toml(fabriclab.Fabric.preset("heps").toml)
+    assert h.hosts == fabriclab.Fabric.preset("heps").hosts
+
+
+def test_fabric_arguments_are_equivalent(toml_file):
+    path = toml_file(TWO_HOSTS_TOML)
+    runs = [
+        fabriclab.perftest("ib_write_lat", "a", "b", fabric=fab, iters=50)
+        for fab in (str(path), path, fabriclab.Fabric.load(path), fabriclab.Fabric.from_toml(TWO_HOSTS_TOML))
+    ]
+    for df in runs[1:]:
+        pd.testing.assert_frame_equal(df, runs[0])
+    heps = [
+        fabriclab.perftest("ib_write_lat", "h0", "h4", fabric=fab, iters=50)
+        for fab in ("heps", fabriclab.Fabric.preset("heps"))
+    ]
+    pd.testing.assert_frame_equal(heps[0], heps[1])
+
+
+def test_missing_fabric_file():
+    with pytest.raises(FileNotFoundError):
+        fabriclab.perftest("ib_write_bw", fabric="no/such/fabric.toml")
+    with pytest.raises(FileNotFoundError):
+        fabriclab.Fabric.load("no_such_fabric.toml")
+
+
+def test_write_bw_heps():
+    """The HEPS seed experiment: 92.6 Gb/s (1024 / (1024 + 82) x 100)."""
+    df = fabriclab.perftest("ib_write_bw", "h0", "h4", fabric="heps", report_gbits=True)
+    assert list(df.columns) == fabriclab.BW_COLUMNS
+    assert len(df) == 1
+    row = df.iloc[0]
+    assert row.bytes == 65536 and row.iters == 5000
+    assert row.bw_avg_gbps == pytest.approx(92.6, abs=0.15)
+    assert row.bw_avg == pytest.approx(row.bw_avg_gbps)  # --report_gbits
+    assert row.bw_peak >= row.bw_avg - 1e-9
+    assert row.msg_rate_mpps == pytest.approx(row.bw_avg_gbps * 1e3 / (65536 * 8), rel=1e-6)
+
+
+def test_write_bw_attrs():
+    df = fabriclab.perftest("ib_write_bw", "h0", "h4", iters=200)
+    a = df.attrs
+    assert a["test"] == "ib_write_bw"
+    assert a["outcome"] == "Finished"
+    assert "RDMA_Write BW Test" in a["text"] and "BW average[MiB/sec]" in a["text"]
+    doc = json.loads(a["out_json"])
+    assert doc["results"]["MsgSize"] == 65536
+    assert doc["results"]["BW_average"] == pytest.approx(df.bw_avg.iloc[0], abs=0.01)
+    assert isinstance(a["ports"], pd.DataFrame) and list(a["ports"].columns) == PORT_COLUMNS
+    assert isinstance(a["qps"], pd.DataFrame) and list(a["qps"].columns) == QP_COLUMNS
+    qp0 = a["qps"].iloc[0]
+    assert (qp0.host, qp0.peer) == ("h0", "h4")
+    assert qp0.acked_bytes == 200 * 65536
+    # MiB/s vs Gb/s
+    assert df.bw_avg.iloc[0] * 2**20 * 8 / 1e9 == pytest.approx(df.bw_avg_gbps.iloc[0])
+    assert a["mtu"] == 1024 and a["tx_depth"] == 128 and a["iters"] == 200
+
+
+def test_write_lat_heps():
+    df = fabriclab.perftest("ib_write_lat", "h0", "h4", fabric="heps", iters=200)
+    assert list(df.columns) == fabriclab.LAT_COLUMNS
+    row = df.iloc[0]
+    assert row.bytes == 2 and row.iters == 200
+    assert row.t_typical_us == pytest.approx(3.72, abs=0.01)
+    assert row.t_min_us <= row.t_typical_us <= row.t_max_us
+    assert "RDMA_Write Latency Test" in df.attrs["text"]
+
+
+@pytest.mark.parametrize("test", fabriclab.TESTS)
+def test_every_test_runs(test):
+    df = fabriclab.perftest(test, "h0", "h4", iters=20, size=4096)
+    cols = fabriclab.BW_COLUMNS if test.endswith("_bw") else fabriclab.LAT_COLUMNS
+    assert list(df.columns) == cols
+    assert df.bytes.tolist() == [4096]
+    assert df.attrs["outcome"] == "Finished"
+
+
+def test_options():
+    df = fabriclab.perftest("ib_write_bw", "h0", "h4", all_sizes=True, iters=20, mtu=4096, qps=2, tx_depth=16, cq_mod=4)
+    assert df.bytes.tolist() == [2**k for k in range(1, 24)]
+    assert df.attrs["mtu"] == 4096 and df.attrs["tx_depth"] == 16
+    assert "Number of qps   : 2" in df.attrs["text"]
+    assert "CQ Moderation   : 4" in df.attrs["text"]
+    bi = fabriclab.perftest("ib_write_bw", "h0", "h4", iters=50, bidirectional=True, report_gbits=True)
+    assert "Bidirectional" in bi.attrs["text"]
+    d = fabriclab.perftest("ib_write_bw", "h0", "h4", duration_s=0.002, report_gbits=True)
+    assert d.bw_avg_gbps.iloc[0] == pytest.approx(92.6, abs=1.0)
+
+
+def test_background_traffic_shares_the_link():
+    alone = fabriclab.perftest("ib_write_bw", "h0", "h4", iters=200, report_gbits=True)
+    shared = fabriclab.perftest(
+        "ib_write_bw",
+        "h0",
+        "h4",
+        iters=200,
+        report_gbits=True,
+        background=[fabriclab.Flow("h1", "h4", 1 << 20, repeat=True)],
+    )
+    as_dict = fabriclab.perftest(
+        "ib_write_bw",
+        "h0",
+        "h4",
+        iters=200,
+        report_gbits=True,
+        background=[{"src": "h1", "dst": "h4", "bytes": 1 << 20, "repeat": True}],
+    )
+    pd.testing.assert_frame_equal(shared, as_dict)
+    assert shared.bw_avg_gbps.iloc[0] < 0.75 * alone.bw_avg_gbps.iloc[0]
+
+
+def test_flows():
+    r = fabriclab.flows(
+        [fabriclab.Flow("h0", "h4", 1 << 20), {"src": "h1", "dst": "h4", "bytes": 1 << 20, "start_us": 1.0}],
+        fabric="heps",
+        sample_us=5.0,
+    )
+    assert isinstance(r, fabriclab.FlowsResult)
+    assert r.outcome == "Finished"
+    assert list(r.flows.columns) == FLOW_COLUMNS
+    assert r.flows.src.tolist() == ["h0", "h1"]
+    assert r.flows.start_ps.tolist() == [0, 1_000_000]
+    assert (r.flows.fct_us > 0).all()
+    assert r.flows.fct_us.iloc[0] == pytest.approx((r.flows.completed_ps.iloc[0]) / 1e6)
+    assert r.sim_time_us == pytest.approx(r.flows.completed_ps.max() / 1e6)
+    assert list(r.ports.columns) == PORT_COLUMNS
+    assert list(r.qps.columns)[: len(QP_COLUMNS)] == QP_COLUMNS
+    assert list(r.samples.columns)[: len(SAMPLE_COLUMNS)] == SAMPLE_COLUMNS
+    assert len(r.samples) > 0 and r.samples.time_ps.is_monotonic_increasing
+    assert "h0" in r.summary() and "Finished" in r.summary()
+    # Without sampling there are no samples, but the columns are there.
+    q = fabriclab.flows([{"src": "h0", "dst": "h1", "bytes": 4096}])
+    assert q.samples.empty and list(q.samples.columns) == SAMPLE_COLUMNS
+
+
+def test_flows_time_limit():
+    r = fabriclab.flows([fabriclab.Flow("h0", "h4", 1 << 16, repeat=True)], limit_us=50.0)
+    assert r.outcome == "TimeLimit"
+    assert r.sim_time_us == pytest.approx(50.0, abs=1.0)
+    assert r.flows.messages.iloc[0] >= 2
+
+
+def test_determinism():
+    a = fabriclab.perftest("ib_write_bw", "h0", "h4", iters=200, seed=7, background=[fabriclab.Flow("h1", "h4", 65536, repeat=True)])
+    b = fabriclab.perftest("ib_write_bw", "h0", "h4", iters=200, seed=7, background=[fabriclab.Flow("h1", "h4", 65536, repeat=True)])
+    pd.testing.assert_frame_equal(a, b)
+    assert a.attrs["text"] == b.attrs["text"]
+    pd.testing.assert_frame_equal(a.attrs["ports"], b.attrs["ports"])
+    pd.testing.assert_frame_equal(a.attrs["qps"], b.attrs["qps"])
+    flows = [fabriclab.Flow(f"h{i}", "h4", 1 << 18) for i in (0, 1, 2, 8)]
+    x = fabriclab.flows(flows, seed=3, sample_us=2.0)
+    y = fabriclab.flows(flows, seed=3, sample_us=2.0)
+    for part in ("flows", "ports", "qps", "samples"):
+        pd.testing.assert_frame_equal(getattr(x, part), getattr(y, part))
+
+
+def test_bench():
+    r = fabriclab.bench("a2a-32")
+    assert r["name"] == "a2a-32" and r["hosts"] == 32 and r["qps"] == 992
+    assert r["outcome"] == "Finished"
+    assert r["events"] > 0 and r["wall_s"] > 0
+
+
+def test_doc_example():
+    """The example in the package docstring runs and prints what it says."""
+    res = doctest.testmod(fabriclab, verbose=False)
+    assert res.attempted >= 4 and res.failed == 0
+
+
+# --------------------------------------------------------------------------
+# Errors
+
+
+@pytest.mark.parametrize(
+    "kwargs, cls",
+    [
+        (dict(test="ib_write_bw", client="h0", server="h99"), errors.UnknownHostError),
+        (dict(test="ib_write_bw", client="nobody", server="h1"), errors.UnknownHostError),
+        # The core classes an impossible RoCE MTU as a fabric setting.
+        (dict(test="ib_write_bw", mtu=1000), errors.FabricError),
+        (dict(test="ib_write_bw", fabric="nope"), errors.InvalidArgumentError),
+        (dict(test="ib_foo"), errors.InvalidArgumentError),
+        (dict(test="ib_write_bw", iters=2), errors.InvalidArgumentError),
+        (dict(test="ib_write_lat", bidirectional=True), errors.InvalidArgumentError),
+        (dict(test="ib_write_bw", background=[{"src": "h0", "dst": "h4", "bytes": 1, "colour": "red"}]), errors.InvalidArgumentError),
+    ],
+)
+def test_perftest_errors(kwargs, cls):
+    with pytest.raises(cls) as ei:
+        fabriclab.perftest(**kwargs)
+    assert isinstance(ei.value, errors.FabriclabError)
+    assert isinstance(ei.value, ValueError)
+    assert ei.value.kind == cls.kind
+    assert str(ei.value)  # the core's message
+
+
+@pytest.mark.parametrize(
+    "text, cls, words",
+    [
+        (ZERO_HOSTS_TOML, errors.FabricError, "hosts"),
+        (NEGATIVE_RATE_TOML, errors.FabricError, "host_link_gbps"),
+        (MALFORMED_TOML, errors.ParseError, "TOML"),
+        ("[topology]\nkind = 'leaf_spine'\nspines = 1\nleaves = 1\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 100\ncolour = 'red'\n", errors.ParseError, "colour"),
+    ],
+    ids=["zero-hosts", "negative-rate", "malformed", "unknown-key"],
+)
+def test_fabric_errors(text, cls, words, toml_file):
+    with pytest.raises(cls, match=words):
+        fabriclab.Fabric.from_toml(text)
+    path = toml_file(text)
+    with pytest.raises(cls, match=words):
+        fabriclab.Fabric.load(path)
+    with pytest.raises(cls, match=words):
+        fabriclab.perftest("ib_write_bw", fabric=str(path))
+    with pytest.raises(cls, match=words):
+        fabriclab.flows([{"src": "h0", "dst": "h1", "bytes": 1}], fabric=path)
+
+
+def test_unknown_preset():
+    with pytest.raises(errors.InvalidArgumentError, match="no preset named"):
+        fabriclab.Fabric.preset("nope")
+    with pytest.raises(errors.InvalidArgumentError):
+        fabriclab.preset_toml("nope")
+
+
+def test_other_errors():
+    with pytest.raises(errors.UnknownHostError):
+        fabriclab.flows([{"src": "h0", "dst": "h99", "bytes": 100}])
+    with pytest.raises(errors.InvalidArgumentError):
+        fabriclab.flows([{"src": "h0", "dst": "h1", "bytes": 100, "op": "teleport"}])
+    with pytest.raises(errors.InvalidArgumentError):
+        fabriclab.flows([{"src": "h0", "dst": "h1", "bytes": 100}], sample_us=-1)
+    with pytest.raises(errors.InvalidArgumentError):
+        fabriclab.bench("nope")
+    with pytest.raises(errors.InvalidArgumentError):
+        fabriclab.bench("a2a-32", cc="bbr")
+
+
+def test_type_errors():
+    with pytest.raises(TypeError):
+        fabriclab.perftest("ib_write_bw", size="big")
+    with pytest.raises(TypeError):
+        fabriclab.perftest("ib_write_bw", size=1.5)
+    with pytest.raises(TypeError):
+        fabriclab.perftest("ib_write_bw", report_gbits="yes")
+    with pytest.raises(TypeError):
+        fabriclab.perftest(42)
+    with pytest.raises(TypeError):
+        fabriclab.perftest("ib_write_bw", fabric=3)
+    with pytest.raises(TypeError):
+        fabriclab.flows({"src": "h0", "dst": "h1", "bytes": 1})
+    with pytest.raises(TypeError):
+        fabriclab.flows([("h0", "h1", 1)])
+
+
+def test_error_classes():
+    for cls in (errors.FabricError, errors.UnknownHostError, errors.InvalidArgumentError, errors.ParseError):
+        assert issubclass(cls, errors.FabriclabError)
+        assert getattr(fabriclab, cls.__name__) is cls
+    assert issubclass(errors.FabriclabError, ValueError)

@@ -1,0 +1,243 @@
+"""The fabriclab command line, run as a subprocess."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+from conftest import GOLDEN, MALFORMED_TOML, NEGATIVE_RATE_TOML, ROOT, ZERO_HOSTS_TOML, run_cli
+
+import fabriclab
+import perftest_format
+
+GOLDEN_BW = GOLDEN / "perftest_ib_write_bw_a_gbits_SYNTHETIC.txt"
+GOLDEN_LAT = GOLDEN / "perftest_ib_write_lat_a_SYNTHETIC.txt"
+GOLDEN_JSON = GOLDEN / "perftest_ib_write_bw_out_json_SYNTHETIC.json"
+ALL_SIZES = [float(2**k) for k in range(1, 24)]
+
+
+def assert_cli_error(r: subprocess.CompletedProcess, *words: str) -> None:
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+    assert "fabriclab: error:" in r.stderr
+    assert "Traceback" not in r.stderr and "Traceback" not in r.stdout
+    for w in words:
+        assert w in r.stderr, (w, r.stderr)
+
+
+# --------------------------------------------------------------------------
+# The parser, on the golden samples
+
+
+def test_parser_on_golden_bw():
+    out = perftest_format.parse(GOLDEN_BW.read_text())
+    assert out.title == "RDMA_Write BW Test"
+    assert out.columns == ["#bytes", "#iterations", "BW peak[Gb/sec]", "BW average[Gb/sec]", "MsgRate[Mpps]"]
+    assert out.column("#bytes") == ALL_SIZES
+    assert out.rows[0] == [2, 5000, 0.15, 0.15, 9.5]
+    assert out.settings["TX depth"] == "128" and out.settings["Mtu"] == "4096[B]"
+
+
+def test_parser_on_golden_lat():
+    out = perftest_format.parse(GOLDEN_LAT.read_text())
+    assert out.title == "RDMA_Write Latency Test"
+    assert out.columns == [
+        "#bytes",
+        "#iterations",
+        "t_min[usec]",
+        "t_max[usec]",
+        "t_typical[usec]",
+        "t_avg[usec]",
+        "t_stdev[usec]",
+        "99% percentile[usec]",
+        "99.9% percentile[usec]",
+    ]
+    assert out.column("#bytes") == ALL_SIZES
+    assert out.rows[-1] == [8388608, 1000, 163.69, 320.63, 168.75, 170.44, 0.02, 202.50, 270.00]
+
+
+# --------------------------------------------------------------------------
+# perftest
+
+
+def _check_like_golden(ours_text: str, golden_path) -> perftest_format.PerftestOutput:
+    ours = perftest_format.parse(ours_text)
+    gold = perftest_format.parse(golden_path.read_text())
+    assert ours.title == gold.title
+    assert ours.columns == gold.columns
+    assert len(ours.rows) == len(gold.rows)
+    assert ours.column("#bytes") == gold.column("#bytes")
+    # Our banner keys are perftest's (plus the simulated host pair).
+    assert set(ours.settings) - {"Simulated hosts"} <= set(gold.settings)
+    return ours
+
+
+def test_cli_write_bw_all_sizes_like_golden():
+    r = run_cli("perftest", "ib_write_bw", "--fabric", "heps", "--client", "h0", "--server", "h4", "-a", "--report_gbits", "-n", "5")
+    assert r.returncode == 0, r.stderr
+    ours = _check_like_golden(r.stdout, GOLDEN_BW)
+    assert ours.column("#iterations") == [5.0] * 23
+    # Large messages approach the HEPS goodput (92.6 Gb/s at RoCE MTU 1024).
+    assert ours.column("BW average[Gb/sec]")[-1] == pytest.approx(92.6, abs=0.5)
+
+
+def test_cli_write_lat_all_sizes_like_golden():
+    r = run_cli("perftest", "ib_write_lat", "--client", "h0", "--server", "h4", "-a", "-n", "5")
+    assert r.returncode == 0, r.stderr
+    ours = _check_like_golden(r.stdout, GOLDEN_LAT)
+    assert ours.rows[0][ours.columns.index("t_typical[usec]")] == pytest.approx(3.72, abs=0.01)
+
+
+def test_cli_matches_api():
+    r = run_cli("perftest", "ib_write_bw", "--client", "h0", "--server", "h4", "--report_gbits", "-n", "200", "--seed", "5")
+    assert r.returncode == 0, r.stderr
+    ours = perftest_format.parse(r.stdout)
+    df = fabriclab.perftest("ib_write_bw", "h0", "h4", seed=5, iters=200, report_gbits=True)
+    assert r.stdout == df.attrs["text"]
+    assert ours.rows == [[65536, 200, round(df.bw_peak[0], 2), round(df.bw_avg[0], 2), round(df.msg_rate_mpps[0], 6)]]
+
+
+def test_cli_heps_default_experiment():
+    r = run_cli("perftest", "ib_write_bw", "--fabric", "heps", "--client", "h0", "--server", "h4", "--report_gbits")
+    assert r.returncode == 0, r.stderr
+    out = perftest_format.parse(r.stdout)
+    assert out.column("BW average[Gb/sec]")[0] == pytest.approx(92.6, abs=0.15)
+
+
+def test_cli_out_json(tmp_path):
+    gold = json.loads(GOLDEN_JSON.read_text())
+    r = run_cli("perftest", "ib_write_bw", "--client", "h0", "--server", "h4", "-n", "100", "--report_gbits", "--out_json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads((tmp_path / "perftest_out.json").read_text())
+    assert set(doc) == set(gold)
+    assert set(doc["results"]) == set(gold["results"])
+    assert set(doc["test_info"]) <= set(gold["test_info"])
+    assert doc["test_info"]["test"] == gold["test_info"]["test"]
+    assert doc["results"]["MsgSize"] == 65536 and doc["results"]["n_iterations"] == 100
+    target = tmp_path / "sub.json"
+    r = run_cli("perftest", "ib_write_lat", "-n", "100", "--out_json_file", target, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    lat = json.loads(target.read_text())
+    assert lat["test_info"]["test"] == "RDMA_Write_Latency_Test"
+    assert "t_typical" in lat["results"]
+
+
+def test_cli_counters_and_background():
+    r = run_cli(
+        "perftest", "ib_write_bw", "--client", "h0", "--server", "h4", "-n", "200", "--report_gbits",
+        "--background", "h1:h4:1M:repeat", "--background", "h2:h4:65536", "--counters",
+    )
+    assert r.returncode == 0, r.stderr
+    out = perftest_format.parse(r.stdout)
+    assert out.column("BW average[Gb/sec]")[0] < 70
+    assert "Port counters:" in r.stdout and "peak_buf_KB" in r.stdout
+    assert "QP counters:" in r.stdout and "rate_Gbps" in r.stdout
+
+
+def test_cli_flows():
+    r = run_cli("flows", "--fabric", "heps", "--flow", "h0:h4:1M", "--flow", "h1:h4:1M:2.5", "--counters")
+    assert r.returncode == 0, r.stderr
+    assert "outcome: Finished" in r.stdout
+    lines = [l for l in r.stdout.splitlines() if l.startswith(("h0 ", "h1 "))]
+    assert lines[0].split()[:3] == ["h0", "h4", "1048576"]
+    assert lines[1].split()[:4] == ["h1", "h4", "1048576", "2.500"]
+    assert "Port counters:" in r.stdout and "QP counters:" in r.stdout
+
+
+def test_cli_fabric_list_and_show():
+    r = run_cli("fabric", "list")
+    assert r.returncode == 0, r.stderr
+    assert [l.split()[0] for l in r.stdout.splitlines()] == fabriclab.presets()
+    r = run_cli("fabric", "show", "heps")
+    assert r.returncode == 0, r.stderr
+    assert "hosts:       32" in r.stdout and "switches:    10" in r.stdout and "links:       64" in r.stdout
+    r = run_cli("fabric", "show", "heps", "--toml")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.rstrip("\n") == fabriclab.preset_toml("heps").rstrip("\n")
+    assert "# HEPS" in r.stdout
+
+
+def test_cli_fabric_show_file(toml_file):
+    from conftest import TWO_HOSTS_TOML
+
+    path = toml_file(TWO_HOSTS_TOML)
+    r = run_cli("fabric", "show", path, "--links")
+    assert r.returncode == 0, r.stderr
+    assert "two-hosts" in r.stdout and "hosts:       2: a b" in r.stdout
+    r = run_cli("fabric", "show", path, "--toml")
+    assert r.returncode == 0, r.stderr
+    assert 'kind = "explicit"' in r.stdout and "[switch]" in r.stdout  # defaults filled in
+
+
+def test_cli_run_scenario():
+    r = run_cli("run", ROOT / "scenarios" / "heps.toml")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("RDMA_Write BW Test") == 1
+    assert r.stdout.count("RDMA_Write Latency Test") == 1
+    bw_part, lat_part = r.stdout.split("=== [2]")
+    assert perftest_format.parse(bw_part).column("BW average[Gb/sec]")[0] == pytest.approx(92.6, abs=0.15)
+    assert perftest_format.parse(lat_part).column("t_typical[usec]")[0] == pytest.approx(3.72, abs=0.01)
+
+
+def test_console_script():
+    exe = shutil.which("fabriclab")
+    if exe is None:
+        pytest.skip("the fabriclab console script is not on PATH")
+    r = subprocess.run([exe, "fabric", "list"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "heps" in r.stdout
+    r = subprocess.run([exe, "perftest", "ib_write_bw", "--server", "h99"], capture_output=True, text=True, timeout=60)
+    assert_cli_error(r, "h99")
+
+
+def test_cli_bench_json():
+    r = run_cli("bench", "a2a-32", "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["name"] == "a2a-32" and doc["outcome"] == "Finished"
+    r = run_cli("bench", "a2a-32", "--cc", "none")
+    assert r.returncode == 0, r.stderr
+    assert "events / s" in r.stdout
+
+
+# --------------------------------------------------------------------------
+# Errors: exit status 2, "fabriclab: error:", no traceback
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["perftest", "ib_write_bw", "--client", "h0", "--server", "h99"], ["h99"]),
+        (["perftest", "ib_write_bw", "--mtu", "1000"], ["MTU 1000"]),
+        (["perftest", "ib_foo"], ["ib_foo"]),
+        (["perftest", "ib_write_bw", "--fabric", "nope"], ["no preset named"]),
+        (["perftest", "ib_write_bw", "-n", "2"], ["-n 2"]),
+        (["perftest", "ib_write_bw", "--fabric", "missing/fabric.toml"], ["missing/fabric.toml"]),
+        (["perftest", "ib_write_bw", "-s", "big"], ["big"]),
+        (["perftest", "ib_write_bw", "--background", "h0:h4"], ["h0:h4"]),
+        (["flows", "--flow", "h0:h99:100"], ["h99"]),
+        (["fabric", "show", "nope"], ["no preset named"]),
+        (["run", "missing-scenario.toml"], ["missing-scenario.toml"]),
+        (["bench", "a2a-1"], ["a2a-1"]),
+        (["frobnicate"], []),
+    ],
+)
+def test_cli_errors(args, words):
+    assert_cli_error(run_cli(*args), *words)
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        (ZERO_HOSTS_TOML, ["hosts"]),
+        (NEGATIVE_RATE_TOML, ["host_link_gbps"]),
+        (MALFORMED_TOML, ["TOML"]),
+    ],
+    ids=["zero-hosts", "negative-rate", "malformed"],
+)
+def test_cli_bad_fabric_files(text, words, toml_file):
+    path = toml_file(text)
+    assert_cli_error(run_cli("perftest", "ib_write_bw", "--fabric", path), *words)
+    assert_cli_error(run_cli("fabric", "show", path), *words)
+    scenario = toml_file(f'fabric = "{path.name}"\n[[perftest]]\ntest = "ib_write_bw"\n', "scenario.toml")
+    assert_cli_error(run_cli("run", scenario), *words)

@@ -1,0 +1,147 @@
+"""Scenario files (fabriclab.scenario) and the small TOML writer."""
+
+from __future__ import annotations
+
+import sys
+
+import pandas as pd
+import pytest
+from conftest import ROOT, TWO_HOSTS_TOML, run_cli
+
+import fabriclab
+from fabriclab.errors import FabricError, ParseError, UnknownHostError
+from fabriclab.scenario import load_scenario, toml_dumps
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+def test_heps_scenario():
+    results = fabriclab.run_scenario(ROOT / "scenarios" / "heps.toml")
+    assert len(results) == 2
+    bw, lat = results
+    assert bw.attrs["name"] == "bandwidth" and lat.attrs["name"] == "latency"
+    assert bw.bw_avg_gbps[0] == pytest.approx(92.6, abs=0.15)
+    assert lat.t_typical_us[0] == pytest.approx(3.72, abs=0.01)
+    assert bw.attrs["options"]["client"] == "h0" and bw.attrs["options"]["server"] == "h4"
+
+
+def test_inline_fabric_order_and_seeds(toml_file):
+    path = toml_file(
+        """
+seed = 4
+
+[fabric]
+name = "inline"
+[fabric.topology]
+kind = "explicit"
+nodes = [{name = "a", kind = "host"}, {name = "b", kind = "host"}, {name = "sw", kind = "switch"}]
+links = [{a = "a", b = "sw", gbps = 100}, {a = "b", b = "sw", gbps = 100, delay_ns = 50.0}]
+[fabric.switch]
+latency_ns = 500
+
+[[flows]]
+name = "first"
+flows = [{src = "a", dst = "b", bytes = 100000}]
+sample_us = 1.0
+
+[[perftest]]
+test = "ib_write_lat"
+client = "a"
+server = "b"
+iters = 50
+seed = 9
+
+[[flows]]
+flows = [{src = "b", dst = "a", bytes = 1000, op = "send"}]
+""",
+        "scenario.toml",
+    )
+    sc = load_scenario(path)
+    assert sc.fabric.name == "inline" and sc.fabric.hosts == ["a", "b"]
+    assert "latency_ns = 500" in sc.fabric.normalized_toml
+    assert [(i.kind, i.name, i.seed) for i in sc.items] == [
+        ("flows", "first", 4),
+        ("perftest", None, 9),
+        ("flows", None, 4),
+    ]
+    res = fabriclab.run_scenario(path)
+    assert isinstance(res[0], fabriclab.FlowsResult) and res[0].name == "first"
+    assert len(res[0].samples) > 0
+    assert isinstance(res[1], pd.DataFrame) and list(res[1].columns) == fabriclab.LAT_COLUMNS
+    assert isinstance(res[2], fabriclab.FlowsResult) and res[2].outcome == "Finished"
+    r = run_cli("run", path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.index("=== [1] flows 'first'") < r.stdout.index("=== [2] perftest") < r.stdout.index("=== [3] flows")
+
+
+def test_fabric_path_relative_to_scenario(tmp_path):
+    (tmp_path / "fabrics").mkdir()
+    (tmp_path / "fabrics" / "two.toml").write_text(TWO_HOSTS_TOML)
+    sc = tmp_path / "exp.toml"
+    sc.write_text('fabric = "fabrics/two.toml"\n[[perftest]]\ntest = "ib_send_bw"\nclient = "a"\nserver = "b"\niters = 50\n')
+    (df,) = fabriclab.run_scenario(sc)
+    assert df.attrs["options"]["client"] == "a"
+    assert df.bw_avg_gbps[0] > 0
+
+
+def test_background_in_scenario(toml_file):
+    path = toml_file(
+        'fabric = "heps"\n[[perftest]]\ntest = "ib_write_bw"\nclient = "h0"\nserver = "h4"\niters = 200\n'
+        'report_gbits = true\nbackground = [{src = "h1", dst = "h4", bytes = 1048576, repeat = true}]\n',
+        "bg.toml",
+    )
+    (df,) = fabriclab.run_scenario(path)
+    assert df.bw_avg_gbps[0] < 70
+
+
+@pytest.mark.parametrize(
+    "text, cls, words",
+    [
+        ('fabric = "heps"\ncolour = "red"\n', ParseError, "colour"),
+        ('fabric = "heps"\n[[perftest]]\nclient = "h0"\n', ParseError, "missing test"),
+        ('fabric = "heps"\n[[flows]]\nname = "x"\n', ParseError, "flows"),
+        ('fabric = "heps"\n[[flows]]\nflows = []\nspeed = 1\n', ParseError, "speed"),
+        ('fabric = "heps"\nseed = -1\n', ParseError, "seed"),
+        ('fabric = "heps\n', ParseError, "scenario"),
+        ('fabric = 3\n', ParseError, "fabric"),
+        ('[fabric]\nname = "x"\n[fabric.topology]\nkind = "leaf_spine"\nspines = 0\nleaves = 1\nhosts_per_leaf = 0\nhost_link_gbps = 100\nuplink_gbps = 100\n', FabricError, "hosts"),
+        ('fabric = "heps"\n[[perftest]]\ntest = "ib_write_bw"\nserver = "h99"\n', UnknownHostError, "h99"),
+    ],
+)
+def test_scenario_errors(text, cls, words, toml_file):
+    path = toml_file(text, "bad_scenario.toml")
+    with pytest.raises(cls, match=words):
+        fabriclab.run_scenario(path)
+    r = run_cli("run", path)
+    assert r.returncode == 2 and "fabriclab: error:" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_missing_scenario():
+    with pytest.raises(FileNotFoundError):
+        fabriclab.run_scenario("no_such_scenario.toml")
+
+
+def test_toml_dumps_round_trip():
+    doc = {
+        "name": 'quote " and \\ backslash\nnewline',
+        "n": 3,
+        "x": 0.1,
+        "big": 1e300,
+        "flag": True,
+        "list": [1, 2, 3],
+        "strs": ["a", "b"],
+        "weird key": 1,
+        "table": {"a": 1, "nested": {"b": [1.5, 2.5]}, "objs": [{"name": "h0", "kind": "host"}]},
+        "empty": {},
+    }
+    assert tomllib.loads(toml_dumps(doc)) == doc
+
+
+def test_toml_dumps_fabric_round_trip():
+    text = fabriclab.Fabric.preset("heps").normalized_toml
+    doc = tomllib.loads(text)
+    again = fabriclab.Fabric.from_toml(toml_dumps(doc))
+    assert again.normalized_toml == text
