@@ -34,6 +34,7 @@ pub mod config;
 pub mod engine;
 pub mod error;
 pub mod front;
+pub mod mpi;
 pub mod net;
 pub mod report;
 pub mod rng;

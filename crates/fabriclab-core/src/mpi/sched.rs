@@ -1,0 +1,312 @@
+//! Schedules: what each rank of an MPI operation does, as a small dependency
+//! graph of point-to-point steps and local work.
+//!
+//! A collective algorithm (or a benchmark pattern such as a ping-pong) is
+//! compiled once into a [`Schedule`]: for every rank, a list of [`Step`]s
+//! (send, receive, reduce, copy), each starting when the earlier steps it
+//! depends on have completed. The same schedule is run in two ways: by the
+//! data interpreter ([`super::interp`]) on real buffers to prove that the
+//! algorithm computes the right result, and by the MPI runtime on the
+//! simulated fabric to time it. Sizes are in elements of `elem_bytes` bytes,
+//! so algorithms that split a vector (ring, Rabenseifner) split it the way
+//! MPI libraries do, on element boundaries.
+//!
+//! Messages match like MPI messages: by (source, tag) in posting order (the
+//! communicator is implicit: one schedule runs at a time per rank).
+//!
+//! Left out: datatypes other than contiguous vectors, and MPI_IN_PLACE
+//! variants (algorithms copy Send into Recv explicitly where MPI would).
+
+/// A rank of the communicator, 0..p.
+pub type Rank = u32;
+
+/// A rank's buffers. `Send` and `Recv` are the user's buffers of the
+/// operation; `Tmp(k)` are scratch buffers an algorithm allocates (sizes in
+/// [`RankSchedule::tmp_elems`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Buf {
+    /// The user's send buffer (for Bcast: unused; the data lives in Recv).
+    Send,
+    /// The user's receive buffer (for Bcast: the broadcast buffer).
+    Recv,
+    /// Scratch buffer number k.
+    Tmp(u8),
+}
+
+/// A contiguous range of elements of one buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Region {
+    /// The buffer.
+    pub buf: Buf,
+    /// First element.
+    pub off: u64,
+    /// Number of elements.
+    pub count: u64,
+}
+
+impl Region {
+    /// `count` elements of `buf` from `off`.
+    pub fn new(buf: Buf, off: u64, count: u64) -> Region {
+        Region { buf, off, count }
+    }
+}
+
+/// What a step does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// Send `src` to rank `to` with `tag`. The data is taken when the step
+    /// starts; the step completes when MPI would complete the send request.
+    Send {
+        /// Destination rank.
+        to: Rank,
+        /// Message tag.
+        tag: u32,
+        /// Data sent.
+        src: Region,
+    },
+    /// Receive from rank `from` with `tag` into `dst`. The matched message
+    /// must have exactly `dst.count` elements.
+    Recv {
+        /// Source rank.
+        from: Rank,
+        /// Message tag.
+        tag: u32,
+        /// Where the data lands.
+        dst: Region,
+    },
+    /// Element-wise reduction: `dst[i] = src[i] (op) dst[i]` (`src` is the
+    /// left operand, which matters only for non-commutative operations).
+    /// Costs CPU time proportional to the bytes reduced.
+    Reduce {
+        /// Left operand.
+        src: Region,
+        /// Right operand and result.
+        dst: Region,
+    },
+    /// Local copy (costs memory bandwidth).
+    Copy {
+        /// From.
+        src: Region,
+        /// To.
+        dst: Region,
+    },
+}
+
+/// One step and the earlier steps (indices into the same rank's list) it
+/// waits for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Step {
+    /// The operation.
+    pub op: Op,
+    /// Indices of earlier steps of this rank that must complete first.
+    pub deps: Vec<u32>,
+}
+
+/// Everything one rank does in an operation.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RankSchedule {
+    /// Steps in posting order; a step only depends on earlier ones.
+    pub steps: Vec<Step>,
+    /// Sizes of the scratch buffers `Tmp(0)`, `Tmp(1)`, ... in elements.
+    pub tmp_elems: Vec<u64>,
+}
+
+/// Step handle returned by the builder, to express dependencies.
+pub type StepId = u32;
+
+impl RankSchedule {
+    /// Append a step depending on `deps`; returns its id.
+    pub fn push(&mut self, op: Op, deps: &[StepId]) -> StepId {
+        let id = self.steps.len() as StepId;
+        debug_assert!(deps.iter().all(|&d| d < id), "deps must be earlier steps");
+        self.steps.push(Step {
+            op,
+            deps: deps.to_vec(),
+        });
+        id
+    }
+
+    /// Send `src` to `to`.
+    pub fn send(&mut self, to: Rank, tag: u32, src: Region, deps: &[StepId]) -> StepId {
+        self.push(Op::Send { to, tag, src }, deps)
+    }
+
+    /// Receive from `from` into `dst`.
+    pub fn recv(&mut self, from: Rank, tag: u32, dst: Region, deps: &[StepId]) -> StepId {
+        self.push(Op::Recv { from, tag, dst }, deps)
+    }
+
+    /// `dst = src (op) dst`.
+    pub fn reduce(&mut self, src: Region, dst: Region, deps: &[StepId]) -> StepId {
+        debug_assert_eq!(src.count, dst.count);
+        self.push(Op::Reduce { src, dst }, deps)
+    }
+
+    /// Copy `src` to `dst`.
+    pub fn copy(&mut self, src: Region, dst: Region, deps: &[StepId]) -> StepId {
+        debug_assert_eq!(src.count, dst.count);
+        self.push(Op::Copy { src, dst }, deps)
+    }
+
+    /// Allocate a scratch buffer of `elems` elements; returns it.
+    pub fn tmp(&mut self, elems: u64) -> Buf {
+        self.tmp_elems.push(elems);
+        Buf::Tmp((self.tmp_elems.len() - 1) as u8)
+    }
+
+    /// Ids of every step so far (to make a step wait for all of them).
+    pub fn all(&self) -> Vec<StepId> {
+        (0..self.steps.len() as StepId).collect()
+    }
+
+    /// The last step, if any (for chains).
+    pub fn last(&self) -> Option<StepId> {
+        self.steps.len().checked_sub(1).map(|i| i as StepId)
+    }
+}
+
+/// Sizes of the user buffers of every rank, in elements.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BufSizes {
+    /// Elements of `Send` per rank.
+    pub send: Vec<u64>,
+    /// Elements of `Recv` per rank.
+    pub recv: Vec<u64>,
+}
+
+/// A compiled operation: one [`RankSchedule`] per rank.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Schedule {
+    /// Per rank.
+    pub ranks: Vec<RankSchedule>,
+    /// Bytes per element (4 for MPI_FLOAT, 1 for MPI_BYTE).
+    pub elem_bytes: u32,
+    /// User buffer sizes.
+    pub bufs: BufSizes,
+    /// A short name of the algorithm, as the MPI library would call it.
+    pub algorithm: String,
+}
+
+impl Schedule {
+    /// An empty schedule for `p` ranks.
+    pub fn new(p: u32, elem_bytes: u32, bufs: BufSizes, algorithm: &str) -> Schedule {
+        Schedule {
+            ranks: vec![RankSchedule::default(); p as usize],
+            elem_bytes,
+            bufs,
+            algorithm: algorithm.to_string(),
+        }
+    }
+
+    /// Number of ranks.
+    pub fn p(&self) -> u32 {
+        self.ranks.len() as u32
+    }
+
+    /// Total number of steps over all ranks.
+    pub fn n_steps(&self) -> usize {
+        self.ranks.iter().map(|r| r.steps.len()).sum()
+    }
+
+    /// Total bytes sent by all ranks.
+    pub fn bytes_sent(&self) -> u64 {
+        let eb = self.elem_bytes as u64;
+        self.ranks
+            .iter()
+            .flat_map(|r| r.steps.iter())
+            .map(|s| match s.op {
+                Op::Send { src, .. } => src.count * eb,
+                _ => 0,
+            })
+            .sum()
+    }
+
+    /// Number of elements of `buf` at `rank`.
+    pub fn buf_elems(&self, rank: Rank, buf: Buf) -> u64 {
+        match buf {
+            Buf::Send => self.bufs.send[rank as usize],
+            Buf::Recv => self.bufs.recv[rank as usize],
+            Buf::Tmp(k) => self.ranks[rank as usize]
+                .tmp_elems
+                .get(k as usize)
+                .copied()
+                .unwrap_or(0),
+        }
+    }
+
+    /// Check the structure: dependencies point backwards, regions stay in
+    /// their buffers, peers exist, and every send has a matching receive
+    /// of the same size (matched by (source, destination, tag) in order).
+    /// Returns a description of the first problem found.
+    pub fn check(&self) -> std::result::Result<(), String> {
+        use std::collections::HashMap;
+        let p = self.p();
+        let mut sends: HashMap<(Rank, Rank, u32), Vec<u64>> = HashMap::new();
+        let mut recvs: HashMap<(Rank, Rank, u32), Vec<u64>> = HashMap::new();
+        for (r, rs) in self.ranks.iter().enumerate() {
+            let r = r as Rank;
+            for (i, s) in rs.steps.iter().enumerate() {
+                if s.deps.iter().any(|&d| d as usize >= i) {
+                    return Err(format!("rank {r} step {i} depends on a later step"));
+                }
+                let regions: Vec<Region> = match s.op {
+                    Op::Send { to, tag, src } => {
+                        if to >= p || to == r {
+                            return Err(format!("rank {r} step {i} sends to rank {to}"));
+                        }
+                        sends.entry((r, to, tag)).or_default().push(src.count);
+                        vec![src]
+                    }
+                    Op::Recv { from, tag, dst } => {
+                        if from >= p || from == r {
+                            return Err(format!("rank {r} step {i} receives from rank {from}"));
+                        }
+                        recvs.entry((from, r, tag)).or_default().push(dst.count);
+                        vec![dst]
+                    }
+                    Op::Reduce { src, dst } | Op::Copy { src, dst } => {
+                        if src.count != dst.count {
+                            return Err(format!("rank {r} step {i}: operand sizes differ"));
+                        }
+                        vec![src, dst]
+                    }
+                };
+                for g in regions {
+                    let cap = self.buf_elems(r, g.buf);
+                    if g.off + g.count > cap {
+                        return Err(format!(
+                            "rank {r} step {i}: {:?}[{}..{}] overflows its {} elements",
+                            g.buf,
+                            g.off,
+                            g.off + g.count,
+                            cap
+                        ));
+                    }
+                }
+            }
+        }
+        if sends != recvs {
+            for (k, v) in &sends {
+                if recvs.get(k) != Some(v) {
+                    return Err(format!(
+                        "sends {}->{} tag {} of sizes {:?} are received as {:?}",
+                        k.0,
+                        k.1,
+                        k.2,
+                        v,
+                        recvs.get(k)
+                    ));
+                }
+            }
+            for (k, v) in &recvs {
+                if !sends.contains_key(k) {
+                    return Err(format!(
+                        "receives {}->{} tag {} of sizes {:?} have no matching send",
+                        k.0, k.1, k.2, v
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
