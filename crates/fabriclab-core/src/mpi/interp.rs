@@ -128,9 +128,8 @@ pub fn run(
     let mut done_count = 0usize;
     let mut done: Vec<Vec<bool>> = s.ranks.iter().map(|r| vec![false; r.steps.len()]).collect();
     // Channels: per (src, dst, tag), messages in flight and posted receives.
-    type Key = (Rank, Rank, u32);
-    let mut msgs: HashMap<Key, VecDeque<(u32, Vec<u64>)>> = HashMap::new();
-    let mut posted: HashMap<Key, VecDeque<u32>> = HashMap::new();
+    let mut msgs: Inflight = HashMap::new();
+    let mut posted: Posted = HashMap::new();
     let mut pending: Vec<Pending> = Vec::new();
     let mut rng = Rng::new(seed, 0x1e7e);
 
@@ -313,11 +312,14 @@ pub fn run(
 }
 
 type Matched = Vec<(Rank, u32, Rank, u32)>;
+type Key = (Rank, Rank, u32);
+type Inflight = HashMap<Key, VecDeque<(u32, Vec<u64>)>>;
+type Posted = HashMap<Key, VecDeque<u32>>;
 
 fn try_match(
-    key: (Rank, Rank, u32),
-    msgs: &mut HashMap<(Rank, Rank, u32), VecDeque<(u32, Vec<u64>)>>,
-    posted: &mut HashMap<(Rank, Rank, u32), VecDeque<u32>>,
+    key: Key,
+    msgs: &mut Inflight,
+    posted: &mut Posted,
     bufs: &mut [Vec<Vec<u64>>],
     s: &Schedule,
     bi: &dyn Fn(Buf) -> usize,
