@@ -5,6 +5,7 @@
 //! Layers: [`sched`] (the schedule IR shared by everything), [`interp`]
 //! (runs schedules on real buffers to check algorithms).
 
+pub mod coll;
 pub mod interp;
 pub mod sched;
 
