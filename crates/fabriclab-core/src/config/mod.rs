@@ -50,6 +50,9 @@ pub struct FabricSpec {
     /// End-host congestion control.
     #[serde(default)]
     pub cc: CcSpec,
+    /// The MPI library's host-side model (used by MPI workloads).
+    #[serde(default)]
+    pub mpi: crate::mpi::params::MpiSpec,
 }
 
 /// The topology: a builder or an explicit list.
@@ -326,6 +329,7 @@ impl FabricSpec {
             TopologySpec::LeafSpine(ls) => ls.validate()?,
             TopologySpec::Explicit(ex) => ex.validate()?,
         }
+        self.mpi.validate()?;
         let sw = &self.switch;
         non_negative("switch.latency_ns", sw.latency_ns)?;
         if sw.buffer_bytes == 0 {

@@ -7,6 +7,12 @@
 
 pub mod coll;
 pub mod interp;
+pub mod job;
+pub mod memory;
+pub mod params;
+pub mod patterns;
+pub mod program;
+pub mod runtime;
 pub mod sched;
 
 #[cfg(test)]

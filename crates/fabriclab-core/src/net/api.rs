@@ -193,6 +193,24 @@ impl Net {
         Ok(())
     }
 
+    /// Like [`Net::post`] but unsignaled (verbs' `IBV_SEND_SIGNALED` not
+    /// set): no `Completed` event is delivered to the owner. The responder
+    /// still gets `Received` for a WRITE or SEND.
+    pub fn post_unsignaled(&mut self, qp: QpId, op: OpKind, bytes: u64, token: u64) -> Result<()> {
+        if qp.0 as usize >= self.qps.len() {
+            return arg_err(format!("no QP {}", qp.0));
+        }
+        if !matches!(op, OpKind::Write | OpKind::Send) {
+            return arg_err("only WRITE and SEND can be posted unsignaled");
+        }
+        if bytes > (1 << 31) {
+            return arg_err(format!("message of {bytes} B exceeds the 2 GiB RDMA limit"));
+        }
+        let ready = self.now() + self.p.nic_tx;
+        self.push_msg(qp.0, op, bytes, token, ready, false);
+        Ok(())
+    }
+
     /// Deliver `AppEvent::Timer { token }` to workload `app` at `at`.
     pub fn set_app_timer(&mut self, app: u32, at: Time, token: u64) {
         self.deliver(at.max(self.now()), app, AppEvent::Timer { token });
