@@ -8,6 +8,8 @@ use crate::error::{Error, Result};
 const PRESETS: &[(&str, &str)] = &[
     ("heps", include_str!("../../presets/heps.toml")),
     ("leaf-spine", include_str!("../../presets/leaf-spine.toml")),
+    ("eantc-hpc", include_str!("../../presets/eantc-hpc.toml")),
+    ("ihep-roce", include_str!("../../presets/ihep-roce.toml")),
     (
         "bench-a2a-32",
         include_str!("../../presets/bench-a2a-32.toml"),
