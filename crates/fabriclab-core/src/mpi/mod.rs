@@ -3,7 +3,9 @@
 //! runtime that runs them over RoCE queue pairs and shared memory.
 //!
 //! Layers: [`sched`] (the schedule IR shared by everything), [`interp`]
-//! (runs schedules on real buffers to check algorithms).
+//! (runs schedules on real buffers to check algorithms), [`coll`] (the
+//! collectives and their algorithm names), [`select`] (which algorithm
+//! Open MPI or MPICH would pick for a call).
 
 pub mod coll;
 pub mod interp;
@@ -14,6 +16,7 @@ pub mod patterns;
 pub mod program;
 pub mod runtime;
 pub mod sched;
+pub mod select;
 
 #[cfg(test)]
 mod tests {
