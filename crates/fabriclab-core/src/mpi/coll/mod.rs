@@ -4,10 +4,46 @@
 //! This file fixes the vocabulary shared by the algorithm builders (one file
 //! per collective), the selection rules ([`super::select`]) and the
 //! benchmark drivers: which collectives exist, what their `count` means,
-//! and which algorithm names each accepts.
+//! and which algorithm names each accepts; and [`build`], which compiles a
+//! call with a named algorithm into a [`Schedule`] with the message
+//! pattern, sizes, ordering and local work of the Open MPI coll/base (or,
+//! for MPICH-only names, MPICH) implementation.
+//!
+//! ```
+//! use fabriclab_core::mpi::coll::{build, expected, initial, Coll, CollArgs};
+//! use fabriclab_core::mpi::interp::{run, RedOp};
+//!
+//! // Ring allreduce of 100 floats on 6 ranks: 2(p-1) messages per rank.
+//! let args = CollArgs::new(Coll::Allreduce, 6, 100, 4);
+//! let s = build(&args, "ring").unwrap();
+//! let init = initial(&args, RedOp::Sum);
+//! let out = run(&s, init.clone(), RedOp::Sum, 1).unwrap();
+//! let want = expected(&args, &init, RedOp::Sum);
+//! assert!(out.iter().zip(&want).all(|(o, w)| Some(&o.recv) == w.as_ref()));
+//! ```
 
-use super::sched::Rank;
+mod allgather;
+mod allreduce;
+mod alltoall;
+mod barrier;
+mod bcast;
+mod data;
+mod gather;
+mod prog;
+mod reduce;
+mod reduce_scatter;
+mod rsag;
+mod tree;
+mod tuning;
+
+pub use data::{buf_sizes, expected, initial};
+pub use reduce_scatter::block as reduce_scatter_block;
+pub use tuning::{default_sub_algorithm, Tuning};
+
+use super::sched::{Buf, Rank, Region, Schedule};
 use crate::error::{arg_err, Result};
+use prog::{whole, Prog};
+use tuning::Ctx;
 
 /// An MPI collective operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
@@ -222,5 +258,97 @@ impl CollArgs {
     /// gather and scatter).
     pub fn total_dsize(&self) -> u64 {
         self.count * self.elem_bytes as u64
+    }
+}
+
+/// Compile one call of `args.coll` with the named algorithm (an Open MPI
+/// coll/base name, see [`Coll::algorithms`]) into a schedule, with the
+/// knobs Open MPI's fixed decision rules pass ([`Tuning::FIXED`]).
+///
+/// A communicator of one rank gets the local copy Open MPI's coll/self
+/// does, whatever the algorithm. A count of 0 (except Barrier) gets an
+/// empty schedule: Open MPI's MPI layer returns before calling any
+/// algorithm. Algorithms fall back where the library's do (for example ring
+/// allreduce below p elements runs recursive doubling); the schedule keeps
+/// the requested name.
+pub fn build(args: &CollArgs, algorithm: &str) -> Result<Schedule> {
+    build_tuned(args, algorithm, &Tuning::FIXED)
+}
+
+/// [`build`] with explicit knobs (fan-outs, request limits, the choice of
+/// sub-collectives).
+pub fn build_tuned(args: &CollArgs, algorithm: &str, tuning: &Tuning) -> Result<Schedule> {
+    let alg = args.coll.check_algorithm(algorithm)?;
+    let p = args.p;
+    if p == 0 {
+        return arg_err(format!(
+            "{} needs at least one rank (p = 0)",
+            args.coll.name()
+        ));
+    }
+    if args.coll.rooted() && args.root >= p {
+        return arg_err(format!(
+            "root {} is not a rank of a {p}-rank communicator",
+            args.root
+        ));
+    }
+    if args.elem_bytes == 0 {
+        return arg_err("elem_bytes must be at least 1");
+    }
+    if tuning.knomial_radix < 2 || tuning.dissemination_radix < 2 {
+        return arg_err("tree radices (knomial_radix, dissemination_radix) must be at least 2");
+    }
+    let mut s = Schedule::new(p, args.elem_bytes, buf_sizes(args), alg);
+    if p == 1 {
+        self_copy(&mut s, args);
+        return Ok(s);
+    }
+    if alg == "two_proc" && p != 2 {
+        return arg_err(format!(
+            "{} algorithm two_proc only works on 2 ranks, not {p}; use one of {}",
+            args.coll.name(),
+            args.coll.algorithms().join(", ")
+        ));
+    }
+    if args.count == 0 && args.coll != Coll::Barrier {
+        return Ok(s);
+    }
+    let cx = Ctx {
+        coll: args.coll,
+        p,
+        count: args.count,
+        root: args.root,
+        commutative: args.commutative,
+        elem_bytes: args.elem_bytes,
+        seg_bytes: args.segment_bytes.unwrap_or(0),
+        tuning,
+    };
+    let mut ps = Prog::all(&mut s);
+    let n = args.count;
+    match args.coll {
+        Coll::Allreduce => allreduce::run(&mut ps, &cx, alg)?,
+        Coll::Reduce => reduce::run(&mut ps, &cx, alg, whole(Buf::Send, n), whole(Buf::Recv, n))?,
+        Coll::Bcast => bcast::run(&mut ps, &cx, alg, whole(Buf::Recv, n))?,
+        Coll::Allgather | Coll::Allgatherv => allgather::run(&mut ps, &cx, alg)?,
+        Coll::Gather => gather::run(&mut ps, &cx, alg, false)?,
+        Coll::Scatter => gather::run(&mut ps, &cx, alg, true)?,
+        Coll::Alltoall => alltoall::run(&mut ps, &cx, alg)?,
+        Coll::ReduceScatter => reduce_scatter::run(&mut ps, &cx, alg)?,
+        Coll::Barrier => barrier::run(&mut ps, &cx, alg)?,
+    }
+    drop(ps);
+    debug_assert_eq!(s.check(), Ok(()));
+    Ok(s)
+}
+
+/// What coll/self does on a one-rank communicator: copy Send to Recv.
+fn self_copy(s: &mut Schedule, args: &CollArgs) {
+    let n = match args.coll {
+        Coll::Bcast | Coll::Barrier => 0,
+        _ => args.count,
+    };
+    if n > 0 {
+        let r = Region::new(Buf::Send, 0, n);
+        s.ranks[0].copy(r, Region::new(Buf::Recv, 0, n), &[]);
     }
 }
