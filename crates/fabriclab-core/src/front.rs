@@ -140,3 +140,57 @@ pub fn bench_json(name: &str, cc: &str, progress: bool) -> Result<String> {
     let r = crate::bench::run(name, cc, cb)?;
     Ok(serde_json::to_string(&r).expect("json"))
 }
+
+fn progress_printer(on: bool) -> Option<impl FnMut(Time, u64, usize, usize)> {
+    on.then_some(|t: Time, ev: u64, done: usize, total: usize| {
+        if done == total {
+            eprintln!("  ... done: simulated {:.1} us, {ev} events", t.as_us_f64());
+        } else {
+            eprintln!("  ... simulated {:.1} us, {ev} events", t.as_us_f64());
+        }
+    })
+}
+
+/// Run Intel MPI Benchmarks; `options` is the JSON form of
+/// [`crate::workload::imb::Options`]. Progress lines go to stderr when
+/// `progress` is true.
+pub fn imb_json(fabric: &str, options: &str, seed: u64, progress: bool) -> Result<String> {
+    let spec = resolve_fabric(fabric)?;
+    let opts: crate::workload::imb::Options = serde_json::from_str(options)
+        .map_err(|e| Error::InvalidArgument(format!("IMB options: {e}")))?;
+    let mut p = progress_printer(progress);
+    let cb = p
+        .as_mut()
+        .map(|f| f as &mut dyn FnMut(Time, u64, usize, usize));
+    let r = crate::workload::imb::run(&spec, &opts, seed, cb)?;
+    let name = if spec.name.is_empty() {
+        "custom fabric"
+    } else {
+        &spec.name
+    };
+    Ok(json!({
+        "text": report::imb::text(&r, name),
+        "ports_table": report::table::ports(&r.ports),
+        "report": r,
+    })
+    .to_string())
+}
+
+/// Run an OSU micro-benchmark; `options` is the JSON form of
+/// [`crate::workload::osu::Options`].
+pub fn osu_json(fabric: &str, options: &str, seed: u64, progress: bool) -> Result<String> {
+    let spec = resolve_fabric(fabric)?;
+    let opts: crate::workload::osu::Options = serde_json::from_str(options)
+        .map_err(|e| Error::InvalidArgument(format!("OSU options: {e}")))?;
+    let mut p = progress_printer(progress);
+    let cb = p
+        .as_mut()
+        .map(|f| f as &mut dyn FnMut(Time, u64, usize, usize));
+    let r = crate::workload::osu::run(&spec, &opts, seed, cb)?;
+    Ok(json!({
+        "text": report::osu::text(&r),
+        "ports_table": report::table::ports(&r.ports),
+        "report": r,
+    })
+    .to_string())
+}

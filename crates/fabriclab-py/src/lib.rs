@@ -97,6 +97,36 @@ fn run_bench(py: Python<'_>, name: &str, cc: &str, progress: bool) -> PyResult<S
     run(py, || front::bench_json(&name, &cc, progress))
 }
 
+/// Run Intel MPI Benchmarks on `fabric`; `options` is a JSON object of IMB
+/// options (benchmarks, np, ppn, hosts, msglog, npmin, iter, root_shift,
+/// algorithms). Returns the report (IMB text and figures) as JSON.
+#[pyfunction]
+#[pyo3(signature = (fabric, options, seed=1, progress=false))]
+fn imb(
+    py: Python<'_>,
+    fabric: String,
+    options: String,
+    seed: u64,
+    progress: bool,
+) -> PyResult<String> {
+    run(py, || front::imb_json(&fabric, &options, seed, progress))
+}
+
+/// Run an OSU micro-benchmark on `fabric`; `options` is a JSON object of
+/// OSU options (test, np, ppn, hosts, sizes, iterations, warmup, full).
+/// Returns the report (OSU text and figures) as JSON.
+#[pyfunction]
+#[pyo3(signature = (fabric, options, seed=1, progress=false))]
+fn osu(
+    py: Python<'_>,
+    fabric: String,
+    options: String,
+    seed: u64,
+    progress: bool,
+) -> PyResult<String> {
+    run(py, || front::osu_json(&fabric, &options, seed, progress))
+}
+
 /// The Rust core of fabriclab (use the `fabriclab` package, not this).
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -106,6 +136,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(perftest, m)?)?;
     m.add_function(wrap_pyfunction!(flows, m)?)?;
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
+    m.add_function(wrap_pyfunction!(imb, m)?)?;
+    m.add_function(wrap_pyfunction!(osu, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -14,6 +14,7 @@ pub mod memory;
 pub mod params;
 pub mod patterns;
 pub mod program;
+pub mod run;
 pub mod runtime;
 pub mod sched;
 pub mod select;

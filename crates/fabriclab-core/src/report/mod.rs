@@ -2,5 +2,7 @@
 //! plotting scripts keep working. String formatting lives here, never in the
 //! engine.
 
+pub mod imb;
+pub mod osu;
 pub mod perftest;
 pub mod table;

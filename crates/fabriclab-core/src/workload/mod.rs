@@ -3,4 +3,6 @@
 //! traffic); `perftest` imitates the perftest suite.
 
 pub mod flows;
+pub mod imb;
+pub mod osu;
 pub mod perftest;

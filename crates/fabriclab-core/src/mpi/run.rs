@@ -1,0 +1,91 @@
+//! Running an MPI [`Program`] on a fabric: build the network, place the
+//! job, run to completion with optional progress, and collect what the
+//! benchmark drivers need.
+
+use super::job::{Job, JobSpec};
+use super::program::{Phase, PhaseResult, Program};
+use super::runtime::MpiCounters;
+use super::sched::Schedule;
+use crate::config::FabricSpec;
+use crate::error::{Error, Result};
+use crate::net::{Net, PortReport};
+use crate::sim::{Outcome, Sim};
+use crate::units::Time;
+
+/// What a run produced.
+#[derive(Clone, Debug)]
+pub struct ProgramRun {
+    /// Per phase.
+    pub phases: Vec<PhaseResult>,
+    /// MPI runtime counters.
+    pub mpi: MpiCounters,
+    /// Port counters at the end.
+    pub ports: Vec<PortReport>,
+    /// Simulated time at the end.
+    pub sim_time: Time,
+    /// Events processed.
+    pub events: u64,
+    /// Wall-clock seconds.
+    pub wall_s: f64,
+}
+
+/// Progress callback: (simulated time, events so far, phases done, phases).
+pub type Progress<'a> = &'a mut dyn FnMut(Time, u64, usize, usize);
+
+/// Place `job` on `spec` and run `phases` over `scheds` (the job-wide
+/// barrier used between phases is `sync`).
+#[allow(clippy::too_many_arguments)]
+pub fn run_program(
+    spec: &FabricSpec,
+    job: &JobSpec,
+    scheds: Vec<Schedule>,
+    sync: Schedule,
+    phases: Vec<Phase>,
+    seed: u64,
+    keep_samples: bool,
+    mut progress: Option<Progress<'_>>,
+) -> Result<ProgramRun> {
+    let t0 = std::time::Instant::now();
+    let net = Net::new(spec, seed)?;
+    let placed = Job::place(net.topology(), job)?;
+    let params = spec.mpi.params()?;
+    let n_phases = phases.len();
+    let prog = Program::new(placed, params, scheds, sync, phases, keep_samples);
+    let mut sim = Sim::new(net);
+    let id = sim.add_app(Box::new(prog));
+    // Each progress report is taken between events; the program is not
+    // reachable from inside the callback, so report phases after the run.
+    let outcome = match progress.as_mut() {
+        Some(p) => {
+            let mut cb = |t: Time, ev: u64| p(t, ev, 0, n_phases);
+            sim.run_with_progress(None, Some(&mut cb))
+        }
+        None => sim.run(None),
+    };
+    let prog = sim.app::<Program>(id).expect("program");
+    if outcome != Outcome::Finished {
+        return Err(Error::InvalidArgument(format!(
+            "the MPI job did not finish ({outcome:?} at {} with {} of {} phases done): \
+             the fabric deadlocked or lost connectivity",
+            sim.net.now(),
+            prog.phases_done(),
+            n_phases
+        )));
+    }
+    if let Some(p) = progress.as_mut() {
+        p(
+            sim.net.now(),
+            sim.net.events_processed(),
+            n_phases,
+            n_phases,
+        );
+    }
+    Ok(ProgramRun {
+        phases: prog.results().to_vec(),
+        mpi: prog.counters(),
+        ports: sim.net.port_reports(),
+        sim_time: sim.net.now(),
+        events: sim.net.events_processed(),
+        wall_s: t0.elapsed().as_secs_f64(),
+    })
+}

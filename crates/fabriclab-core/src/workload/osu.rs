@@ -1,0 +1,357 @@
+//! OSU Micro-Benchmarks (7.x) on the simulated fabric.
+//!
+//! Point-to-point: osu_latency (ping-pong loop, latency = time / (2
+//! iterations)), osu_bw (windows of 64 sends answered by a 1-byte
+//! acknowledgement; MB/s = bytes x window x iterations / time / 10^6),
+//! osu_bibw (both sides send a window), osu_mbw_mr (np/2 pairs, rank i
+//! with rank i + np/2, aggregate MB/s and messages/s). Collectives
+//! (allreduce, alltoall, allgather, bcast, reduce, gather, scatter,
+//! barrier): each call timed on its own with a barrier after it, per-rank
+//! average, then average, min and max over ranks. Defaults as OSU's:
+//! sizes 1 B to 4 MiB (point-to-point) or 1 MiB (collectives) in powers of
+//! two; iterations 10000 / skip 100 (latency), 100 / 10 (bandwidth), 1000 /
+//! 200 (collectives), with 1000 / 10, 20 / 2 and 100 / 10 above 8 KiB.
+//! MPI_CHAR everywhere, as OSU 7.4 prints. `-i` and `-x` set both the small-
+//! and large-message counts.
+//!
+//! Left out: OSU's `-z` tail latencies, GPU buffers and validation (`-c`).
+
+use crate::config::FabricSpec;
+use crate::error::{arg_err, Result};
+use crate::mpi::coll::{self, Coll, CollArgs};
+use crate::mpi::job::{JobSpec, Placement};
+use crate::mpi::patterns;
+use crate::mpi::program::{Phase, Timing};
+use crate::mpi::run::{run_program, Progress};
+use crate::mpi::sched::Schedule;
+use crate::mpi::select::{self, Library};
+use serde::{Deserialize, Serialize};
+
+/// The tests, by program name.
+pub const TESTS: [&str; 12] = [
+    "osu_latency",
+    "osu_bw",
+    "osu_bibw",
+    "osu_mbw_mr",
+    "osu_allreduce",
+    "osu_alltoall",
+    "osu_allgather",
+    "osu_bcast",
+    "osu_reduce",
+    "osu_gather",
+    "osu_scatter",
+    "osu_barrier",
+];
+
+/// Messages per window in the bandwidth tests.
+pub const WINDOW: u32 = 64;
+/// Above this size OSU uses its "large" iteration counts.
+pub const LARGE: u64 = 8192;
+
+/// OSU's options.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Options {
+    /// Program name (`osu_allreduce` or `allreduce`).
+    pub test: String,
+    /// Ranks.
+    pub np: u32,
+    /// Ranks per host.
+    #[serde(default)]
+    pub ppn: Option<u32>,
+    /// Hosts.
+    #[serde(default)]
+    pub hosts: Option<Vec<String>>,
+    /// Placement.
+    #[serde(default)]
+    pub placement: Placement,
+    /// `-m [min:]max`, bytes.
+    #[serde(default)]
+    pub sizes: Option<(u64, u64)>,
+    /// `-i`.
+    #[serde(default)]
+    pub iterations: Option<u32>,
+    /// `-x`.
+    #[serde(default)]
+    pub warmup: Option<u32>,
+    /// `-f`: print min, max and iterations (collectives).
+    #[serde(default)]
+    pub full: bool,
+    /// Forced algorithm for the collective.
+    #[serde(default)]
+    pub algorithm: Option<String>,
+    /// Override the fabric's MPI library ("openmpi"/"mpich").
+    #[serde(default)]
+    pub library: Option<String>,
+}
+
+/// One row.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Row {
+    /// Size, bytes (0 for barrier).
+    pub bytes: u64,
+    /// Average latency over ranks, us (latency tests and collectives).
+    pub avg_us: Option<f64>,
+    /// Minimum over ranks, us.
+    pub min_us: Option<f64>,
+    /// Maximum over ranks, us.
+    pub max_us: Option<f64>,
+    /// Bandwidth, MB/s (bandwidth tests).
+    pub mb_per_s: Option<f64>,
+    /// Messages per second (osu_mbw_mr).
+    pub msgs_per_s: Option<f64>,
+    /// Timed iterations.
+    pub iterations: u32,
+    /// The collective algorithm that ran.
+    pub algorithm: String,
+}
+
+/// An OSU run.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// Program name.
+    pub test: String,
+    /// Ranks.
+    pub np: u32,
+    /// `-f` given.
+    pub full: bool,
+    /// Rows.
+    pub rows: Vec<Row>,
+    /// MPI runtime counters.
+    pub mpi: crate::mpi::runtime::MpiCounters,
+    /// Port counters.
+    pub ports: Vec<crate::net::PortReport>,
+    /// Simulated time, us.
+    pub sim_time_us: f64,
+    /// Events.
+    pub events: u64,
+    /// Wall-clock seconds.
+    pub wall_s: f64,
+}
+
+/// Canonical program name (`allreduce` -> `osu_allreduce`).
+pub fn canonical(test: &str) -> Result<&'static str> {
+    let t = test.to_ascii_lowercase();
+    let t = t.strip_prefix("osu_").unwrap_or(&t);
+    TESTS.iter().find(|n| n[4..] == *t).copied().map_or_else(
+        || {
+            arg_err(format!(
+                "unknown OSU test {test:?}; use one of {}",
+                TESTS.join(" ")
+            ))
+        },
+        Ok,
+    )
+}
+
+fn coll_of(test: &str) -> Option<Coll> {
+    match test {
+        "osu_latency" | "osu_bw" | "osu_bibw" | "osu_mbw_mr" => None,
+        t => Coll::parse(&t[4..]).ok(),
+    }
+}
+
+/// Run an OSU test on `spec`.
+pub fn run(
+    spec: &FabricSpec,
+    o: &Options,
+    seed: u64,
+    progress: Option<Progress<'_>>,
+) -> Result<Report> {
+    let test = canonical(&o.test)?;
+    let coll = coll_of(test);
+    let pt2pt = coll.is_none();
+    match test {
+        "osu_latency" | "osu_bw" | "osu_bibw" if o.np != 2 => {
+            return arg_err(format!(
+                "{test} needs exactly 2 processes, got -np {}",
+                o.np
+            ))
+        }
+        "osu_mbw_mr" if o.np < 2 || o.np % 2 != 0 => {
+            return arg_err(format!(
+                "osu_mbw_mr needs an even number of processes, got -np {}",
+                o.np
+            ))
+        }
+        _ if o.np < 2 => return arg_err(format!("{test} needs at least 2 processes")),
+        _ => {}
+    }
+    let max_default = if pt2pt { 1 << 22 } else { 1 << 20 };
+    let (lo, hi) = o.sizes.unwrap_or((1, max_default));
+    if lo > hi || hi > (1 << 30) {
+        return arg_err(format!(
+            "-m {lo}:{hi} is not a valid size range (min <= max <= 1 GiB)"
+        ));
+    }
+    let lib = match &o.library {
+        Some(l) => Library::parse(l)?,
+        None => Library::parse(&spec.mpi.library)?,
+    };
+    if let (Some(a), Some(c)) = (&o.algorithm, coll) {
+        c.check_algorithm(a)?;
+    } else if o.algorithm.is_some() {
+        return arg_err(format!(
+            "{test} is not a collective; --algorithm does not apply"
+        ));
+    }
+    let mut sizes: Vec<u64> = Vec::new();
+    if coll == Some(Coll::Barrier) {
+        sizes.push(0);
+    } else {
+        let mut s = 1u64;
+        while s <= hi {
+            if s >= lo {
+                sizes.push(s);
+            }
+            s *= 2;
+        }
+        if lo == 0 && pt2pt {
+            sizes.insert(0, 0);
+        }
+    }
+    let counts = |bytes: u64| -> (u32, u32) {
+        let large = bytes > LARGE;
+        let (i, x) = match (test, large) {
+            ("osu_latency", false) => (10000, 100),
+            ("osu_latency", true) => (1000, 10),
+            ("osu_bw" | "osu_bibw" | "osu_mbw_mr", false) => (100, 10),
+            ("osu_bw" | "osu_bibw" | "osu_mbw_mr", true) => (20, 2),
+            (_, false) => (1000, 200),
+            (_, true) => (100, 10),
+        };
+        (o.iterations.unwrap_or(i), o.warmup.unwrap_or(x))
+    };
+    if o.iterations == Some(0) {
+        return arg_err("-i must be at least 1");
+    }
+    let n = o.np;
+    let mut scheds: Vec<Schedule> = Vec::new();
+    let mut phases = Vec::new();
+    let mut algs = Vec::new();
+    let mut barrier_id = None;
+    let mut barrier = |scheds: &mut Vec<Schedule>| -> Result<u32> {
+        if let Some(b) = barrier_id {
+            return Ok(b);
+        }
+        let args = CollArgs::new(Coll::Barrier, n, 0, 1);
+        let alg = select::select(lib, &args).algorithm;
+        scheds.push(coll::build(&args, alg)?);
+        let id = scheds.len() as u32 - 1;
+        barrier_id = Some(id);
+        Ok(id)
+    };
+    let pairs: Vec<(u32, u32)> = (0..n / 2).map(|i| (i, i + n / 2)).collect();
+    for &bytes in &sizes {
+        let (iters, skip) = counts(bytes);
+        let (s, alg) = match test {
+            "osu_latency" => (patterns::pingpong(n, 0, 1, bytes), String::new()),
+            "osu_bw" => (
+                patterns::window(n, &pairs, bytes, WINDOW, false),
+                String::new(),
+            ),
+            "osu_bibw" => (
+                patterns::window(n, &pairs, bytes, WINDOW, true),
+                String::new(),
+            ),
+            "osu_mbw_mr" => (
+                patterns::window(n, &pairs, bytes, WINDOW, false),
+                String::new(),
+            ),
+            _ => {
+                let c = coll.expect("collective");
+                let args = CollArgs::new(c, n, bytes, 1);
+                let alg = match &o.algorithm {
+                    Some(a) => a.clone(),
+                    None => select::select(lib, &args).algorithm.to_string(),
+                };
+                (coll::build(&args, &alg)?, alg)
+            }
+        };
+        let timing = if pt2pt {
+            Timing::Loop
+        } else {
+            Timing::PerCall {
+                barrier: barrier(&mut scheds)?,
+            }
+        };
+        scheds.push(s);
+        phases.push(Phase {
+            scheds: vec![scheds.len() as u32 - 1],
+            n,
+            warmup: skip,
+            reps: iters,
+            timing,
+        });
+        algs.push(alg);
+    }
+    let job = JobSpec {
+        np: o.np,
+        ppn: o.ppn,
+        hosts: o.hosts.clone(),
+        placement: o.placement,
+    };
+    let r = run_program(
+        spec,
+        &job,
+        scheds,
+        patterns::sync_barrier(n),
+        phases.clone(),
+        seed,
+        false,
+        progress,
+    )?;
+    let mut rows = Vec::new();
+    for ((&bytes, alg), (ph, res)) in sizes.iter().zip(algs).zip(phases.iter().zip(&r.phases)) {
+        let iters = ph.reps as f64;
+        let t0 = res.rank_total[0].as_secs_f64();
+        let mut row = Row {
+            bytes,
+            avg_us: None,
+            min_us: None,
+            max_us: None,
+            mb_per_s: None,
+            msgs_per_s: None,
+            iterations: ph.reps,
+            algorithm: alg,
+        };
+        match test {
+            "osu_latency" => row.avg_us = Some(t0 * 1e6 / (2.0 * iters)),
+            "osu_bw" | "osu_bibw" | "osu_mbw_mr" => {
+                let dirs = if test == "osu_bibw" { 2.0 } else { 1.0 };
+                // Aggregate over senders: each pair's rate summed (OSU
+                // sums the per-sender bandwidths).
+                let senders: Vec<f64> = pairs
+                    .iter()
+                    .map(|&(a, _)| res.rank_total[a as usize].as_secs_f64())
+                    .collect();
+                let msgs = iters * WINDOW as f64 * dirs;
+                let rate: f64 = senders.iter().map(|t| msgs / t).sum();
+                row.mb_per_s = Some(rate * bytes as f64 / 1e6);
+                row.msgs_per_s = Some(rate);
+            }
+            _ => {
+                let per: Vec<f64> = res
+                    .rank_total
+                    .iter()
+                    .map(|t| t.as_us_f64() / iters)
+                    .collect();
+                row.avg_us = Some(per.iter().sum::<f64>() / per.len() as f64);
+                row.min_us = Some(per.iter().copied().fold(f64::INFINITY, f64::min));
+                row.max_us = Some(per.iter().copied().fold(0.0, f64::max));
+            }
+        }
+        rows.push(row);
+    }
+    Ok(Report {
+        test: test.to_string(),
+        np: o.np,
+        full: o.full,
+        rows,
+        mpi: r.mpi,
+        ports: r.ports,
+        sim_time_us: r.sim_time.as_us_f64(),
+        events: r.events,
+        wall_s: r.wall_s,
+    })
+}

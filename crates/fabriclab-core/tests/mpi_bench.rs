@@ -1,0 +1,229 @@
+//! IMB and OSU drivers against hand arithmetic and against the properties
+//! the issue pins: IMB PingPong is half the round trip and equals the sum
+//! of its parts; large ring Allreduce follows 2 (p-1)/p n / B plus its
+//! latency and compute terms; Alltoall on a 2:1 oversubscribed fabric takes
+//! about twice as long as on a 1:1 one; the algorithm IMB reports is the
+//! selector's and forcing one changes the run; runs repeat bit for bit.
+
+mod common;
+
+use fabriclab_core::config::FabricSpec;
+use fabriclab_core::mpi::coll::{Coll, CollArgs};
+use fabriclab_core::mpi::select::{select, Library};
+use fabriclab_core::units::{Rate, Time};
+use fabriclab_core::wire::{roce_wire_bytes, Ext};
+use fabriclab_core::workload::{imb, osu};
+
+fn imb_opts(benchmarks: &[&str], np: u32) -> imb::Options {
+    imb::Options {
+        benchmarks: benchmarks.iter().map(|s| s.to_string()).collect(),
+        np,
+        ppn: None,
+        hosts: None,
+        placement: Default::default(),
+        msglog: None,
+        npmin: Some(np),
+        iter: None,
+        root_shift: false,
+        algorithms: Default::default(),
+        library: None,
+    }
+}
+
+#[test]
+fn imb_pingpong_is_half_the_round_trip_and_the_sum_of_its_parts() {
+    let spec = common::one_switch(
+        2,
+        "[switch]\nlatency_ns = 300\nforwarding = \"store_and_forward\"\n[nic]\ntx_latency_ns = 500\nrx_latency_ns = 300\n",
+    );
+    let m = spec.mpi.params().unwrap();
+    let mut o = imb_opts(&["PingPong"], 2);
+    o.msglog = Some((0, 9));
+    o.iter = Some(50);
+    let r = imb::run(&spec, &o, 1, None).unwrap();
+    let rows = &r.sections[0].rows;
+    assert_eq!(rows.len(), 11);
+    for row in rows {
+        let b = row.bytes;
+        let wire = roce_wire_bytes((m.header + b) as u32, Ext::None, false) as u64;
+        let link = Rate::gbps(100).tx_time(wire) + Time::ns(1000);
+        let one_way = m.o_send
+            + m.memcpy.tx_time(b)
+            + Time::ns(500)
+            + link
+            + Time::ns(300)
+            + link
+            + Time::ns(300)
+            + m.o_recv
+            + m.memcpy.tx_time(b);
+        assert!(
+            (row.t_max_us - one_way.as_us_f64()).abs() < 1e-6,
+            "{b} B: {} us vs sum of parts {}",
+            row.t_max_us,
+            one_way.as_us_f64()
+        );
+        let mbs = if b == 0 { 0.0 } else { b as f64 / row.t_max_us };
+        assert!((row.mbytes_per_sec.unwrap() - mbs).abs() < 1e-9);
+    }
+}
+
+#[test]
+fn imb_pingpong_4mib_approaches_goodput() {
+    let spec = common::one_switch(2, "[nic]\nroce_mtu = 4096\n");
+    let mut o = imb_opts(&["PingPong"], 2);
+    o.msglog = Some((22, 22));
+    let r = imb::run(&spec, &o, 1, None).unwrap();
+    let row = r.sections[0].rows.last().unwrap();
+    assert_eq!((row.bytes, row.reps), (4 << 20, 10));
+    let goodput = 12500.0 * 4096.0 / (4096.0 + roce_wire_bytes(0, Ext::Aeth, false) as f64);
+    let mbs = row.mbytes_per_sec.unwrap();
+    println!("IMB PingPong 4 MiB: {mbs:.0} MB/s of {goodput:.0}");
+    assert!(mbs > 0.95 * goodput && mbs < goodput);
+}
+
+/// A leaf-spine with `leaves` x `hpl` hosts at 100G and `spines` spines of
+/// one 100G link per leaf, RoCE MTU 4096, PFC on.
+fn fabric(leaves: u32, hpl: u32, spines: u32) -> FabricSpec {
+    FabricSpec::from_toml(&format!(
+        "[topology]\nkind = \"leaf_spine\"\nspines = {spines}\nleaves = {leaves}\nhosts_per_leaf = {hpl}\n\
+         host_link_gbps = 100\nuplink_gbps = 100\nhost_link_delay_ns = 500\nuplink_delay_ns = 500\n\
+         [nic]\nroce_mtu = 4096\n"
+    ))
+    .unwrap()
+}
+
+#[test]
+fn ring_allreduce_follows_the_bandwidth_formula() {
+    let p = 8u32;
+    let spec = fabric(2, 4, 4); // non-blocking: 4 x 100G up per leaf
+    let m = spec.mpi.params().unwrap();
+    let n_bytes: u64 = 16 << 20;
+    let mut o = imb_opts(&["Allreduce"], p);
+    o.msglog = Some((24, 24));
+    o.iter = Some(3);
+    o.algorithms.insert("allreduce".into(), "ring".into());
+    let r = imb::run(&spec, &o, 1, None).unwrap();
+    let row = r.sections[0].rows.last().unwrap();
+    assert_eq!((row.bytes, row.algorithm.as_str()), (n_bytes, "ring"));
+    // Bandwidth term: 2 (p-1)/p n over the READ goodput; compute term:
+    // (p-1)/p n reduced at the core's speed (on the critical path: a block
+    // is forwarded only once reduced); Open MPI's copy of the send buffer
+    // into the receive buffer before the ring starts; latency term per step
+    // (2 (p-1) steps): rendezvous handshake (RTS, READ request, FIN: three
+    // one-way small-message latencies) plus overheads.
+    let pf = p as f64;
+    let goodput_bps = 100e9 * 4096.0 / (4096.0 + roce_wire_bytes(0, Ext::Aeth, false) as f64);
+    let bw = 2.0 * (pf - 1.0) / pf * n_bytes as f64 * 8.0 / goodput_bps;
+    let compute = (pf - 1.0) / pf * n_bytes as f64 * 8.0 / m.reduce.as_bps() as f64;
+    let one_way_small = (600.0 + 400.0 + 3.0 * 600.0 + 2.0 * 500.0 + 2.0 * 500.0) * 1e-9; // NICs, 3 switches, 4 links (upper bound)
+    let alpha = 3.0 * one_way_small + (m.o_send + m.o_recv).as_secs_f64();
+    let copy = n_bytes as f64 * 8.0 / m.memcpy.as_bps() as f64;
+    let model_us = (bw + compute + copy + 2.0 * (pf - 1.0) * alpha) * 1e6;
+    println!(
+        "ring allreduce 16 MiB on 8: {:.1} us (model {:.1}: bw {:.1}, compute {:.1}, copy {:.1}, latency {:.1})",
+        row.t_avg_us,
+        model_us,
+        bw * 1e6,
+        compute * 1e6,
+        copy * 1e6,
+        2.0 * (pf - 1.0) * alpha * 1e6
+    );
+    assert!(
+        (row.t_avg_us / model_us - 1.0).abs() < 0.05,
+        "{} us vs model {model_us} us",
+        row.t_avg_us
+    );
+}
+
+#[test]
+fn alltoall_on_2_to_1_takes_about_twice_as_long_as_on_1_to_1() {
+    let run = |spines: u32| {
+        let mut o = imb_opts(&["Alltoall"], 32);
+        o.msglog = Some((20, 20));
+        o.iter = Some(2);
+        let r = imb::run(&fabric(8, 4, spines), &o, 1, None).unwrap();
+        r.sections[0].rows.last().unwrap().t_avg_us
+    };
+    let (full, half) = (run(4), run(2));
+    let ratio = half / full;
+    // 28 of every rank's 31 blocks leave the leaf: 2 x 28/31 = 1.81 if the
+    // uplinks were perfectly shared; ECMP collisions push it up.
+    println!("alltoall 1 MiB x 32: 1:1 {full:.0} us, 2:1 {half:.0} us, ratio {ratio:.2}");
+    assert!((1.6..=2.4).contains(&ratio), "ratio {ratio}");
+}
+
+#[test]
+fn imb_reports_the_selected_algorithm_and_forcing_changes_it() {
+    let spec = fabric(2, 4, 2);
+    let mut o = imb_opts(
+        &[
+            "Allreduce",
+            "Alltoall",
+            "Bcast",
+            "Allgather",
+            "Reduce",
+            "Gather",
+        ],
+        8,
+    );
+    o.msglog = Some((0, 16));
+    o.iter = Some(4);
+    let r = imb::run(&spec, &o, 1, None).unwrap();
+    for s in &r.sections {
+        let c = Coll::parse(&s.bench).unwrap();
+        for row in &s.rows {
+            let eb = if c.reduces() { 4 } else { 1 };
+            let args = CollArgs::new(c, 8, row.bytes / eb, eb as u32);
+            assert_eq!(
+                row.algorithm,
+                select(Library::OpenMpi, &args).algorithm,
+                "{} {} B",
+                s.bench,
+                row.bytes
+            );
+        }
+    }
+    let mut forced = o.clone();
+    forced
+        .algorithms
+        .insert("alltoall".into(), "pairwise".into());
+    let f = imb::run(&spec, &forced, 1, None).unwrap();
+    let a2a = |r: &imb::Report| {
+        r.sections
+            .iter()
+            .find(|s| s.bench == "Alltoall")
+            .unwrap()
+            .rows
+            .clone()
+    };
+    assert!(a2a(&f).iter().all(|r| r.algorithm == "pairwise"));
+    assert_ne!(a2a(&f), a2a(&r));
+}
+
+#[test]
+fn mpi_runs_are_deterministic() {
+    let spec = fabric(2, 4, 2);
+    let mut o = imb_opts(&["Alltoall", "Allreduce", "Sendrecv"], 8);
+    o.msglog = Some((0, 18));
+    o.iter = Some(5);
+    let a = imb::run(&spec, &o, 7, None).unwrap();
+    let b = imb::run(&spec, &o, 7, None).unwrap();
+    assert_eq!(a.sections, b.sections);
+    assert_eq!(a.events, b.events);
+    let oo = osu::Options {
+        test: "osu_alltoall".into(),
+        np: 8,
+        ppn: Some(2),
+        hosts: None,
+        placement: Default::default(),
+        sizes: Some((1, 1 << 16)),
+        iterations: Some(5),
+        warmup: Some(1),
+        full: true,
+        algorithm: None,
+        library: None,
+    };
+    let x = osu::run(&spec, &oo, 3, None).unwrap();
+    let y = osu::run(&spec, &oo, 3, None).unwrap();
+    assert_eq!(x.rows, y.rows);
+}
