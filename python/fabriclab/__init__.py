@@ -2,12 +2,13 @@
 
 The simulator (in Rust) models leaf-spine fabrics with shared-buffer
 switches, PFC, ECN and RoCEv2 NICs with DCQCN, and runs the benchmarks
-people run on such fabrics, perftest first. Results come back as pandas
+people run on such fabrics: perftest, and IMB and OSU on a model of an MPI
+library (:func:`imb`, :func:`osu`). Results come back as pandas
 DataFrames::
 
     >>> import fabriclab
     >>> fabriclab.presets()
-    ['heps', 'leaf-spine', 'bench-a2a-32', 'bench-a2a-128']
+    ['heps', 'leaf-spine', 'eantc-hpc', 'ihep-roce', 'bench-a2a-32', 'bench-a2a-128']
     >>> bw = fabriclab.perftest("ib_write_bw", client="h0", server="h4",
     ...                         fabric="heps", report_gbits=True)
     >>> round(float(bw.bw_avg_gbps[0]), 1)
@@ -20,6 +21,11 @@ DataFrames::
     ...                      fabriclab.Flow("h1", "h4", 1 << 20)])
     >>> r.outcome
     'Finished'
+    >>> imb = fabriclab.imb(["PingPong"], np=2, hosts="h0,h4", fabric="eantc-hpc",
+    ...                     msglog=(0, 3), iters=100)
+    >>> list(imb.bytes)
+    [0, 1, 2, 4, 8]
+    >>> print(imb.attrs["text"])         # doctest: +SKIP
 
 A fabric is a preset name, the path of a fabric TOML file or a
 :class:`Fabric` (``Fabric.preset("heps")``, ``Fabric.load(path)``,
@@ -49,6 +55,7 @@ from .errors import (
     ParseError,
     UnknownHostError,
 )
+from .mpi import IMB_BENCHMARKS, OSU_TESTS, imb, osu
 from .scenario import run_scenario
 
 __version__ = "0.1.0"
@@ -66,6 +73,10 @@ __all__ = [
     "preset_toml",
     "presets",
     "run_scenario",
+    "imb",
+    "osu",
+    "IMB_BENCHMARKS",
+    "OSU_TESTS",
     "FabriclabError",
     "FabricError",
     "UnknownHostError",

@@ -39,3 +39,11 @@ def flows(
 def bench(name: str, cc: str = "", progress: bool = False) -> str:
     """Run benchmark "a2a-32" or "a2a-128" with cc "", "none" or "dcqcn";
     progress lines go to stderr. Returns JSON of the figures."""
+
+def imb(fabric: str, options: str, seed: int = 1, progress: bool = False) -> str:
+    """Run Intel MPI Benchmarks; ``options`` is JSON. Returns JSON with the
+    IMB text and the report."""
+
+def osu(fabric: str, options: str, seed: int = 1, progress: bool = False) -> str:
+    """Run an OSU micro-benchmark; ``options`` is JSON. Returns JSON with
+    the OSU text and the report."""

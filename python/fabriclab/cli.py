@@ -26,7 +26,7 @@ import os
 import sys
 from typing import Any, NoReturn, Sequence
 
-from . import api
+from . import api, cli_mpi
 from .errors import FabriclabError
 from .scenario import load_scenario, run_item
 
@@ -170,6 +170,9 @@ def _parser() -> argparse.ArgumentParser:
     pb.add_argument("name", choices=["a2a-32", "a2a-128"])
     pb.add_argument("--cc", choices=["none", "dcqcn"], default="", help="congestion control (default: the benchmark's)")
     pb.add_argument("--json", action="store_true", help="print the figures as JSON")
+
+    # imb, osu
+    cli_mpi.add_parsers(sub)
     return p
 
 
@@ -284,13 +287,23 @@ def _cmd_run(a: argparse.Namespace) -> None:
     sc = load_scenario(a.scenario)
     _out(f"scenario {a.scenario}: fabric {sc.fabric.name or '(unnamed)'}, {len(sc.items)} item(s)")
     for i, item in enumerate(sc.items, 1):
-        what = item.options.get("test", "") if item.kind == "perftest" else f"{len(item.options['flows'])} flow(s)"
+        o = item.options
+        if item.kind == "flows":
+            what = f"{len(o['flows'])} flow(s)"
+        elif item.kind == "imb":
+            what = f"{' '.join(o.get('benchmarks', ['all']))}, -np {o['np']}"
+        elif item.kind == "osu":
+            what = f"{o['test']}, -np {o['np']}"
+        else:
+            what = o.get("test", "")
         label = f" {item.name!r}" if item.name else ""
         _out(f"\n=== [{i}] {item.kind}{label}: {what} (seed {item.seed}) ===")
         sys.stdout.flush()
         res = run_item(sc, item)
         if item.kind == "perftest":
             _print_perftest(res, a.counters)
+        elif item.kind in ("imb", "osu"):
+            cli_mpi.print_result(res, a.counters)
         else:
             _print_flows(res, a.counters)
 
@@ -330,6 +343,8 @@ _COMMANDS = {
     "flows": _cmd_flows,
     "run": _cmd_run,
     "bench": _cmd_bench,
+    "imb": cli_mpi.cmd_imb,
+    "osu": cli_mpi.cmd_osu,
 }
 
 
@@ -355,6 +370,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(f"{e.filename}: permission denied")
     except UnicodeDecodeError as e:
         return _fail(f"not a UTF-8 text file ({e.reason})")
+    except ValueError as e:
+        return _fail(str(e))
     except BrokenPipeError:
         # stdout closed early (| head): not an error of ours
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -39,6 +39,18 @@ the file gives them. The format::
     sample_us = 1.0           # optional per-QP telemetry period
     limit_us = 1000.0         # optional bound on simulated time
 
+    [[imb]]                   # Intel MPI Benchmarks; keys as fabriclab.imb()
+    benchmarks = ["Allreduce", "Alltoall"]
+    np = 32                   # and ppn, hosts, placement, msglog = [0, 22],
+    npmin = 32                # iters, root_shift, algorithms = {allreduce =
+                              # "ring"}, library
+
+    [[osu]]                   # an OSU micro-benchmark; keys as fabriclab.osu()
+    test = "osu_allreduce"
+    np = 168
+    ppn = 24                  # and hosts, placement, sizes = [8, 256],
+                              # iterations, warmup, full, algorithm, library
+
 Unknown keys are errors (:class:`fabriclab.errors.ParseError` for the
 scenario's own keys; the core rejects unknown perftest options and flow
 keys).
@@ -55,7 +67,7 @@ from typing import Any, Union
 
 import pandas as pd
 
-from . import api
+from . import api, mpi
 from .errors import ParseError
 
 if sys.version_info >= (3, 11):
@@ -65,15 +77,18 @@ else:  # pragma: no cover
 
 __all__ = ["run_scenario", "load_scenario", "Scenario", "ScenarioItem", "toml_dumps"]
 
-_TOP_KEYS = {"fabric", "seed", "perftest", "flows"}
+_KINDS = ("perftest", "flows", "imb", "osu")
+_TOP_KEYS = {"fabric", "seed", *_KINDS}
 _FLOWS_KEYS = {"name", "seed", "flows", "sample_us", "limit_us"}
+_IMB_KEYS = {"benchmarks", "np", "ppn", "hosts", "placement", "msglog", "npmin", "iters", "root_shift", "algorithms", "library"}
+_OSU_KEYS = {"test", "np", "ppn", "hosts", "placement", "sizes", "iterations", "warmup", "full", "algorithm", "library"}
 
 
 @dataclass
 class ScenarioItem:
     """One ``[[perftest]]`` or ``[[flows]]`` table."""
 
-    kind: str  # "perftest" or "flows"
+    kind: str  # "perftest", "flows", "imb" or "osu"
     name: str | None
     seed: int
     options: dict[str, Any]
@@ -165,7 +180,7 @@ def toml_dumps(doc: dict[str, Any]) -> str:
 def _item_order(text: str) -> list[str]:
     """The kinds of the [[perftest]] / [[flows]] headers in file order
     (tomllib keeps each array's order, not how the two interleave)."""
-    return re.findall(r"(?m)^[ \t]*\[\[[ \t]*(perftest|flows)[ \t]*\]\]", text)
+    return re.findall(r"(?m)^[ \t]*\[\[[ \t]*(perftest|flows|imb|osu)[ \t]*\]\]", text)
 
 
 def _seed(where: str, v: Any) -> int:
@@ -188,7 +203,7 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
     if unknown:
         raise ParseError(
             f"scenario {path}: unknown key {unknown[0]!r}; the keys are fabric, seed, "
-            "[[perftest]] and [[flows]]"
+            "[[perftest]], [[flows]], [[imb]] and [[osu]]"
         )
     base = os.path.dirname(os.path.abspath(path))
     fab = doc.get("fabric", "heps")
@@ -203,17 +218,18 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
     seed = _seed(f"scenario {path}", doc.get("seed", 1))
 
     tables: dict[str, list[Any]] = {}
-    for kind in ("perftest", "flows"):
+    for kind in _KINDS:
         v = doc.get(kind, [])
         if not isinstance(v, list) or not all(isinstance(t, dict) for t in v):
             raise ParseError(f"scenario {path}: {kind} must be written as [[{kind}]] tables")
         tables[kind] = list(v)
     order = _item_order(text)
-    if sorted(order) != sorted(["perftest"] * len(tables["perftest"]) + ["flows"] * len(tables["flows"])):
-        order = ["perftest"] * len(tables["perftest"]) + ["flows"] * len(tables["flows"])
+    everything = [k for k in _KINDS for _ in tables[k]]
+    if sorted(order) != sorted(everything):
+        order = everything
 
     items: list[ScenarioItem] = []
-    counters = {"perftest": 0, "flows": 0}
+    counters = {k: 0 for k in _KINDS}
     for kind in order:
         t = dict(tables[kind][counters[kind]])
         counters[kind] += 1
@@ -231,6 +247,16 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
                 )
             if "flows" not in t:
                 raise ParseError(f"{where}: missing the flows list")
+        elif kind in ("imb", "osu"):
+            keys = _IMB_KEYS if kind == "imb" else _OSU_KEYS
+            unknown = sorted(set(t) - keys)
+            if unknown:
+                raise ParseError(
+                    f"{where}: unknown key {unknown[0]!r}; the keys are {', '.join(sorted(keys))}, name, seed"
+                )
+            need = "np" if kind == "imb" else "test"
+            if need not in t or "np" not in t:
+                raise ParseError(f"{where}: missing {need if need not in t else 'np'}")
         elif "test" not in t:
             raise ParseError(f"{where}: missing test (ib_write_bw, ib_write_lat, ...)")
         items.append(ScenarioItem(kind, name, item_seed, t))
@@ -240,12 +266,25 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
 Result = Union[pd.DataFrame, "api.FlowsResult"]
 
 
+def _mpi_kwargs(o: dict[str, Any]) -> dict[str, Any]:
+    out = dict(o)
+    for k in ("msglog", "sizes"):
+        if isinstance(out.get(k), list):
+            out[k] = tuple(out[k])
+    return out
+
+
 def run_item(scenario: Scenario, item: ScenarioItem) -> Result:
     """Run one item: a perftest DataFrame (see :func:`fabriclab.perftest`)
     or a :class:`fabriclab.FlowsResult`; the item's name is in
     ``df.attrs["name"]`` / ``result.name``."""
     if item.kind == "perftest":
         df = api._run_perftest(scenario.fabric, item.options, item.seed)
+        df.attrs["name"] = item.name
+        return df
+    if item.kind in ("imb", "osu"):
+        run = mpi.imb if item.kind == "imb" else mpi.osu
+        df = run(fabric=scenario.fabric, seed=item.seed, **_mpi_kwargs(item.options))
         df.attrs["name"] = item.name
         return df
     o = item.options

@@ -1,0 +1,134 @@
+"""The ``fabriclab imb`` and ``fabriclab osu`` commands: IMB-MPI1 and OSU
+micro-benchmarks with their own option spellings (``-np``, ``-msglog``,
+``-npmin``, ``-iter``, ``-root_shift on``; ``-m``, ``-i``, ``-x``, ``-f``)
+plus mpirun-like placement (``--ppn``, ``--hosts``, ``--map-by``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from . import mpi
+
+
+def _forced(text: str) -> tuple[str, str]:
+    coll, sep, alg = text.partition("=")
+    if not sep or not coll or not alg:
+        raise argparse.ArgumentTypeError(f"expected COLLECTIVE=ALGORITHM (e.g. allreduce=ring), got {text!r}")
+    return coll.strip(), alg.strip()
+
+
+def _on_off(text: str) -> bool:
+    if text.lower() in ("on", "1", "yes", "true"):
+        return True
+    if text.lower() in ("off", "0", "no", "false"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected on or off, got {text!r}")
+
+
+def _job_opts(p: argparse.ArgumentParser, default_fabric: str) -> None:
+    p.add_argument("--fabric", default=default_fabric, help=f"preset name or fabric TOML file (default {default_fabric})")
+    p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    p.add_argument("-np", "--np", dest="np", type=int, required=True, help="number of ranks")
+    p.add_argument("--ppn", type=int, help="ranks per host (default 1)")
+    p.add_argument("--hosts", "--host", dest="hosts", help="comma-separated hosts (default: the first ones)")
+    p.add_argument(
+        "--map-by",
+        dest="placement",
+        choices=["block", "round_robin", "slot", "node"],
+        default="block",
+        help="rank order: block/slot fills a host first, round_robin/node deals ranks over hosts",
+    )
+    p.add_argument("--library", choices=["openmpi", "mpich"], help="collective selection rules (default: the fabric's)")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.add_argument("--counters", action="store_true", help="also print the port counters and MPI counters")
+
+
+def add_parsers(sub: Any) -> None:
+    """Add the ``imb`` and ``osu`` subcommands to ``sub``."""
+    pi = sub.add_parser("imb", help="run Intel MPI Benchmarks (IMB-MPI1)")
+    pi.add_argument("benchmarks", metavar="BENCH", nargs="*", help=" ".join(mpi.IMB_BENCHMARKS) + " (default: all)")
+    _job_opts(pi, "eantc-hpc")
+    pi.add_argument("-msglog", "--msglog", dest="msglog", metavar="[MIN:]MAX", help="message lengths 0 and 2^MIN..2^MAX (default 0:22)")
+    pi.add_argument("-npmin", "--npmin", dest="npmin", type=int, help="smallest process count for collectives (default 2)")
+    pi.add_argument("-iter", "--iter", dest="iters", type=int, help="repetitions for short messages (default 1000)")
+    pi.add_argument("-root_shift", "--root-shift", dest="root_shift", type=_on_off, default=False, metavar="on|off", help="rotate the root of rooted collectives")
+    pi.add_argument(
+        "--algorithm",
+        type=_forced,
+        action="append",
+        default=[],
+        metavar="COLL=ALG",
+        help="force a collective's algorithm, e.g. allreduce=ring (repeatable)",
+    )
+
+    po = sub.add_parser("osu", help="run an OSU micro-benchmark")
+    po.add_argument("test", metavar="TEST", help=" ".join(mpi.OSU_TESTS))
+    _job_opts(po, "ihep-roce")
+    po.add_argument("-m", "--message-size", dest="sizes", metavar="[MIN:]MAX", help="message sizes (default 1:4M point-to-point, 1:1M collectives)")
+    po.add_argument("-i", "--iterations", dest="iterations", type=int, help="iterations")
+    po.add_argument("-x", "--warmup", dest="warmup", type=int, help="warm-up iterations")
+    po.add_argument("-f", "--full", dest="full", action="store_true", help="print min, max and iterations")
+    po.add_argument("--algorithm", metavar="ALG", help="force the collective's algorithm")
+
+
+def print_result(df: Any, counters: bool) -> None:
+    """Print an IMB/OSU result: the tool's text, then counters if asked."""
+    text = df.attrs["text"]
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    if counters:
+        sys.stdout.write("\nPort counters:\n" + df.attrs["ports_table"])
+        m = df.attrs["mpi"]
+        sys.stdout.write("\nMPI counters:\n" + "".join(f"  {k:<12} {m[k]}\n" for k in mpi.MPI_COUNTER_KEYS))
+    a = df.attrs
+    print(
+        f"simulated {a['sim_time_us'] / 1e6:.6f} s in {a['wall_s']:.1f} s of wall time ({a['events']:,} events)",
+        file=sys.stderr,
+    )
+
+
+def _placement(p: str) -> str:
+    return {"slot": "block", "node": "round_robin"}.get(p, p)
+
+
+def cmd_imb(a: argparse.Namespace) -> None:
+    """``fabriclab imb``."""
+    df = mpi.imb(
+        a.benchmarks or None,
+        np=a.np,
+        fabric=a.fabric,
+        seed=a.seed,
+        ppn=a.ppn,
+        hosts=a.hosts,
+        placement=_placement(a.placement),
+        msglog=a.msglog,
+        npmin=a.npmin,
+        iters=a.iters,
+        root_shift=a.root_shift,
+        algorithms=dict(a.algorithm),
+        library=a.library,
+        progress=not a.quiet,
+    )
+    print_result(df, a.counters)
+
+
+def cmd_osu(a: argparse.Namespace) -> None:
+    """``fabriclab osu``."""
+    df = mpi.osu(
+        a.test,
+        np=a.np,
+        fabric=a.fabric,
+        seed=a.seed,
+        ppn=a.ppn,
+        hosts=a.hosts,
+        placement=_placement(a.placement),
+        sizes=a.sizes,
+        iterations=a.iterations,
+        warmup=a.warmup,
+        full=a.full,
+        algorithm=a.algorithm,
+        library=a.library,
+        progress=not a.quiet,
+    )
+    print_result(df, a.counters)

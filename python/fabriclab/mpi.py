@@ -1,0 +1,205 @@
+"""MPI benchmarks on a simulated fabric: Intel MPI Benchmarks and OSU.
+
+Both run a real MPI model in the Rust core (eager and rendezvous
+protocols over RoCE queue pairs, shared memory inside a host, Open MPI's
+or MPICH's collective algorithms chosen by their selection rules) and
+return one DataFrame row per message size. ``df.attrs["text"]`` is the
+benchmark's own text output, byte for byte in its format::
+
+    >>> import fabriclab
+    >>> df = fabriclab.imb(["Allreduce"], np=8, fabric="eantc-hpc",
+    ...                    msglog=(0, 10), npmin=8, iters=50)
+    >>> list(df.columns[:6])
+    ['bench', 'np', 'bytes', 'reps', 't_min_us', 't_max_us']
+    >>> print(df.attrs["text"])          # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable, Mapping, Sequence
+
+import pandas as pd
+
+from . import _core
+from .api import FabricLike, _bool, _dumps, _fabric_arg, _frame, _int, _str
+
+__all__ = ["imb", "osu", "IMB_BENCHMARKS", "OSU_TESTS", "IMB_COLUMNS", "OSU_COLUMNS", "MPI_COUNTER_KEYS"]
+
+#: IMB-MPI1 benchmarks the simulator runs, in IMB's order.
+IMB_BENCHMARKS = (
+    "PingPong",
+    "PingPing",
+    "Sendrecv",
+    "Exchange",
+    "Allreduce",
+    "Reduce",
+    "Reduce_scatter",
+    "Allgather",
+    "Allgatherv",
+    "Gather",
+    "Scatter",
+    "Alltoall",
+    "Bcast",
+    "Barrier",
+)
+#: OSU programs the simulator runs.
+OSU_TESTS = (
+    "osu_latency",
+    "osu_bw",
+    "osu_bibw",
+    "osu_mbw_mr",
+    "osu_allreduce",
+    "osu_alltoall",
+    "osu_allgather",
+    "osu_bcast",
+    "osu_reduce",
+    "osu_gather",
+    "osu_scatter",
+    "osu_barrier",
+)
+#: Columns of :func:`imb`'s DataFrame.
+IMB_COLUMNS = ["bench", "np", "bytes", "reps", "t_min_us", "t_max_us", "t_avg_us", "mbytes_per_sec", "algorithm"]
+#: Columns of :func:`osu`'s DataFrame.
+OSU_COLUMNS = ["bytes", "avg_us", "min_us", "max_us", "mb_per_s", "msgs_per_s", "iterations", "algorithm"]
+#: Keys of the MPI runtime counters in ``df.attrs["mpi"]``.
+MPI_COUNTER_KEYS = ["eager_msgs", "rndv_msgs", "shm_msgs", "net_bytes", "shm_bytes", "unexpected", "qps"]
+
+
+def _job(opts: dict[str, Any], np: int, ppn: int | None, hosts: Sequence[str] | str | None, placement: str) -> None:
+    opts["np"] = _int("np", np)
+    if ppn is not None:
+        opts["ppn"] = _int("ppn", ppn)
+    if hosts is not None:
+        if isinstance(hosts, str):
+            hosts = [h for h in hosts.split(",") if h]
+        opts["hosts"] = [_str("hosts", h) for h in hosts]
+    opts["placement"] = _str("placement", placement).replace("-", "_")
+
+
+def _pair(name: str, value: Any) -> list[int]:
+    if isinstance(value, str):
+        parts = value.split(":")
+        if len(parts) == 1:
+            parts = ["0" if name == "msglog" else "1", parts[0]]
+        try:
+            lo, hi = (int(p) for p in parts)
+        except ValueError:
+            raise ValueError(f"{name} must look like MIN:MAX, got {value!r}") from None
+        return [lo, hi]
+    lo, hi = value
+    return [_int(name, lo), _int(name, hi)]
+
+
+def _attrs(df: pd.DataFrame, out: Mapping[str, Any]) -> pd.DataFrame:
+    rep = out["report"]
+    df.attrs.update(
+        {
+            "text": out["text"],
+            "ports_table": out["ports_table"],
+            "mpi": rep["mpi"],
+            "sim_time_us": rep["sim_time_us"],
+            "events": rep["events"],
+            "wall_s": rep["wall_s"],
+        }
+    )
+    return df
+
+
+def imb(
+    benchmarks: Iterable[str] | str | None = None,
+    np: int = 2,
+    fabric: FabricLike = "eantc-hpc",
+    seed: int = 1,
+    *,
+    ppn: int | None = None,
+    hosts: Sequence[str] | str | None = None,
+    placement: str = "block",
+    msglog: tuple[int, int] | str | None = None,
+    npmin: int | None = None,
+    iters: int | None = None,
+    root_shift: bool = False,
+    algorithms: Mapping[str, str] | None = None,
+    library: str | None = None,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """Run IMB-MPI1 ``benchmarks`` (names like ``"Allreduce"``; all when
+    None) with ``np`` ranks on ``fabric``. Options follow IMB and mpirun:
+    ``msglog`` is ``-msglog MIN:MAX``, ``npmin`` ``-npmin``, ``iters``
+    ``-iter``, ``root_shift`` ``-root_shift on``; ``ppn`` ranks per host,
+    ``hosts`` which hosts (default: the first ones), ``placement``
+    ``"block"`` or ``"round_robin"``. ``algorithms`` forces an algorithm per
+    collective (``{"allreduce": "ring"}``); ``library`` picks the selection
+    rules (``"openmpi"`` or ``"mpich"``; default the fabric's).
+
+    Returns one row per (benchmark, process count, size) with
+    :data:`IMB_COLUMNS`; ``df.attrs["text"]`` is IMB's output,
+    ``df.attrs["mpi"]`` the runtime counters.
+    """
+    opts: dict[str, Any] = {}
+    if benchmarks is not None:
+        if isinstance(benchmarks, str):
+            benchmarks = benchmarks.split()
+        opts["benchmarks"] = [_str("benchmarks", b) for b in benchmarks]
+    _job(opts, np, ppn, hosts, placement)
+    if msglog is not None:
+        opts["msglog"] = _pair("msglog", msglog)
+    for name, value in (("npmin", npmin), ("iter", iters)):
+        if value is not None:
+            opts[name] = _int(name, value)
+    opts["root_shift"] = _bool("root_shift", root_shift)
+    if algorithms:
+        opts["algorithms"] = {_str("algorithms", k): _str("algorithms", v) for k, v in algorithms.items()}
+    if library is not None:
+        opts["library"] = _str("library", library)
+    out = json.loads(_core.imb(_fabric_arg(fabric), _dumps(opts), _int("seed", seed), _bool("progress", progress)))
+    rows = [
+        {"bench": s["bench"], "np": s["np"], **row}
+        for s in out["report"]["sections"]
+        for row in s["rows"]
+    ]
+    return _attrs(_frame(rows, IMB_COLUMNS), out)
+
+
+def osu(
+    test: str,
+    np: int = 2,
+    fabric: FabricLike = "ihep-roce",
+    seed: int = 1,
+    *,
+    ppn: int | None = None,
+    hosts: Sequence[str] | str | None = None,
+    placement: str = "block",
+    sizes: tuple[int, int] | str | None = None,
+    iterations: int | None = None,
+    warmup: int | None = None,
+    full: bool = False,
+    algorithm: str | None = None,
+    library: str | None = None,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """Run OSU micro-benchmark ``test`` (``"osu_allreduce"`` or
+    ``"allreduce"``, ...) with ``np`` ranks on ``fabric``. ``sizes`` is
+    ``-m MIN:MAX``, ``iterations`` ``-i``, ``warmup`` ``-x``, ``full``
+    ``-f``; placement options as :func:`imb`; ``algorithm`` forces the
+    collective's algorithm.
+
+    Returns one row per size with :data:`OSU_COLUMNS`;
+    ``df.attrs["text"]`` is OSU's output.
+    """
+    opts: dict[str, Any] = {"test": _str("test", test)}
+    _job(opts, np, ppn, hosts, placement)
+    if sizes is not None:
+        opts["sizes"] = _pair("sizes", sizes)
+    for name, value in (("iterations", iterations), ("warmup", warmup)):
+        if value is not None:
+            opts[name] = _int(name, value)
+    opts["full"] = _bool("full", full)
+    if algorithm is not None:
+        opts["algorithm"] = _str("algorithm", algorithm)
+    if library is not None:
+        opts["library"] = _str("library", library)
+    out = json.loads(_core.osu(_fabric_arg(fabric), _dumps(opts), _int("seed", seed), _bool("progress", progress)))
+    df = _frame(out["report"]["rows"], OSU_COLUMNS)
+    df.attrs["test"] = out["report"]["test"]
+    return _attrs(df, out)

@@ -1,0 +1,195 @@
+"""IMB and OSU on simulated fabrics, from Python and the command line.
+
+The simulator's output must be what the real tools print: every section
+parses with the parsers written against the real samples (tests/golden),
+column for column, with the tools' exact spacing; the figures in the text
+are the DataFrame's; and the numbers obey the rules IMB and OSU compute
+them by (repetitions, MB/s with 10^6 and t_max, half round trips).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import fabriclab
+from fabriclab.errors import FabriclabError, InvalidArgumentError, UnknownHostError
+from imb_format import check_imb_layout, parse_imb, parse_imb_header
+from osu_format import check_osu_layout, column, parse_osu
+
+SMALL = dict(msglog=(0, 6), iters=20)
+
+
+@pytest.fixture(scope="module")
+def imb_all():
+    """Every IMB benchmark on 4 ranks of two hosts (2 per host), small sizes."""
+    return fabriclab.imb(None, np=4, ppn=2, fabric="eantc-hpc", npmin=4, **SMALL)
+
+
+def test_imb_text_parses_column_for_column(imb_all):
+    text = imb_all.attrs["text"]
+    check_imb_layout(text)
+    head = parse_imb_header(text)
+    assert head["benchmarks"] == list(fabriclab.IMB_BENCHMARKS)
+    sections = parse_imb(text)
+    assert [s["name"] for s in sections] == list(fabriclab.IMB_BENCHMARKS)
+    for s in sections:
+        rows = imb_all[imb_all.bench == s["name"]]
+        assert len(rows) == len(s["rows"]), s["name"]
+        cols = s["columns"]
+        for printed, (_, r) in zip(s["rows"], rows.iterrows()):
+            got = dict(zip(cols, printed))
+            assert got["#repetitions"] == r.reps
+            if "#bytes" in got:
+                assert got["#bytes"] == r.bytes
+            if "t_avg[usec]" in got:
+                assert got["t_avg[usec]"] == pytest.approx(r.t_avg_us, abs=0.006)
+                assert got["t_min[usec]"] <= got["t_avg[usec]"] <= got["t_max[usec]"]
+            if "Mbytes/sec" in got:
+                assert got["Mbytes/sec"] == pytest.approx(r.mbytes_per_sec, abs=0.006)
+
+
+def test_imb_follows_imb_rules(imb_all):
+    df = imb_all
+    # Reductions run on MPI_FLOAT: no 1- or 2-byte rows.
+    red = df[df.bench.isin(["Allreduce", "Reduce", "Reduce_scatter"])]
+    assert set(red.bytes) == {0, 4, 8, 16, 32, 64}
+    # Data movement: 0 and every power of two up to 2^6.
+    mov = df[df.bench == "Alltoall"]
+    assert list(mov.bytes) == [0, 1, 2, 4, 8, 16, 32, 64]
+    assert (df.reps == 20).all()
+    # MB/s uses 10^6 and t_max; Sendrecv counts both directions.
+    sr = df[(df.bench == "Sendrecv") & (df.bytes == 64)].iloc[0]
+    assert sr.mbytes_per_sec == pytest.approx(2 * 64 / sr.t_max_us)
+    pp = df[(df.bench == "PingPong") & (df.bytes == 64)].iloc[0]
+    assert pp.mbytes_per_sec == pytest.approx(64 / pp.t_max_us)
+    # Collectives record the algorithm that ran.
+    assert (df[df.bench == "Allreduce"].algorithm != "").all()
+
+
+def test_imb_npmin_runs_doubling_process_counts_and_reports_waiting():
+    df = fabriclab.imb(["Barrier", "PingPong"], np=8, fabric="eantc-hpc", msglog=(0, 2), iters=10)
+    text = df.attrs["text"]
+    secs = parse_imb(text)
+    assert [(s["name"], s["np"], s["waiting"]) for s in secs] == [
+        ("Barrier", 2, 6),
+        ("Barrier", 4, 4),
+        ("Barrier", 8, 0),
+        ("PingPong", 2, 6),
+    ]
+
+
+def test_imb_repetitions_shrink_for_large_messages():
+    df = fabriclab.imb(["Bcast"], np=2, fabric="eantc-hpc", msglog=(19, 20))
+    assert dict(zip(df.bytes, df.reps)) == {0: 1000, 1 << 19: 80, 1 << 20: 40}
+
+
+def test_forcing_an_algorithm_changes_the_run():
+    kw = dict(np=8, fabric="eantc-hpc", npmin=8, msglog=(16, 16), iters=5)
+    a = fabriclab.imb(["Allreduce"], algorithms={"allreduce": "ring"}, **kw)
+    b = fabriclab.imb(["Allreduce"], algorithms={"allreduce": "recursive_doubling"}, **kw)
+    assert list(a.algorithm) == ["ring", "ring"]
+    assert list(b.algorithm) == ["recursive_doubling"] * 2
+    assert a.t_avg_us.iloc[-1] != b.t_avg_us.iloc[-1]
+
+
+def test_imb_is_deterministic():
+    kw = dict(np=4, fabric="eantc-hpc", msglog=(0, 12), iters=10, npmin=4)
+    a = fabriclab.imb(["Alltoall", "Allreduce"], **kw)
+    b = fabriclab.imb(["Alltoall", "Allreduce"], **kw)
+    assert a.attrs["text"] == b.attrs["text"]
+
+
+OSU_SMALL = {"sizes": (1, 64), "iterations": 20, "warmup": 2}
+
+
+@pytest.mark.parametrize("test", fabriclab.OSU_TESTS)
+def test_osu_output_parses(test):
+    np = 2 if test in ("osu_latency", "osu_bw", "osu_bibw") else 4
+    df = fabriclab.osu(test, np=np, ppn=2 if np == 4 else 1, fabric="ihep-roce", full=True, **OSU_SMALL)
+    text = df.attrs["text"]
+    check_osu_layout(text)
+    parsed = parse_osu(text)
+    assert parsed["version"] == "7.4"
+    if test == "osu_barrier":
+        assert len(parsed["rows"]) == 1
+        return
+    assert column(parsed, "Size") == [1, 2, 4, 8, 16, 32, 64]
+    assert list(df.bytes) == [1, 2, 4, 8, 16, 32, 64]
+    if test in ("osu_bw", "osu_bibw"):
+        assert column(parsed, "Bandwidth (MB/s)") == pytest.approx(list(df.mb_per_s), abs=0.006)
+    elif test == "osu_mbw_mr":
+        assert parsed["pairs"] == 2 and parsed["window_size"] == 64
+        assert column(parsed, "MB/s") == pytest.approx(list(df.mb_per_s), abs=0.006)
+    else:
+        assert column(parsed, "Avg Latency(us)") == pytest.approx(list(df.avg_us), abs=0.006)
+    if parsed["columns"][-1] == "Iterations":
+        assert set(column(parsed, "Iterations")) == {20}
+
+
+def test_osu_latency_is_half_a_round_trip_and_rises_with_hops():
+    same_leaf = fabriclab.osu("latency", np=2, fabric="eantc-hpc", hosts="h0,h1", sizes=(8, 8), iterations=50)
+    across = fabriclab.osu("latency", np=2, fabric="eantc-hpc", hosts="h0,h4", sizes=(8, 8), iterations=50)
+    # Two more switches (leaf -> spine -> leaf) each way.
+    extra = across.avg_us[0] - same_leaf.avg_us[0]
+    assert 2 * 0.55 < extra < 2 * 0.75, extra
+
+
+def test_bad_input_gets_clear_errors():
+    with pytest.raises(InvalidArgumentError, match="unknown IMB benchmark"):
+        fabriclab.imb(["PingPang"], np=2)
+    with pytest.raises(InvalidArgumentError, match="hosts"):
+        fabriclab.imb(["Barrier"], np=400, fabric="eantc-hpc")
+    with pytest.raises(UnknownHostError):
+        fabriclab.imb(["Barrier"], np=2, hosts="h0,h999")
+    with pytest.raises(InvalidArgumentError, match="not an algorithm of allreduce"):
+        fabriclab.imb(["Allreduce"], np=2, algorithms={"allreduce": "quantum"})
+    with pytest.raises(InvalidArgumentError, match="exactly 2"):
+        fabriclab.osu("latency", np=3)
+    with pytest.raises(InvalidArgumentError, match="unknown OSU test"):
+        fabriclab.osu("osu_nope", np=2)
+    with pytest.raises(FabriclabError):
+        fabriclab.osu("allreduce", np=4, sizes=(64, 8))
+
+
+def test_cli_imb_and_osu(cli):
+    r = cli("imb", "PingPong", "Allreduce", "--fabric", "eantc-hpc", "-np", "4", "--ppn", "2",
+            "-msglog", "0:4", "-iter", "10", "-npmin", "4", "--quiet")
+    assert r.returncode == 0, r.stderr
+    check_imb_layout(r.stdout)
+    assert [s["name"] for s in parse_imb(r.stdout)] == ["PingPong", "Allreduce"]
+    r = cli("osu", "osu_allreduce", "-np", "4", "--ppn", "2", "-m", "1:16", "-i", "10", "-f", "--quiet")
+    assert r.returncode == 0, r.stderr
+    check_osu_layout(r.stdout)
+    r = cli("osu", "osu_latency", "-np", "4")
+    assert r.returncode == 2 and "fabriclab: error:" in r.stderr and "exactly 2" in r.stderr
+    r = cli("imb", "Allreduce", "-np", "2", "--algorithm", "allreduce")
+    assert r.returncode == 2 and "COLLECTIVE=ALGORITHM" in r.stderr
+    r = cli("imb", "Allreduce", "-np", "2", "-msglog", "a:b")
+    assert r.returncode == 2 and "MIN:MAX" in r.stderr
+
+
+def test_module_doc_example_runs():
+    import doctest
+
+    import fabriclab.mpi
+
+    res = doctest.testmod(fabriclab.mpi)
+    assert res.attempted >= 2 and res.failed == 0
+
+
+def test_scenario_with_imb_and_osu(tmp_path, cli):
+    sc = tmp_path / "mpi.toml"
+    sc.write_text(
+        'fabric = "eantc-hpc"\n'
+        '[[imb]]\nbenchmarks = ["Allreduce"]\nnp = 4\nnpmin = 4\nmsglog = [0, 4]\niters = 10\n'
+        '[[osu]]\ntest = "osu_bcast"\nnp = 4\nsizes = [1, 8]\niterations = 10\n'
+    )
+    res = fabriclab.run_scenario(sc)
+    assert [len(r) for r in res] == [4, 4]
+    r = cli("run", str(sc))
+    assert r.returncode == 0, r.stderr
+    assert "# Benchmarking Allreduce" in r.stdout and "# OSU MPI Broadcast Latency Test v7.4" in r.stdout
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[imb]]\nnp = 4\nbogus = 1\n')
+    r = cli("run", str(bad))
+    assert r.returncode == 2 and "unknown key 'bogus'" in r.stderr
