@@ -299,7 +299,7 @@ def _cmd_run(a: argparse.Namespace) -> None:
         label = f" {item.name!r}" if item.name else ""
         _out(f"\n=== [{i}] {item.kind}{label}: {what} (seed {item.seed}) ===")
         sys.stdout.flush()
-        res = run_item(sc, item)
+        res = run_item(sc, item, progress=True)
         if item.kind == "perftest":
             _print_perftest(res, a.counters)
         elif item.kind in ("imb", "osu"):

@@ -41,6 +41,13 @@ def _job_opts(p: argparse.ArgumentParser, default_fabric: str) -> None:
         help="rank order: block/slot fills a host first, round_robin/node deals ranks over hosts",
     )
     p.add_argument("--library", choices=["openmpi", "mpich"], help="collective selection rules (default: the fabric's)")
+    p.add_argument(
+        "--max-volume",
+        dest="max_volume",
+        type=int,
+        metavar="BYTES",
+        help="simulation budget: fewer repetitions where one size would move more than BYTES in all (default 1 GiB; 0 = the tool's counts)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.add_argument("--counters", action="store_true", help="also print the port counters and MPI counters")
 
@@ -108,6 +115,7 @@ def cmd_imb(a: argparse.Namespace) -> None:
         root_shift=a.root_shift,
         algorithms=dict(a.algorithm),
         library=a.library,
+        max_volume=a.max_volume,
         progress=not a.quiet,
     )
     print_result(df, a.counters)
@@ -129,6 +137,7 @@ def cmd_osu(a: argparse.Namespace) -> None:
         full=a.full,
         algorithm=a.algorithm,
         library=a.library,
+        max_volume=a.max_volume,
         progress=not a.quiet,
     )
     print_result(df, a.counters)

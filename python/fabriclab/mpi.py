@@ -121,6 +121,7 @@ def imb(
     root_shift: bool = False,
     algorithms: Mapping[str, str] | None = None,
     library: str | None = None,
+    max_volume: int | None = None,
     progress: bool = False,
 ) -> pd.DataFrame:
     """Run IMB-MPI1 ``benchmarks`` (names like ``"Allreduce"``; all when
@@ -131,6 +132,10 @@ def imb(
     ``"block"`` or ``"round_robin"``. ``algorithms`` forces an algorithm per
     collective (``{"allreduce": "ring"}``); ``library`` picks the selection
     rules (``"openmpi"`` or ``"mpich"``; default the fabric's).
+    ``max_volume`` is the simulator's budget: fewer repetitions where one
+    message length would move more bytes than this through the fabric
+    (default 1 GiB; 0 keeps IMB's counts; the ``reps`` column shows what
+    ran). ``progress`` prints progress lines to stderr.
 
     Returns one row per (benchmark, process count, size) with
     :data:`IMB_COLUMNS`; ``df.attrs["text"]`` is IMB's output,
@@ -152,6 +157,8 @@ def imb(
         opts["algorithms"] = {_str("algorithms", k): _str("algorithms", v) for k, v in algorithms.items()}
     if library is not None:
         opts["library"] = _str("library", library)
+    if max_volume is not None:
+        opts["max_volume"] = _int("max_volume", max_volume)
     out = json.loads(_core.imb(_fabric_arg(fabric), _dumps(opts), _int("seed", seed), _bool("progress", progress)))
     rows = [
         {"bench": s["bench"], "np": s["np"], **row}
@@ -176,13 +183,14 @@ def osu(
     full: bool = False,
     algorithm: str | None = None,
     library: str | None = None,
+    max_volume: int | None = None,
     progress: bool = False,
 ) -> pd.DataFrame:
     """Run OSU micro-benchmark ``test`` (``"osu_allreduce"`` or
     ``"allreduce"``, ...) with ``np`` ranks on ``fabric``. ``sizes`` is
     ``-m MIN:MAX``, ``iterations`` ``-i``, ``warmup`` ``-x``, ``full``
     ``-f``; placement options as :func:`imb`; ``algorithm`` forces the
-    collective's algorithm.
+    collective's algorithm; ``max_volume`` and ``progress`` as :func:`imb`.
 
     Returns one row per size with :data:`OSU_COLUMNS`;
     ``df.attrs["text"]`` is OSU's output.
@@ -199,6 +207,8 @@ def osu(
         opts["algorithm"] = _str("algorithm", algorithm)
     if library is not None:
         opts["library"] = _str("library", library)
+    if max_volume is not None:
+        opts["max_volume"] = _int("max_volume", max_volume)
     out = json.loads(_core.osu(_fabric_arg(fabric), _dumps(opts), _int("seed", seed), _bool("progress", progress)))
     df = _frame(out["report"]["rows"], OSU_COLUMNS)
     df.attrs["test"] = out["report"]["test"]

@@ -80,8 +80,8 @@ __all__ = ["run_scenario", "load_scenario", "Scenario", "ScenarioItem", "toml_du
 _KINDS = ("perftest", "flows", "imb", "osu")
 _TOP_KEYS = {"fabric", "seed", *_KINDS}
 _FLOWS_KEYS = {"name", "seed", "flows", "sample_us", "limit_us"}
-_IMB_KEYS = {"benchmarks", "np", "ppn", "hosts", "placement", "msglog", "npmin", "iters", "root_shift", "algorithms", "library"}
-_OSU_KEYS = {"test", "np", "ppn", "hosts", "placement", "sizes", "iterations", "warmup", "full", "algorithm", "library"}
+_IMB_KEYS = {"benchmarks", "np", "ppn", "hosts", "placement", "msglog", "npmin", "iters", "root_shift", "algorithms", "library", "max_volume"}
+_OSU_KEYS = {"test", "np", "ppn", "hosts", "placement", "sizes", "iterations", "warmup", "full", "algorithm", "library", "max_volume"}
 
 
 @dataclass
@@ -274,17 +274,19 @@ def _mpi_kwargs(o: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def run_item(scenario: Scenario, item: ScenarioItem) -> Result:
-    """Run one item: a perftest DataFrame (see :func:`fabriclab.perftest`)
+def run_item(scenario: Scenario, item: ScenarioItem, progress: bool = False) -> Result:
+    """Run one item: a DataFrame (perftest, IMB or OSU; see
+    :func:`fabriclab.perftest`, :func:`fabriclab.imb`, :func:`fabriclab.osu`)
     or a :class:`fabriclab.FlowsResult`; the item's name is in
-    ``df.attrs["name"]`` / ``result.name``."""
+    ``df.attrs["name"]`` / ``result.name``. ``progress`` prints progress
+    lines of long MPI runs to stderr."""
     if item.kind == "perftest":
         df = api._run_perftest(scenario.fabric, item.options, item.seed)
         df.attrs["name"] = item.name
         return df
     if item.kind in ("imb", "osu"):
         run = mpi.imb if item.kind == "imb" else mpi.osu
-        df = run(fabric=scenario.fabric, seed=item.seed, **_mpi_kwargs(item.options))
+        df = run(fabric=scenario.fabric, seed=item.seed, progress=progress, **_mpi_kwargs(item.options))
         df.attrs["name"] = item.name
         return df
     o = item.options

@@ -141,13 +141,22 @@ pub fn bench_json(name: &str, cc: &str, progress: bool) -> Result<String> {
     Ok(serde_json::to_string(&r).expect("json"))
 }
 
-fn progress_printer(on: bool) -> Option<impl FnMut(Time, u64, usize, usize)> {
-    on.then_some(|t: Time, ev: u64, done: usize, total: usize| {
-        if done == total {
-            eprintln!("  ... done: simulated {:.1} us, {ev} events", t.as_us_f64());
-        } else {
-            eprintln!("  ... simulated {:.1} us, {ev} events", t.as_us_f64());
+fn progress_printer(on: bool) -> Option<impl FnMut(Time, u64, usize, usize, &str)> {
+    let start = std::time::Instant::now();
+    let mut last = None::<f64>;
+    on.then_some(move |t: Time, ev: u64, done: usize, total: usize, label: &str| {
+        // At most one line every 2 s of wall time, plus the last one.
+        let now = start.elapsed().as_secs_f64();
+        if done < total && last.is_some_and(|l| now - l < 2.0) {
+            return;
         }
+        last = Some(now);
+        eprintln!(
+            "  [{:>6.1} s] {done}/{total} measurements done, at {label}; simulated {:.3} ms, {:.1} M events",
+            now,
+            t.as_us_f64() / 1e3,
+            ev as f64 / 1e6
+        );
     })
 }
 
@@ -161,7 +170,7 @@ pub fn imb_json(fabric: &str, options: &str, seed: u64, progress: bool) -> Resul
     let mut p = progress_printer(progress);
     let cb = p
         .as_mut()
-        .map(|f| f as &mut dyn FnMut(Time, u64, usize, usize));
+        .map(|f| f as &mut dyn FnMut(Time, u64, usize, usize, &str));
     let r = crate::workload::imb::run(&spec, &opts, seed, cb)?;
     let name = if spec.name.is_empty() {
         "custom fabric"
@@ -185,7 +194,7 @@ pub fn osu_json(fabric: &str, options: &str, seed: u64, progress: bool) -> Resul
     let mut p = progress_printer(progress);
     let cb = p
         .as_mut()
-        .map(|f| f as &mut dyn FnMut(Time, u64, usize, usize));
+        .map(|f| f as &mut dyn FnMut(Time, u64, usize, usize, &str));
     let r = crate::workload::osu::run(&spec, &opts, seed, cb)?;
     Ok(json!({
         "text": report::osu::text(&r),

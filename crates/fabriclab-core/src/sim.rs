@@ -81,27 +81,47 @@ impl Sim {
         limit: Option<Time>,
         mut progress: Option<&mut dyn FnMut(Time, u64)>,
     ) -> Outcome {
+        self.run_watched(limit, &mut |sim: &Sim| {
+            if let Some(p) = progress.as_mut() {
+                p(sim.net.now(), sim.net.events_processed());
+            }
+        })
+    }
+
+    /// Like [`Sim::run`], calling `watch` with the simulation every 2^20
+    /// events (to report progress from the workloads' own state).
+    pub fn run_watched(&mut self, limit: Option<Time>, watch: &mut dyn FnMut(&Sim)) -> Outcome {
+        loop {
+            let target = self.net.events_processed() + (1 << 20);
+            match self.run_until_events(limit, target) {
+                None => watch(self),
+                Some(o) => return o,
+            }
+        }
+    }
+
+    /// Run until `events` events have been processed (None) or the run
+    /// ends (Some(outcome)).
+    fn run_until_events(&mut self, limit: Option<Time>, events: u64) -> Option<Outcome> {
         let limit = limit.unwrap_or(Time::NEVER);
-        // Start workloads added since the last call (a run can be resumed).
         for i in self.started..self.apps.len() {
             self.apps[i].start(&mut self.net, i as u32);
         }
         self.started = self.apps.len();
         let foreground = self.apps.iter().any(|a| !a.background());
         if foreground && self.foreground_done() {
-            return Outcome::Finished;
+            return Some(Outcome::Finished);
         }
-        let mut countdown = 1u32 << 20;
-        loop {
+        while self.net.events_processed() < events {
             match self.net.q.peek_time() {
                 None => {
-                    return if foreground {
+                    return Some(if foreground {
                         Outcome::Stalled
                     } else {
                         Outcome::Drained
-                    };
+                    });
                 }
-                Some(t) if t > limit => return Outcome::TimeLimit,
+                Some(t) if t > limit => return Some(Outcome::TimeLimit),
                 _ => {}
             }
             let (_, ev) = self.net.q.pop().unwrap();
@@ -109,19 +129,13 @@ impl Sim {
                 let (app, aev) = self.net.mailbox.take(slot);
                 self.apps[app as usize].on_event(&mut self.net, app, aev);
                 if foreground && self.foreground_done() {
-                    return Outcome::Finished;
+                    return Some(Outcome::Finished);
                 }
             } else {
                 self.net.handle(ev);
             }
-            countdown -= 1;
-            if countdown == 0 {
-                countdown = 1 << 20;
-                if let Some(p) = progress.as_mut() {
-                    p(self.net.now(), self.net.events_processed());
-                }
-            }
         }
+        None
     }
 
     fn foreground_done(&self) -> bool {

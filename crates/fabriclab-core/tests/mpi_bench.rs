@@ -27,6 +27,7 @@ fn imb_opts(benchmarks: &[&str], np: u32) -> imb::Options {
         root_shift: false,
         algorithms: Default::default(),
         library: None,
+        max_volume: None,
     }
 }
 
@@ -222,8 +223,35 @@ fn mpi_runs_are_deterministic() {
         full: true,
         algorithm: None,
         library: None,
+        max_volume: None,
     };
     let x = osu::run(&spec, &oo, 3, None).unwrap();
     let y = osu::run(&spec, &oo, 3, None).unwrap();
     assert_eq!(x.rows, y.rows);
+}
+
+#[test]
+fn the_volume_budget_cuts_repetitions_of_large_sizes_only() {
+    let spec = fabric(2, 2, 2);
+    let mut o = imb_opts(&["Alltoall"], 4);
+    o.msglog = Some((10, 20));
+    o.max_volume = Some(30 << 20);
+    let r = imb::run(&spec, &o, 1, None).unwrap();
+    let reps: Vec<(u64, u32)> = r.sections[0]
+        .rows
+        .iter()
+        .map(|x| (x.bytes, x.reps))
+        .collect();
+    // 4 ranks x 3 peers: 12 x size per call. IMB: min(1000, 40 MiB / size);
+    // the budget: at most 30 MiB per size, at least one call.
+    for &(bytes, n) in &reps {
+        let imb_n = imb::repetitions(bytes, 1000);
+        let cap = ((30u64 << 20) / (12 * bytes.max(1))).max(1) as u32;
+        assert_eq!(n, imb_n.min(cap), "{bytes} B");
+    }
+    assert_eq!(reps.last(), Some(&(1 << 20, 2)));
+    o.max_volume = Some(0);
+    o.msglog = Some((20, 20));
+    let full = imb::run(&spec, &o, 1, None).unwrap();
+    assert_eq!(full.sections[0].rows.last().unwrap().reps, 40);
 }

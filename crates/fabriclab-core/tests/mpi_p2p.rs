@@ -63,6 +63,7 @@ fn pingpong_half_rtt(
         warmup: 2,
         reps,
         timing: Timing::Loop,
+        label: String::new(),
     }];
     let (res, c) = run(
         spec,
@@ -143,6 +144,7 @@ fn same_seed_same_times() {
             warmup: 1,
             reps: 5,
             timing: Timing::Loop,
+            label: String::new(),
         },
         Phase {
             scheds: vec![1],
@@ -150,6 +152,7 @@ fn same_seed_same_times() {
             warmup: 1,
             reps: 3,
             timing: Timing::Loop,
+            label: String::new(),
         },
     ];
     let s = || vec![patterns::exchange(4, 65536), patterns::sendrecv(4, 100)];

@@ -48,6 +48,8 @@ pub struct Phase {
     pub reps: u32,
     /// How calls are timed.
     pub timing: Timing,
+    /// What it measures, for progress lines ("Alltoall np=32 65536 B").
+    pub label: String,
 }
 
 /// What a phase measured.
@@ -160,6 +162,13 @@ impl Program {
     /// Phases fully done by every rank.
     pub fn phases_done(&self) -> usize {
         self.pos.iter().map(|p| p.phase).min().unwrap_or(0)
+    }
+
+    /// The label of the phase the slowest rank is in.
+    pub fn current_label(&self) -> &str {
+        self.phases
+            .get(self.phases_done())
+            .map_or("finishing", |p| p.label.as_str())
     }
 
     /// Move `rank` on after it finished whatever it was running.

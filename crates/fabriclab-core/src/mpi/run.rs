@@ -29,8 +29,9 @@ pub struct ProgramRun {
     pub wall_s: f64,
 }
 
-/// Progress callback: (simulated time, events so far, phases done, phases).
-pub type Progress<'a> = &'a mut dyn FnMut(Time, u64, usize, usize);
+/// Progress callback: (simulated time, events so far, phases done,
+/// phases, label of the phase in progress).
+pub type Progress<'a> = &'a mut dyn FnMut(Time, u64, usize, usize, &str);
 
 /// Place `job` on `spec` and run `phases` over `scheds` (the job-wide
 /// barrier used between phases is `sync`).
@@ -53,13 +54,17 @@ pub fn run_program(
     let prog = Program::new(placed, params, scheds, sync, phases, keep_samples);
     let mut sim = Sim::new(net);
     let id = sim.add_app(Box::new(prog));
-    // Each progress report is taken between events; the program is not
-    // reachable from inside the callback, so report phases after the run.
     let outcome = match progress.as_mut() {
-        Some(p) => {
-            let mut cb = |t: Time, ev: u64| p(t, ev, 0, n_phases);
-            sim.run_with_progress(None, Some(&mut cb))
-        }
+        Some(p) => sim.run_watched(None, &mut |s: &Sim| {
+            let prog = s.app::<Program>(id).expect("program");
+            p(
+                s.net.now(),
+                s.net.events_processed(),
+                prog.phases_done(),
+                n_phases,
+                prog.current_label(),
+            );
+        }),
         None => sim.run(None),
     };
     let prog = sim.app::<Program>(id).expect("program");
@@ -78,6 +83,7 @@ pub fn run_program(
             sim.net.events_processed(),
             n_phases,
             n_phases,
+            "done",
         );
     }
     Ok(ProgramRun {

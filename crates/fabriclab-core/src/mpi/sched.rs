@@ -221,6 +221,15 @@ impl Schedule {
             .sum()
     }
 
+    /// Repetitions that keep the fabric's traffic within `max_bytes`:
+    /// `reps` capped at `max_bytes / bytes_sent()` but at least 1.
+    pub fn reps_within(&self, reps: u32, max_bytes: u64) -> u32 {
+        match max_bytes.checked_div(self.bytes_sent()) {
+            Some(n) => (n.min(reps as u64) as u32).max(1),
+            None => reps,
+        }
+    }
+
     /// Number of elements of `buf` at `rank`.
     pub fn buf_elems(&self, rank: Rank, buf: Buf) -> u64 {
         match buf {

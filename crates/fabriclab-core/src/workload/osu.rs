@@ -83,6 +83,12 @@ pub struct Options {
     /// Override the fabric's MPI library ("openmpi"/"mpich").
     #[serde(default)]
     pub library: Option<String>,
+    /// Simulation budget (not an OSU option): fewer iterations (and
+    /// warm-up) where one size would move more than this many bytes
+    /// through the fabric (default [`crate::workload::imb::MAX_VOLUME`];
+    /// 0 = OSU's counts always). The Iterations column shows what ran.
+    #[serde(default)]
+    pub max_volume: Option<u64>,
 }
 
 /// One row.
@@ -268,6 +274,13 @@ pub fn run(
                 (coll::build(&args, &alg)?, alg)
             }
         };
+        let (iters, skip) = match o.max_volume.unwrap_or(crate::workload::imb::MAX_VOLUME) {
+            0 => (iters, skip),
+            cap => {
+                let n = s.reps_within(iters, cap);
+                (n, skip.min(n))
+            }
+        };
         let timing = if pt2pt {
             Timing::Loop
         } else {
@@ -282,6 +295,7 @@ pub fn run(
             warmup: skip,
             reps: iters,
             timing,
+            label: format!("{test} {bytes} B"),
         });
         algs.push(alg);
     }
