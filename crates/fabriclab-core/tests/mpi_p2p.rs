@@ -161,3 +161,74 @@ fn same_seed_same_times() {
     assert_eq!(a.0, b.0);
     assert_eq!(a.1, b.1);
 }
+
+#[test]
+fn rendezvous_by_write_delivers_like_read() {
+    let read = common::one_switch(2, "[nic]\nroce_mtu = 4096\n");
+    let write = common::one_switch(2, "[nic]\nroce_mtu = 4096\n[mpi]\nrndv = \"write\"\n");
+    let (tr, cr) = pingpong_half_rtt(&read, 2, 1, 1 << 20, 4);
+    let (tw, cw) = pingpong_half_rtt(&write, 2, 1, 1 << 20, 4);
+    assert_eq!(cr.rndv_msgs, cw.rndv_msgs);
+    // Write mode needs one more one-way trip (clear-to-send) per message.
+    assert!(tw > tr && tw < tr + Time::us(5), "write {tw} vs read {tr}");
+}
+
+#[test]
+fn qps_per_host_pair_are_shared_by_the_ranks() {
+    let per_rank = common::one_switch(2, "");
+    let per_host = common::one_switch(2, "[mpi]\nqp_sharing = \"per_host_pair\"\n");
+    // 4 ranks, 2 per host: every rank exchanges with both neighbours.
+    let phases = vec![Phase {
+        scheds: vec![0],
+        n: 4,
+        warmup: 0,
+        reps: 2,
+        timing: Timing::Loop,
+        label: String::new(),
+    }];
+    let (_, a) = run(
+        &per_rank,
+        4,
+        2,
+        vec![patterns::exchange(4, 1000)],
+        phases.clone(),
+    );
+    let (_, b) = run(&per_host, 4, 2, vec![patterns::exchange(4, 1000)], phases);
+    // Exchange pairs (0,1),(1,2),(2,3),(3,0); (0,1) and (2,3) share a host.
+    // Sync barrier adds (0,2),(1,3). Cross-host rank pairs: (1,2),(3,0),
+    // (0,2),(1,3) -> 4 QP pairs; per host pair: 1.
+    assert_eq!((a.qps, b.qps), (8, 2));
+    assert_eq!(a.eager_msgs, b.eager_msgs);
+}
+
+#[test]
+fn copies_on_one_host_share_its_memory_bandwidth() {
+    // Two pairs of ranks on one host move 1 MiB each through shared memory
+    // at the same time; with memory bandwidth below two copies' worth the
+    // transfer slows down, and by the predicted amount.
+    let extra = "[mpi]\nmemcpy_gbps = 10\nhost_memory_gbps = 10\n";
+    let spec = common::one_switch(2, extra);
+    let m = spec.mpi.params().unwrap();
+    let one = vec![Phase {
+        scheds: vec![0],
+        n: 4,
+        warmup: 0,
+        reps: 1,
+        timing: Timing::Loop,
+        label: String::new(),
+    }];
+    let single = patterns::window(4, &[(0, 1)], 1 << 20, 1, false);
+    let double = patterns::window(4, &[(0, 1), (2, 3)], 1 << 20, 1, false);
+    let (r1, _) = run(&spec, 4, 4, vec![single], one.clone());
+    let (r2, _) = run(&spec, 4, 4, vec![double], one);
+    let (t1, t2) = (r1[0].rank_total[0], r2[0].rank_total[0]);
+    let copy = m.memcpy.tx_time(1 << 20);
+    assert!(
+        t1 > copy && t1 < copy + Time::us(3),
+        "alone {t1} vs one copy {copy}"
+    );
+    assert!(
+        t2 > t1 + copy - Time::us(3),
+        "two pairs {t2} should take about one copy longer than {t1}"
+    );
+}

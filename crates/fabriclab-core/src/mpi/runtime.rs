@@ -261,7 +261,9 @@ impl Runtime {
                     T_HDR => self.arrive(net, id),
                     T_CTS => self.on_cts(net, id),
                     T_FIN => self.on_fin(net, id),
-                    _ => debug_assert!(false, "unexpected token {token}"),
+                    // Write mode: a data fragment landed; the completion
+                    // message that follows it on the QP finishes the receive.
+                    _ => debug_assert_eq!(what, T_DATA, "unexpected token {token}"),
                 }
             }
             AppEvent::Completed { token, op, .. } => {
