@@ -255,3 +255,18 @@ fn the_volume_budget_cuts_repetitions_of_large_sizes_only() {
     let full = imb::run(&spec, &o, 1, None).unwrap();
     assert_eq!(full.sections[0].rows.last().unwrap().reps, 40);
 }
+
+#[test]
+fn stackhpc_roce_pingpong_matches_the_published_figures() {
+    // Seed 001: MPI ping-pong over one SN3700, 1.49 us and 5738.79 MB/s.
+    let spec = fabriclab_core::config::preset("stackhpc-roce").unwrap();
+    let mut o = imb_opts(&["PingPong"], 2);
+    o.msglog = Some((22, 22));
+    o.iter = Some(100);
+    let r = imb::run(&spec, &o, 1, None).unwrap();
+    let rows = &r.sections[0].rows;
+    let (lat, bw) = (rows[0].t_max_us, rows[1].mbytes_per_sec.unwrap());
+    println!("stackhpc-roce: PingPong 0 B {lat:.3} us (1.49), 4 MiB {bw:.0} MB/s (5738.79)");
+    assert!((lat / 1.49 - 1.0).abs() < 0.10, "{lat}");
+    assert!((bw / 5738.79 - 1.0).abs() < 0.10, "{bw}");
+}

@@ -11,6 +11,10 @@ const PRESETS: &[(&str, &str)] = &[
     ("eantc-hpc", include_str!("../../presets/eantc-hpc.toml")),
     ("ihep-roce", include_str!("../../presets/ihep-roce.toml")),
     (
+        "stackhpc-roce",
+        include_str!("../../presets/stackhpc-roce.toml"),
+    ),
+    (
         "bench-a2a-32",
         include_str!("../../presets/bench-a2a-32.toml"),
     ),
