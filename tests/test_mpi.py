@@ -193,3 +193,14 @@ def test_scenario_with_imb_and_osu(tmp_path, cli):
     bad.write_text('[[imb]]\nnp = 4\nbogus = 1\n')
     r = cli("run", str(bad))
     assert r.returncode == 2 and "unknown key 'bogus'" in r.stderr
+
+
+def test_background_traffic_beside_an_mpi_job(cli):
+    kw = dict(np=2, fabric="eantc-hpc", hosts="h0,h1", sizes=(65536, 65536), iterations=20)
+    quiet = fabriclab.osu("latency", **kw)
+    bg = [fabriclab.Flow(src, "h1", 1 << 20, repeat=True) for src in ("h4", "h5", "h8")]
+    busy = fabriclab.osu("latency", background=bg, **kw)
+    assert busy.avg_us[0] > 1.3 * quiet.avg_us[0]
+    r = cli("imb", "PingPong", "-np", "2", "--hosts", "h0,h1", "-msglog", "16:16", "-iter", "10",
+            "--background", "h4:h1:1048576:repeat", "--quiet")
+    assert r.returncode == 0, r.stderr

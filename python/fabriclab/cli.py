@@ -172,7 +172,7 @@ def _parser() -> argparse.ArgumentParser:
     pb.add_argument("--json", action="store_true", help="print the figures as JSON")
 
     # imb, osu
-    cli_mpi.add_parsers(sub)
+    cli_mpi.add_parsers(sub, _background)
     return p
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import Any, Callable
 
 from . import mpi
 
@@ -27,7 +27,7 @@ def _on_off(text: str) -> bool:
     raise argparse.ArgumentTypeError(f"expected on or off, got {text!r}")
 
 
-def _job_opts(p: argparse.ArgumentParser, default_fabric: str) -> None:
+def _job_opts(p: argparse.ArgumentParser, default_fabric: str, background: Callable[[str], Any]) -> None:
     p.add_argument("--fabric", default=default_fabric, help=f"preset name or fabric TOML file (default {default_fabric})")
     p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
     p.add_argument("-np", "--np", dest="np", type=int, required=True, help="number of ranks")
@@ -48,15 +48,24 @@ def _job_opts(p: argparse.ArgumentParser, default_fabric: str) -> None:
         metavar="BYTES",
         help="simulation budget: fewer repetitions where one size would move more than BYTES in all (default 1 GiB; 0 = the tool's counts)",
     )
+    p.add_argument(
+        "--background",
+        type=background,
+        action="append",
+        default=[],
+        metavar="SRC:DST:BYTES[:repeat]",
+        help="other traffic during the run (repeatable; 'repeat' re-posts it for as long as the job runs)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.add_argument("--counters", action="store_true", help="also print the port counters and MPI counters")
 
 
-def add_parsers(sub: Any) -> None:
-    """Add the ``imb`` and ``osu`` subcommands to ``sub``."""
+def add_parsers(sub: Any, background: Callable[[str], Any]) -> None:
+    """Add the ``imb`` and ``osu`` subcommands to ``sub``; ``background``
+    parses a ``--background`` flow."""
     pi = sub.add_parser("imb", help="run Intel MPI Benchmarks (IMB-MPI1)")
     pi.add_argument("benchmarks", metavar="BENCH", nargs="*", help=" ".join(mpi.IMB_BENCHMARKS) + " (default: all)")
-    _job_opts(pi, "eantc-hpc")
+    _job_opts(pi, "eantc-hpc", background)
     pi.add_argument("-msglog", "--msglog", dest="msglog", metavar="[MIN:]MAX", help="message lengths 0 and 2^MIN..2^MAX (default 0:22)")
     pi.add_argument("-npmin", "--npmin", dest="npmin", type=int, help="smallest process count for collectives (default 2)")
     pi.add_argument("-iter", "--iter", dest="iters", type=int, help="repetitions for short messages (default 1000)")
@@ -72,7 +81,7 @@ def add_parsers(sub: Any) -> None:
 
     po = sub.add_parser("osu", help="run an OSU micro-benchmark")
     po.add_argument("test", metavar="TEST", help=" ".join(mpi.OSU_TESTS))
-    _job_opts(po, "ihep-roce")
+    _job_opts(po, "ihep-roce", background)
     po.add_argument("-m", "--message-size", dest="sizes", metavar="[MIN:]MAX", help="message sizes (default 1:4M point-to-point, 1:1M collectives)")
     po.add_argument("-i", "--iterations", dest="iterations", type=int, help="iterations")
     po.add_argument("-x", "--warmup", dest="warmup", type=int, help="warm-up iterations")
@@ -116,6 +125,7 @@ def cmd_imb(a: argparse.Namespace) -> None:
         algorithms=dict(a.algorithm),
         library=a.library,
         max_volume=a.max_volume,
+        background=a.background,
         progress=not a.quiet,
     )
     print_result(df, a.counters)
@@ -138,6 +148,7 @@ def cmd_osu(a: argparse.Namespace) -> None:
         algorithm=a.algorithm,
         library=a.library,
         max_volume=a.max_volume,
+        background=a.background,
         progress=not a.quiet,
     )
     print_result(df, a.counters)

@@ -22,7 +22,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import pandas as pd
 
 from . import _core
-from .api import FabricLike, _bool, _dumps, _fabric_arg, _frame, _int, _str
+from .api import FabricLike, Flow, _bool, _dumps, _fabric_arg, _flow_list, _frame, _int, _str
 
 __all__ = ["imb", "osu", "IMB_BENCHMARKS", "OSU_TESTS", "IMB_COLUMNS", "OSU_COLUMNS", "MPI_COUNTER_KEYS"]
 
@@ -122,6 +122,7 @@ def imb(
     algorithms: Mapping[str, str] | None = None,
     library: str | None = None,
     max_volume: int | None = None,
+    background: Iterable[Flow | Mapping[str, Any]] | None = None,
     progress: bool = False,
 ) -> pd.DataFrame:
     """Run IMB-MPI1 ``benchmarks`` (names like ``"Allreduce"``; all when
@@ -135,7 +136,9 @@ def imb(
     ``max_volume`` is the simulator's budget: fewer repetitions where one
     message length would move more bytes than this through the fabric
     (default 1 GiB; 0 keeps IMB's counts; the ``reps`` column shows what
-    ran). ``progress`` prints progress lines to stderr.
+    ran). ``background`` is other traffic during the run (:class:`Flow`
+    objects or dicts, usually with ``repeat=True``). ``progress`` prints
+    progress lines to stderr.
 
     Returns one row per (benchmark, process count, size) with
     :data:`IMB_COLUMNS`; ``df.attrs["text"]`` is IMB's output,
@@ -159,6 +162,9 @@ def imb(
         opts["library"] = _str("library", library)
     if max_volume is not None:
         opts["max_volume"] = _int("max_volume", max_volume)
+    bg = _flow_list("background", background)
+    if bg:
+        opts["background"] = bg
     out = json.loads(_core.imb(_fabric_arg(fabric), _dumps(opts), _int("seed", seed), _bool("progress", progress)))
     rows = [
         {"bench": s["bench"], "np": s["np"], **row}
@@ -184,13 +190,15 @@ def osu(
     algorithm: str | None = None,
     library: str | None = None,
     max_volume: int | None = None,
+    background: Iterable[Flow | Mapping[str, Any]] | None = None,
     progress: bool = False,
 ) -> pd.DataFrame:
     """Run OSU micro-benchmark ``test`` (``"osu_allreduce"`` or
     ``"allreduce"``, ...) with ``np`` ranks on ``fabric``. ``sizes`` is
     ``-m MIN:MAX``, ``iterations`` ``-i``, ``warmup`` ``-x``, ``full``
     ``-f``; placement options as :func:`imb`; ``algorithm`` forces the
-    collective's algorithm; ``max_volume`` and ``progress`` as :func:`imb`.
+    collective's algorithm; ``max_volume``, ``background`` and
+    ``progress`` as :func:`imb`.
 
     Returns one row per size with :data:`OSU_COLUMNS`;
     ``df.attrs["text"]`` is OSU's output.
@@ -209,6 +217,9 @@ def osu(
         opts["library"] = _str("library", library)
     if max_volume is not None:
         opts["max_volume"] = _int("max_volume", max_volume)
+    bg = _flow_list("background", background)
+    if bg:
+        opts["background"] = bg
     out = json.loads(_core.osu(_fabric_arg(fabric), _dumps(opts), _int("seed", seed), _bool("progress", progress)))
     df = _frame(out["report"]["rows"], OSU_COLUMNS)
     df.attrs["test"] = out["report"]["test"]

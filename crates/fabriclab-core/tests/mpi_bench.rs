@@ -28,6 +28,7 @@ fn imb_opts(benchmarks: &[&str], np: u32) -> imb::Options {
         algorithms: Default::default(),
         library: None,
         max_volume: None,
+        background: Vec::new(),
     }
 }
 
@@ -224,6 +225,7 @@ fn mpi_runs_are_deterministic() {
         algorithm: None,
         library: None,
         max_volume: None,
+        background: Vec::new(),
     };
     let x = osu::run(&spec, &oo, 3, None).unwrap();
     let y = osu::run(&spec, &oo, 3, None).unwrap();
@@ -269,4 +271,31 @@ fn stackhpc_roce_pingpong_matches_the_published_figures() {
     println!("stackhpc-roce: PingPong 0 B {lat:.3} us (1.49), 4 MiB {bw:.0} MB/s (5738.79)");
     assert!((lat / 1.49 - 1.0).abs() < 0.10, "{lat}");
     assert!((bw / 5738.79 - 1.0).abs() < 0.10, "{bw}");
+}
+
+#[test]
+fn background_traffic_slows_the_job_it_shares_links_with() {
+    // Ranks 0 and 1 on h0 and h1 (leaf0); an incast from leaf1 onto h1
+    // repeats for as long as the job runs.
+    let spec = fabric(2, 6, 2);
+    let mut o = imb_opts(&["PingPong"], 2);
+    o.msglog = Some((16, 16));
+    o.iter = Some(50);
+    let quiet = imb::run(&spec, &o, 1, None).unwrap();
+    o.background = ["h6", "h7", "h8"]
+        .iter()
+        .map(|src| {
+            let mut f = common::flow(src, "h1", 1 << 20);
+            f.repeat = true;
+            f
+        })
+        .collect();
+    let busy = imb::run(&spec, &o, 1, None).unwrap();
+    let t = |r: &imb::Report| r.sections[0].rows.last().unwrap().t_max_us;
+    println!(
+        "PingPong 64 KiB: quiet {:.2} us, beside an incast {:.2} us",
+        t(&quiet),
+        t(&busy)
+    );
+    assert!(t(&busy) > 1.5 * t(&quiet));
 }

@@ -1,5 +1,6 @@
 //! Running an MPI [`Program`] on a fabric: build the network, place the
-//! job, run to completion with optional progress, and collect what the
+//! job, add background traffic (flows that repeat for as long as the job
+//! runs), run to completion with optional progress, and collect what the
 //! benchmark drivers need.
 
 use super::job::{Job, JobSpec};
@@ -11,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::net::{Net, PortReport};
 use crate::sim::{Outcome, Sim};
 use crate::units::Time;
+use crate::workload::flows::{FlowSpec, Flows};
 
 /// What a run produced.
 #[derive(Clone, Debug)]
@@ -44,6 +46,7 @@ pub fn run_program(
     phases: Vec<Phase>,
     seed: u64,
     keep_samples: bool,
+    background: &[FlowSpec],
     mut progress: Option<Progress<'_>>,
 ) -> Result<ProgramRun> {
     let t0 = std::time::Instant::now();
@@ -52,8 +55,16 @@ pub fn run_program(
     let params = spec.mpi.params()?;
     let n_phases = phases.len();
     let prog = Program::new(placed, params, scheds, sync, phases, keep_samples);
+    let bg = if background.is_empty() {
+        None
+    } else {
+        Some(Flows::new(&net, background)?.into_background())
+    };
     let mut sim = Sim::new(net);
     let id = sim.add_app(Box::new(prog));
+    if let Some(bg) = bg {
+        sim.add_app(Box::new(bg));
+    }
     let outcome = match progress.as_mut() {
         Some(p) => sim.run_watched(None, &mut |s: &Sim| {
             let prog = s.app::<Program>(id).expect("program");

@@ -91,6 +91,10 @@ pub struct Options {
     /// fabric in all (default [`MAX_VOLUME`]; 0 = IMB's counts always).
     #[serde(default)]
     pub max_volume: Option<u64>,
+    /// Other traffic on the fabric during the run (flows, usually with
+    /// `repeat = true`), e.g. an incast beside the job.
+    #[serde(default)]
+    pub background: Vec<crate::workload::flows::FlowSpec>,
 }
 
 /// Default simulation budget per message length: 1 GiB moved in all. IMB's
@@ -423,6 +427,7 @@ pub fn run(
         phases.clone(),
         seed,
         false,
+        &o.background,
         progress,
     )?;
     for ((si, bytes, alg), (ph, res)) in rows.into_iter().zip(phases.iter().zip(&r.phases)) {

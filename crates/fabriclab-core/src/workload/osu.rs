@@ -89,6 +89,10 @@ pub struct Options {
     /// 0 = OSU's counts always). The Iterations column shows what ran.
     #[serde(default)]
     pub max_volume: Option<u64>,
+    /// Other traffic on the fabric during the run (flows, usually with
+    /// `repeat = true`), e.g. an incast beside the job.
+    #[serde(default)]
+    pub background: Vec<crate::workload::flows::FlowSpec>,
 }
 
 /// One row.
@@ -313,6 +317,7 @@ pub fn run(
         phases.clone(),
         seed,
         false,
+        &o.background,
         progress,
     )?;
     let mut rows = Vec::new();
