@@ -2,9 +2,10 @@
 
 The simulator (in Rust) models leaf-spine fabrics with shared-buffer
 switches, PFC, ECN and RoCEv2 NICs with DCQCN, and runs the benchmarks
-people run on such fabrics: perftest, and IMB and OSU on a model of an MPI
-library (:func:`imb`, :func:`osu`). Results come back as pandas
-DataFrames::
+people run on such fabrics: perftest, IMB and OSU on a model of an MPI
+library (:func:`imb`, :func:`osu`), and iperf3 over a Linux-like TCP that
+runs beside RDMA in its own class (:func:`iperf`). Results come back as
+pandas DataFrames::
 
     >>> import fabriclab
     >>> fabriclab.presets()
@@ -26,6 +27,10 @@ DataFrames::
     >>> list(imb.bytes)
     [0, 1, 2, 4, 8]
     >>> print(imb.attrs["text"])         # doctest: +SKIP
+    >>> ip = fabriclab.iperf("h1", "h0", parallel=2, bitrate="20G",
+    ...                      duration=0.01, interval=0.002)
+    >>> round(ip.attrs["sum_received"]["bits_per_second"] / 1e9)
+    40
 
 A fabric is a preset name, the path of a fabric TOML file or a
 :class:`Fabric` (``Fabric.preset("heps")``, ``Fabric.load(path)``,
@@ -55,6 +60,7 @@ from .errors import (
     ParseError,
     UnknownHostError,
 )
+from .iperf import IPERF_COLUMNS, iperf
 from .mpi import IMB_BENCHMARKS, OSU_TESTS, imb, osu
 from .scenario import run_scenario
 
@@ -75,6 +81,8 @@ __all__ = [
     "run_scenario",
     "imb",
     "osu",
+    "iperf",
+    "IPERF_COLUMNS",
     "IMB_BENCHMARKS",
     "OSU_TESTS",
     "FabriclabError",

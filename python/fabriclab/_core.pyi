@@ -47,3 +47,9 @@ def imb(fabric: str, options: str, seed: int = 1, progress: bool = False) -> str
 def osu(fabric: str, options: str, seed: int = 1, progress: bool = False) -> str:
     """Run an OSU micro-benchmark; ``options`` is JSON. Returns JSON with
     the OSU text and the report."""
+
+def iperf(fabric: str, options: str, seed: int = 1) -> str:
+    """Run iperf3 (TCP). ``options``: JSON object with the keys client,
+    server, parallel, bitrate_bps, time_s, interval_s, length, congestion,
+    background (all optional). Returns JSON {text, json, ports_table,
+    tcp_table, report}."""

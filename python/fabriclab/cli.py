@@ -13,6 +13,10 @@
                     [--limit-us US] [--counters]
     fabriclab run SCENARIO.toml [--counters]
     fabriclab bench a2a-32|a2a-128 [--cc none|dcqcn] [--json]
+    fabriclab iperf [-c H] [--server H] [-P N] [-b RATE] [-t SECS] [-i SECS]
+                    [-l BYTES] [-C reno|cubic|dctcp] [-J] [--fabric F]
+                    [--seed N] [--counters]
+    fabriclab imb ... / fabriclab osu ...     (see cli_mpi)
 
 Sizes (BYTES, -s) are integers, optionally with a K, M or G suffix (powers
 of 1024). Errors print ``fabriclab: error: MESSAGE`` and exit with status 2.
@@ -26,7 +30,7 @@ import os
 import sys
 from typing import Any, NoReturn, Sequence
 
-from . import api, cli_mpi
+from . import api, cli_iperf, cli_mpi
 from .errors import FabriclabError
 from .scenario import load_scenario, run_item
 
@@ -99,7 +103,7 @@ def _flow(text: str) -> dict[str, Any]:
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog=PROG,
-        description="Packet-level simulator of RDMA fabrics: perftest, flows and benchmarks.",
+        description="Packet-level simulator of RDMA fabrics: perftest, IMB, OSU, iperf3, flows and benchmarks.",
     )
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
@@ -173,6 +177,8 @@ def _parser() -> argparse.ArgumentParser:
 
     # imb, osu
     cli_mpi.add_parsers(sub, _background)
+    # iperf
+    cli_iperf.add_parser(sub)
     return p
 
 
@@ -345,6 +351,7 @@ _COMMANDS = {
     "bench": _cmd_bench,
     "imb": cli_mpi.cmd_imb,
     "osu": cli_mpi.cmd_osu,
+    "iperf": cli_iperf.cmd_iperf,
 }
 
 

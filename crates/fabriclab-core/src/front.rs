@@ -80,6 +80,24 @@ pub fn perftest_json(fabric: &str, options: &str, seed: u64) -> Result<String> {
     .to_string())
 }
 
+/// Run iperf3; `options` is the JSON form of
+/// [`crate::workload::iperf::Options`]. Returns the client's text, the `-J`
+/// document, the report, and port and TCP counter tables.
+pub fn iperf_json(fabric: &str, options: &str, seed: u64) -> Result<String> {
+    let spec = resolve_fabric(fabric)?;
+    let opts: crate::workload::iperf::Options = serde_json::from_str(options)
+        .map_err(|e| Error::InvalidArgument(format!("iperf options: {e}")))?;
+    let r = crate::workload::iperf::run(&spec, &opts, seed)?;
+    Ok(json!({
+        "text": report::iperf::text(&r),
+        "json": report::iperf::json(&r),
+        "ports_table": report::table::ports(&r.ports),
+        "tcp_table": report::table::tcp(&r.tcp),
+        "report": r,
+    })
+    .to_string())
+}
+
 /// Run a set of flows; `flows` is a JSON list of [`FlowSpec`].
 /// `sample_us` turns on per-QP telemetry; `limit_us` bounds simulated time.
 pub fn flows_json(

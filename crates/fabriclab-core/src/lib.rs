@@ -2,8 +2,8 @@
 //!
 //! A packet-level discrete-event simulator of RDMA and HPC network fabrics:
 //! leaf-spine topologies, shared-buffer switches with PFC and ECN, RoCEv2 RC
-//! transport with DCQCN, and the benchmarks people run on such fabrics
-//! (perftest first).
+//! transport with DCQCN, TCP beside it, and the benchmarks people run on
+//! such fabrics (perftest, IMB and OSU on an MPI model, iperf3).
 //!
 //! Layers, each knowing only the one below: [`engine`] (integer-picosecond
 //! time, event queue, timers), [`net`] (ports, switches, NICs, QPs),
@@ -45,4 +45,4 @@ pub mod wire;
 pub mod workload;
 
 pub use error::{Error, Result};
-pub use workload::perftest;
+pub use workload::{iperf, perftest};

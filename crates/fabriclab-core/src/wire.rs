@@ -1,11 +1,13 @@
-//! Wire formats: how many bytes each kind of RoCEv2 packet occupies on the
-//! wire, and the analytic goodput that follows.
+//! Wire formats: how many bytes each kind of RoCEv2 and TCP packet occupies
+//! on the wire, and the analytic goodput that follows.
 //!
 //! Counted per frame: preamble + SFD (8), inter-frame gap (12), Ethernet
-//! header (14, +4 with an 802.1Q tag), IPv4 (20), UDP (8), BTH (12), the
-//! extended transport header of the packet kind (RETH 16, AETH 4), ICRC (4)
-//! and FCS (4). A frame shorter than the 64 B Ethernet minimum is padded.
-//! Not modelled: IPv6, immediate data, atomics, GRH.
+//! header (14, +4 with an 802.1Q tag), IPv4 (20), then for RoCEv2 UDP (8),
+//! BTH (12), the extended transport header of the packet kind (RETH 16,
+//! AETH 4) and ICRC (4), or for TCP the TCP header (20) with the timestamps
+//! option Linux sends (12), and FCS (4). A frame shorter than the 64 B
+//! Ethernet minimum is padded. Not modelled: IPv6, immediate data, atomics,
+//! GRH, TCP SACK blocks.
 
 /// Preamble and start-of-frame delimiter.
 pub const PREAMBLE_SFD: u32 = 8;
@@ -37,6 +39,34 @@ pub const PFC_FRAME_WIRE: u32 = MIN_FRAME + PREAMBLE_SFD + IFG;
 pub const ROCE_MTUS: [u32; 5] = [256, 512, 1024, 2048, 4096];
 /// UDP destination port of RoCEv2.
 pub const ROCEV2_UDP_PORT: u16 = 4791;
+/// TCP header without options.
+pub const TCP: u32 = 20;
+/// TCP timestamps option as Linux sends it (NOP, NOP, kind 8: 12 bytes).
+pub const TCP_TIMESTAMPS: u32 = 12;
+/// Ethernet MTU of a host interface by default (IP packet size).
+pub const HOST_MTU: u32 = 1500;
+
+/// TCP maximum segment size (payload) for a host MTU, with the timestamps
+/// option: 1500 -> 1448.
+#[inline]
+pub fn tcp_mss(host_mtu: u32) -> u32 {
+    host_mtu - IPV4 - TCP - TCP_TIMESTAMPS
+}
+
+/// Bytes on the wire of a TCP/IPv4 segment with `payload` bytes of data
+/// (0 for a pure ACK), timestamps option included.
+#[inline]
+pub fn tcp_wire_bytes(payload: u32, vlan: bool) -> u32 {
+    let l2 = ETH + if vlan { VLAN } else { 0 };
+    let frame = l2 + IPV4 + TCP + TCP_TIMESTAMPS + payload + FCS;
+    PREAMBLE_SFD + IFG + frame.max(MIN_FRAME)
+}
+
+/// Goodput of a long TCP stream of full segments at `line_gbps`.
+pub fn tcp_goodput_gbps(line_gbps: f64, host_mtu: u32, vlan: bool) -> f64 {
+    let mss = tcp_mss(host_mtu);
+    line_gbps * mss as f64 / tcp_wire_bytes(mss, vlan) as f64
+}
 
 /// Which extended header a packet carries besides the BTH.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -92,5 +122,21 @@ mod tests {
         // A 2-byte WRITE: 14+20+8+12+16+2+4+4 = 80.
         assert_eq!(roce_wire_bytes(2, Ext::Reth, false), 100);
         assert_eq!(PFC_FRAME_WIRE, 84);
+    }
+
+    #[test]
+    fn a_full_tcp_segment_is_1538_bytes_on_the_wire() {
+        // MSS = 1500 - 20 (IPv4) - 20 (TCP) - 12 (timestamps) = 1448.
+        assert_eq!(tcp_mss(1500), 1448);
+        // 8 + 12 + 14 + 20 + 20 + 12 + 1448 + 4 = 1538: the 1500 B IP
+        // packet plus 38 B of Ethernet framing.
+        assert_eq!(tcp_wire_bytes(1448, false), 1538);
+        assert_eq!(tcp_wire_bytes(1448, true), 1542);
+        // A pure ACK: 14 + 20 + 32 + 4 = 70 B frame (no padding), 90 on the wire.
+        assert_eq!(tcp_wire_bytes(0, false), 90);
+        // Goodput at 100G: 100 x 1448 / 1538 = 94.148 Gb/s.
+        assert!((tcp_goodput_gbps(100.0, 1500, false) - 94.148).abs() < 0.001);
+        // Jumbo frames: MSS 8948, 9038 B on the wire.
+        assert_eq!(tcp_wire_bytes(tcp_mss(9000), false), 9038);
     }
 }

@@ -127,6 +127,16 @@ fn osu(
     run(py, || front::osu_json(&fabric, &options, seed, progress))
 }
 
+/// Run iperf3 on `fabric`; `options` is a JSON object of iperf options
+/// (client, server, parallel, bitrate_bps, time_s, interval_s, length,
+/// congestion, background). Returns the text, the `-J` document, tables and
+/// the report as JSON.
+#[pyfunction]
+#[pyo3(signature = (fabric, options, seed=1))]
+fn iperf(py: Python<'_>, fabric: String, options: String, seed: u64) -> PyResult<String> {
+    run(py, || front::iperf_json(&fabric, &options, seed))
+}
+
 /// The Rust core of fabriclab (use the `fabriclab` package, not this).
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -138,6 +148,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
     m.add_function(wrap_pyfunction!(imb, m)?)?;
     m.add_function(wrap_pyfunction!(osu, m)?)?;
+    m.add_function(wrap_pyfunction!(iperf, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -1,17 +1,19 @@
 //! Fabric descriptions: what a user writes in a fabric TOML file.
 //!
 //! A [`FabricSpec`] holds the topology (a leaf-spine builder or an explicit
-//! node/link list), the switch model, the NIC model, QoS, PFC, ECN and the
-//! congestion control. Every field has a documented default, so a file only
+//! node/link list), the switch model, the NIC model, QoS, PFC, ECN, the
+//! congestion control and the hosts' TCP stack. Every field has a documented default, so a file only
 //! states what differs. Parsing rejects unknown keys (a typo is an error, not
 //! a silently ignored setting) and [`FabricSpec::validate`] rejects
 //! impossible values with a message that names the field to change.
 
 mod cc;
 mod presets;
+mod tcp;
 
 pub use cc::{CcAlgorithm, CcSpec, DcqcnParams};
 pub use presets::{preset, preset_names, preset_toml};
+pub use tcp::{TcpCc, TcpSpec};
 
 use crate::error::{fabric_err, Error, Result};
 use crate::wire::ROCE_MTUS;
@@ -53,6 +55,9 @@ pub struct FabricSpec {
     /// The MPI library's host-side model (used by MPI workloads).
     #[serde(default)]
     pub mpi: crate::mpi::params::MpiSpec,
+    /// The hosts' TCP stack (used by TCP workloads such as iperf).
+    #[serde(default)]
+    pub tcp: TcpSpec,
 }
 
 /// The topology: a builder or an explicit list.
@@ -279,12 +284,18 @@ impl Default for PfcSpec {
     }
 }
 
-/// RED-style ECN marking on the lossless egress queues.
+/// RED-style ECN marking on the egress queues of the ECN-enabled
+/// priorities (by default the lossless ones). RoCE data is always
+/// ECN-capable; TCP segments only when their congestion control is DCTCP.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct EcnSpec {
     /// Marking on.
     pub enabled: bool,
+    /// Priorities whose egress queues mark; `None` = the lossless ones
+    /// (`pfc.priorities` when PFC is on). List the TCP priority for DCTCP.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub priorities: Option<Vec<u8>>,
     /// Below this egress queue depth, never mark (bytes).
     pub kmin_bytes: u64,
     /// Above this depth, always mark (bytes).
@@ -298,6 +309,7 @@ impl Default for EcnSpec {
         // The DCQCN paper's 5 KB / 200 KB / 1 %.
         EcnSpec {
             enabled: true,
+            priorities: None,
             kmin_bytes: 5_000,
             kmax_bytes: 200_000,
             pmax: 0.01,
@@ -358,6 +370,9 @@ impl FabricSpec {
         for &p in q.strict_priorities.iter().chain(&self.pfc.priorities) {
             check_priority("qos.strict_priorities / pfc.priorities", p)?;
         }
+        for &p in self.ecn.priorities.iter().flatten() {
+            check_priority("ecn.priorities", p)?;
+        }
         if q.dwrr_quantum_bytes == 0 || q.dwrr_weights.contains(&0) {
             return fabric_err("qos.dwrr_weights and qos.dwrr_quantum_bytes must be positive");
         }
@@ -372,6 +387,7 @@ impl FabricSpec {
             return fabric_err("ecn.kmax_bytes must be at least ecn.kmin_bytes");
         }
         self.cc.validate()?;
+        self.tcp.validate()?;
         // Connectivity and host links are checked on the built graph.
         crate::topology::Topology::build(self).map(|_| ())
     }

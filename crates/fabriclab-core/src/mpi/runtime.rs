@@ -300,6 +300,7 @@ impl Runtime {
                     }
                 }
             }
+            AppEvent::TcpWritable { .. } | AppEvent::TcpDelivered { .. } => {}
         }
     }
 

@@ -58,6 +58,22 @@ pub enum AppEvent {
         /// The token given when setting it.
         token: u64,
     },
+    /// A TCP connection's send buffer has room again (asked for with
+    /// [`Net::tcp_notify_writable`]).
+    TcpWritable {
+        /// The connection.
+        conn: super::TcpId,
+    },
+    /// In-order data reached the receiving application (asked for with
+    /// [`Net::tcp_notify_delivery`]).
+    TcpDelivered {
+        /// The connection.
+        conn: super::TcpId,
+        /// Stream offset of the first byte delivered.
+        offset: u64,
+        /// Bytes delivered.
+        bytes: u64,
+    },
 }
 
 /// Pending workload events, delivered through the event queue.

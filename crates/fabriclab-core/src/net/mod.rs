@@ -6,8 +6,9 @@
 //! `port` (egress scheduling, serialisation, the wire), `switch`
 //! (forwarding, shared buffer, PFC, ECN), `nic` (queue pairs, RC transport,
 //! DCQCN reaction and notification points), `routing` (forwarding tables and
-//! ECMP). Workloads talk to the network only through the methods in
-//! `api.rs`: connect, post, and the events delivered to their [`App`].
+//! ECMP), `tcp` (the hosts' TCP senders and receivers). Workloads talk to
+//! the network only through the methods in `api.rs` and `tcp/api.rs`:
+//! connect, post, write, and the events delivered to their [`App`].
 //!
 //! [`App`]: crate::sim::App
 
@@ -21,9 +22,11 @@ mod port;
 mod qp;
 mod routing;
 mod switch;
+pub mod tcp;
 
 pub use api::{AppEvent, OpKind, PortReport, QpId, QpReport};
 pub use counters::{PortCounters, QpCounters};
+pub use tcp::{TcpCounters, TcpId, TcpReport};
 
 use crate::config::{CcAlgorithm, FabricSpec, Forwarding, NodeKind};
 use crate::engine::EventQueue;
@@ -62,6 +65,14 @@ pub enum Ev {
     App(u32),
     /// Take a telemetry sample.
     Sample,
+    /// TCP acts on an arrived segment or ACK (after the stack latency).
+    TcpRx(packet::PktId),
+    /// A TCP connection's retransmission timer.
+    TcpRto(u32, u32),
+    /// A TCP receiver's delayed-ACK timer.
+    TcpDelAck(u32, u32),
+    /// A TCP sender may send again (room in the host queues).
+    TcpPush(u32),
 }
 
 /// Per-host NIC state (the host's one port is `port`).
@@ -93,6 +104,8 @@ pub(crate) struct Params {
     pub lossless: [bool; 8],
     pub pause_quanta: u32,
     pub ecn: bool,
+    /// Priorities whose egress queues ECN-mark.
+    pub ecn_prio: [bool; 8],
     pub kmin: u64,
     pub kmax: u64,
     pub pmax: f64,
@@ -132,6 +145,7 @@ pub struct Net {
     pub(crate) packets_forwarded: u64,
     pub(crate) sample_period: Option<Time>,
     pub(crate) samples: Vec<Sample>,
+    pub(crate) tcp: tcp::Tcp,
 }
 
 impl Net {
@@ -247,6 +261,7 @@ impl Net {
             packets_forwarded: 0,
             sample_period: None,
             samples: Vec::new(),
+            tcp: tcp::Tcp::new(&spec.tcp, spec.nic.vlan, seed),
             topo,
         })
     }
@@ -274,6 +289,10 @@ impl Net {
             Ev::RateTimer(qp, g) => self.on_rate_timer(qp, g),
             Ev::PfcRefresh(port, prio) => self.on_pfc_refresh(port, prio),
             Ev::Sample => self.on_sample(),
+            Ev::TcpRx(pkt) => self.on_tcp_rx(pkt),
+            Ev::TcpRto(c, g) => self.on_tcp_rto(c, g),
+            Ev::TcpDelAck(c, g) => self.on_tcp_delack(c, g),
+            Ev::TcpPush(c) => self.on_tcp_push(c),
             Ev::App(_) => debug_assert!(false, "App events are routed by Sim"),
         }
     }
@@ -338,6 +357,13 @@ fn params(spec: &FabricSpec) -> Result<Params> {
             lossless[p as usize] = true;
         }
     }
+    let mut ecn_prio = lossless;
+    if let Some(list) = &spec.ecn.priorities {
+        ecn_prio = [false; 8];
+        for &p in list {
+            ecn_prio[p as usize] = true;
+        }
+    }
     let dcqcn = match spec.cc.algorithm {
         CcAlgorithm::None => None,
         CcAlgorithm::Dcqcn => Some(DcqcnConf::new(&spec.cc.dcqcn()?)),
@@ -361,6 +387,7 @@ fn params(spec: &FabricSpec) -> Result<Params> {
         lossless,
         pause_quanta: spec.pfc.pause_quanta,
         ecn: spec.ecn.enabled,
+        ecn_prio,
         kmin: spec.ecn.kmin_bytes,
         kmax: spec.ecn.kmax_bytes,
         pmax: spec.ecn.pmax,

@@ -26,7 +26,7 @@ use super::packet::{Packet, PktId, PktKind, F_CE, F_FIRST, F_LAST, F_RETX};
 use super::qp::{Msg, Sched};
 use super::{Ev, Net};
 use crate::units::Time;
-use crate::wire::{roce_wire_bytes, Ext};
+use crate::wire::{roce_wire_bytes, Ext, ROCEV2_UDP_PORT};
 use std::cmp::Reverse;
 
 impl Net {
@@ -159,6 +159,7 @@ impl Net {
             prio: qp.prio,
             flags,
             sport: qp.sport,
+            dport: ROCEV2_UDP_PORT,
             src: qp.host,
             dst: qp.peer_host,
             dst_qp: qp.peer_qp,
@@ -208,6 +209,7 @@ impl Net {
             prio: self.p.ctrl_prio,
             flags: 0,
             sport: qp.sport,
+            dport: ROCEV2_UDP_PORT,
             src: qp.host,
             dst: qp.peer_host,
             dst_qp: qp.peer_qp,
@@ -230,6 +232,9 @@ impl Net {
 
     /// A packet arrived at host `host`'s NIC (last bit in).
     pub(crate) fn nic_receive(&mut self, _host: u32, pkt: PktId) {
+        if matches!(self.pkts.get(pkt).kind, PktKind::TcpData | PktKind::TcpAck) {
+            return self.tcp_arrive(pkt);
+        }
         let p = *self.pkts.get(pkt);
         self.pkts.free(pkt);
         match p.kind {
@@ -237,6 +242,7 @@ impl Net {
             PktKind::Nak => self.on_ack(p.dst_qp, p.aux as u32, true),
             PktKind::Cnp => self.on_cnp(p.dst_qp),
             PktKind::Pause => unreachable!("PFC frames are handled by the port"),
+            PktKind::TcpData | PktKind::TcpAck => unreachable!("TCP is handled above"),
             _ => self.on_data(&p),
         }
     }

@@ -31,10 +31,16 @@ pub enum PktKind {
     Cnp,
     /// PFC frame (`aux` = pause quanta, `prio` = the paused priority).
     Pause,
+    /// TCP segment with data (`aux` = sequence number, `token` = TSval,
+    /// `dst_qp` = the connection).
+    TcpData,
+    /// Pure TCP ACK (`aux` = cumulative ACK, `token` = TSecr, `dst_qp` =
+    /// the connection).
+    TcpAck,
 }
 
 impl PktKind {
-    /// True for packets that carry a QP's data stream (and a PSN).
+    /// True for packets that carry an RDMA QP's data stream (and a PSN).
     #[inline]
     pub fn is_data(self) -> bool {
         matches!(
@@ -52,6 +58,11 @@ pub const F_LAST: u8 = 2;
 pub const F_CE: u8 = 4;
 /// Flag: a retransmission.
 pub const F_RETX: u8 = 8;
+/// Flag: ECN-capable transport (TCP segments of ECN connections; RoCE
+/// data is ECN-capable without it).
+pub const F_ECT: u8 = 16;
+/// Flag: ECN echo (TCP ACKs).
+pub const F_ECE: u8 = 32;
 
 /// One packet.
 #[derive(Copy, Clone, Debug)]
@@ -62,8 +73,10 @@ pub struct Packet {
     pub prio: u8,
     /// F_* flags.
     pub flags: u8,
-    /// UDP source port (ECMP entropy).
+    /// UDP or TCP source port (ECMP entropy).
     pub sport: u16,
+    /// UDP or TCP destination port (4791 for RoCEv2).
+    pub dport: u16,
     /// Source host index.
     pub src: u32,
     /// Destination host index.
@@ -145,6 +158,7 @@ mod tests {
             prio: 3,
             flags: 0,
             sport: 0,
+            dport: 4791,
             src: 0,
             dst: 1,
             dst_qp: 0,

@@ -198,6 +198,8 @@ impl Net {
         let node = port.node;
         if self.is_switch(node) {
             self.on_switch_dequeue(pi, pkt, prio);
+        } else if self.pkts.get(pkt).kind == PktKind::TcpData {
+            self.tcp_left_host(pkt);
         }
         pkt
     }

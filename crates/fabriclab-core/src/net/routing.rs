@@ -4,7 +4,8 @@
 //! For every switch and destination host, the group holds every port whose
 //! neighbour is one hop closer to the destination (hosts are never transit).
 //! A packet picks a member by a hash of its 5-tuple (source and destination
-//! address, UDP source port as entropy, UDP destination port 4791) mixed with
+//! address, UDP source port as entropy and UDP destination port 4791 for
+//! RoCEv2; TCP source and destination ports for TCP) mixed with
 //! the switch's own seed, derived from the run seed: without per-switch seeds
 //! all tiers would make correlated choices (polarisation). Not modelled yet:
 //! failures and reconvergence, weighted ECMP, adaptive routing.
@@ -12,7 +13,6 @@
 use super::port::Port;
 use crate::rng::splitmix64;
 use crate::topology::Topology;
-use crate::wire::ROCEV2_UDP_PORT;
 use std::collections::VecDeque;
 
 pub(crate) struct Routing {
@@ -75,17 +75,15 @@ impl Routing {
 
     /// The egress port at switch `node` for a packet to `dst`.
     #[inline]
-    pub fn next_port(&self, node: u32, src: u32, dst: u32, sport: u16) -> u32 {
+    pub fn next_port(&self, node: u32, src: u32, dst: u32, sport: u16, dport: u16) -> u32 {
         let sw = node as usize - self.n_hosts;
         let (off, len) = self.groups[sw * self.n_hosts + dst as usize];
         debug_assert!(len > 0, "no route");
         if len == 1 {
             return self.members[off as usize];
         }
-        let key = ((src as u64) << 40)
-            ^ ((dst as u64) << 16)
-            ^ ((sport as u64) << 48)
-            ^ ROCEV2_UDP_PORT as u64;
+        let key =
+            ((src as u64) << 40) ^ ((dst as u64) << 16) ^ ((sport as u64) << 48) ^ dport as u64;
         let h = splitmix64(key ^ self.seeds[sw]);
         let idx = ((h as u128 * len as u128) >> 64) as u32;
         self.members[(off + idx) as usize]

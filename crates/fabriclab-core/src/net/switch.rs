@@ -4,13 +4,15 @@
 //! A packet arriving at a switch (after the port-to-port latency, see
 //! `port.rs`) is routed, admitted by the MMU against its ingress port, and
 //! queued on its egress priority queue. When it starts leaving, its buffer is
-//! released (which may send XON upstream) and, if it is RoCE data of a
-//! lossless priority, it may be CE-marked with the RED probability of the
-//! egress queue depth it leaves behind (marking at dequeue, as the HPCC ns-3
-//! code does, gives the fastest feedback).
+//! released (which may send XON upstream) and, if it is ECN-capable (RoCE
+//! data, or a TCP segment of an ECN connection) in an ECN-enabled priority
+//! (by default the lossless ones), it may be CE-marked with the RED
+//! probability of the egress queue depth it leaves behind (marking at
+//! dequeue, as the HPCC ns-3 code does, gives the fastest feedback).
+//! Segments that are not ECN-capable are never marked (nor dropped early).
 
 use super::mmu::Admit;
-use super::packet::{Packet, PktId, PktKind, F_CE};
+use super::packet::{Packet, PktId, PktKind, F_CE, F_ECT};
 use super::{Ev, Net, PortIdx};
 use crate::wire::PFC_FRAME_WIRE;
 
@@ -18,9 +20,10 @@ impl Net {
     pub(crate) fn switch_receive(&mut self, in_port: PortIdx, pkt: PktId) {
         let p = self.pkts.get_mut(pkt);
         p.ingress = in_port;
-        let (src, dst, sport, prio, size) = (p.src, p.dst, p.sport, p.prio as usize, p.wire as u64);
+        let (src, dst, sport, dport) = (p.src, p.dst, p.sport, p.dport);
+        let (prio, size) = (p.prio as usize, p.wire as u64);
         let node = self.ports[in_port as usize].node;
-        let out = self.routing.next_port(node, src, dst, sport);
+        let out = self.routing.next_port(node, src, dst, sport, dport);
         let sw = node as usize - self.topo.n_hosts;
         let admit = if self.p.lossless[prio] {
             self.mmus[sw].admit_lossless(&mut self.ports[in_port as usize], prio, size)
@@ -51,16 +54,17 @@ impl Net {
 
     /// Called by the port when a packet leaves a switch queue.
     pub(crate) fn on_switch_dequeue(&mut self, out: PortIdx, pkt: PktId, prio: usize) {
-        let (in_port, size, kind) = {
+        let (in_port, size, kind, flags) = {
             let p = self.pkts.get(pkt);
-            (p.ingress, p.wire as u64, p.kind)
+            (p.ingress, p.wire as u64, p.kind, p.flags)
         };
         let sw = self.ports[out as usize].node as usize - self.topo.n_hosts;
         let resume = self.mmus[sw].release(&mut self.ports[in_port as usize], prio, size);
         if resume {
             self.send_pfc(in_port, prio as u8, false);
         }
-        if self.p.ecn && self.p.lossless[prio] && kind.is_data() {
+        let ect = kind.is_data() || (kind == PktKind::TcpData && flags & F_ECT != 0);
+        if self.p.ecn && self.p.ecn_prio[prio] && ect {
             let q = self.ports[out as usize].qbytes[prio];
             let mark = if q <= self.p.kmin {
                 false
@@ -96,6 +100,7 @@ impl Net {
             prio,
             flags: 0,
             sport: 0,
+            dport: 0,
             src: node,
             dst: node,
             dst_qp: 0,

@@ -2,7 +2,9 @@
 //! plotting scripts keep working. String formatting lives here, never in the
 //! engine.
 
+pub mod cjson;
 pub mod imb;
+pub mod iperf;
 pub mod osu;
 pub mod perftest;
 pub mod table;

@@ -1,6 +1,6 @@
 //! Plain-text summary tables of counters (for the CLI).
 
-use crate::net::{PortReport, QpReport};
+use crate::net::{PortReport, QpReport, TcpReport};
 use std::fmt::Write;
 
 /// A table of the ports that carried traffic or saw an event.
@@ -72,6 +72,47 @@ pub fn qps(qps: &[QpReport]) -> String {
             c.cnps_rx,
             c.cnps_tx,
             q.rate_gbps
+        );
+    }
+    out
+}
+
+/// A table of the TCP connections.
+pub fn tcp(conns: &[TcpReport]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:>5} {:<8} {:<8} {:<6} {:>14} {:>14} {:>8} {:>6} {:>5} {:>9} {:>11} {:>9}",
+        "conn",
+        "client",
+        "server",
+        "cc",
+        "tx_bytes",
+        "rx_bytes",
+        "retx",
+        "fast_r",
+        "rtos",
+        "ecn_echo",
+        "cwnd_KB",
+        "srtt_us"
+    );
+    for t in conns {
+        let c = &t.counters;
+        let _ = writeln!(
+            out,
+            "{:>5} {:<8} {:<8} {:<6} {:>14} {:>14} {:>8} {:>6} {:>5} {:>9} {:>11.1} {:>9.1}",
+            t.conn,
+            t.client,
+            t.server,
+            t.cc,
+            c.tx_bytes,
+            c.rx_bytes,
+            c.retx_segments,
+            c.fast_retransmits,
+            c.timeouts,
+            c.ecn_echoes,
+            c.cwnd_bytes as f64 / 1e3,
+            c.srtt_ns as f64 / 1e3
         );
     }
     out

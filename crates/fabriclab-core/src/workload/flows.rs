@@ -211,6 +211,7 @@ impl App for Flows {
                     self.post(net, i);
                 }
             }
+            AppEvent::TcpWritable { .. } | AppEvent::TcpDelivered { .. } => {}
         }
     }
 

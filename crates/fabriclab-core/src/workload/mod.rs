@@ -1,8 +1,11 @@
 //! Workloads: programs that drive the network through the [`crate::sim::App`]
 //! interface. `flows` moves bulk data (incasts, all-to-all, background
-//! traffic); `perftest` imitates the perftest suite.
+//! traffic); `perftest` imitates the perftest suite; `iperf` imitates iperf3
+//! over the hosts' TCP (`iperf_stats` computes its figures).
 
 pub mod flows;
 pub mod imb;
+pub mod iperf;
+pub mod iperf_stats;
 pub mod osu;
 pub mod perftest;

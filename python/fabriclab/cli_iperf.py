@@ -1,0 +1,77 @@
+"""The ``fabriclab iperf`` command: iperf3's TCP client options on a
+simulated fabric (``-P``, ``-b``, ``-t``, ``-i``, ``-l``, ``-C``, ``-J``),
+with ``-c/--client`` naming the sending host and ``--server`` the receiving
+one::
+
+    fabriclab iperf -c h1 --server h0 -P 4 -b 20G -t 0.01 -i 0.001 -C cubic
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from .iperf import iperf as run_iperf
+from .iperf import parse_rate, parse_size
+
+
+def _rate(text: str) -> float:
+    try:
+        return parse_rate(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _size(text: str) -> int:
+    try:
+        return parse_size(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def add_parser(sub: Any) -> None:
+    """Add the ``iperf`` subcommand to ``sub``."""
+    p = sub.add_parser("iperf", help="run iperf3 (TCP) between two hosts")
+    p.add_argument("--fabric", default="heps", help="preset name or fabric TOML file (default heps)")
+    p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    p.add_argument("-c", "--client", default="h0", help="host running the iperf3 client, the sender (default h0)")
+    p.add_argument("--server", default="h1", help="host running the iperf3 server, the receiver (default h1)")
+    p.add_argument("-P", "--parallel", type=int, default=1, help="parallel streams (default 1)")
+    p.add_argument(
+        "-b",
+        "--bitrate",
+        type=_rate,
+        default=0.0,
+        metavar="RATE",
+        help="target bitrate per stream in bits/s, K/M/G/T suffixes (default 0 = unlimited)",
+    )
+    p.add_argument("-t", "--time", type=float, default=1.0, metavar="SECS", help="seconds to send (default 1)")
+    p.add_argument(
+        "-i", "--interval", type=float, default=0.1, metavar="SECS", help="seconds between reports (default 0.1; 0 = none)"
+    )
+    p.add_argument("-l", "--length", type=_size, default=131072, metavar="BYTES", help="write length, K/M suffixes (default 128K)")
+    p.add_argument("-C", "--congestion", metavar="ALGO", help="congestion control: reno, cubic or dctcp (default: the fabric's)")
+    p.add_argument("-J", "--json", action="store_true", help="print iperf3's JSON document instead of the text")
+    p.add_argument("--counters", action="store_true", help="also print the port and TCP counters")
+
+
+def cmd_iperf(a: argparse.Namespace) -> None:
+    """``fabriclab iperf``."""
+    df = run_iperf(
+        a.client,
+        a.server,
+        fabric=a.fabric,
+        seed=a.seed,
+        parallel=a.parallel,
+        bitrate=a.bitrate,
+        duration=a.time,
+        interval=a.interval,
+        length=a.length,
+        congestion=a.congestion,
+    )
+    out = df.attrs["json"] if a.json else df.attrs["text"]
+    sys.stdout.write(out if out.endswith("\n") else out + "\n")
+    if a.counters:
+        sys.stdout.write("\nPort counters:\n" + df.attrs["ports_table"])
+        sys.stdout.write("\nTCP counters:\n" + df.attrs["tcp_table"])
