@@ -111,12 +111,12 @@ fn fairness(r: &Incast, name: &str) -> f64 {
 }
 
 #[test]
-#[ignore = "known gap (issue 2), ConnectX defaults: while the first backlog drains \
-            every sender is cut to the 1 Mb/s minimum; with clamp_tgt_rate = 0 its \
-            target rate stays high, so 300 us after the last CNP all 15 recover \
-            together and refill the queue to 9.7 MB against 10.7 MB without DCQCN. \
-            It passed before only because a QP paced at 1 Mb/s then waited out a \
-            33 ms gap"]
+#[ignore = "known gap (issue 2), ConnectX defaults: while the first 2.8 MB backlog \
+            drains every sender is cut to the 1 Mb/s minimum; with clamp_tgt_rate = 0 \
+            its target rate stays at line rate, so 300 us after the last CNP all 15 \
+            recover together (fast recovery to 50 Gb/s, then the byte counter) and \
+            refill the queue to the PFC-limited 10.7 MB, the no-DCQCN peak. It passed \
+            before only because a QP paced at 1 Mb/s then waited out a 33 ms gap"]
 fn dcqcn_keeps_the_bottleneck_queue_far_below_its_no_cc_peak() {
     let off = incast_run(NO_CC).peak;
     let on = incast_run(CONNECTX).peak;

@@ -24,6 +24,7 @@
 //! NIC never sends PFC frames. Retry counts are not enforced.
 
 use super::api::{AppEvent, OpKind};
+use super::dcqcn::CnpAction;
 use super::packet::{Packet, PktId, PktKind, F_CE, F_FIRST, F_LAST, F_RETX};
 use super::qp::{Msg, Sched};
 use super::{Ev, Net};
@@ -401,12 +402,39 @@ impl Net {
         qp.counters.cnps_rx += 1;
         let old = qp.rate();
         let Some(cc) = qp.cc.as_mut() else { return };
-        if cc.on_cnp(now, conf) {
-            let at = now + conf.increase_period;
-            let g = cc.timer.arm(at);
-            self.q.schedule(at, Ev::RateTimer(q, g));
-            self.qp_rate_changed(q, old);
+        match cc.on_cnp(now, conf) {
+            CnpAction::Cut => {
+                let at = now + conf.increase_period;
+                let g = cc.timer.arm(at);
+                self.q.schedule(at, Ev::RateTimer(q, g));
+                self.qp_rate_changed(q, old);
+            }
+            CnpAction::CutAt(at) => {
+                let g = cc.cut_timer.arm(at);
+                self.q.schedule(at, Ev::RateCut(q, g));
+            }
+            CnpAction::Pending => {}
         }
+    }
+
+    /// A deferred DCQCN cut is due (end of a rate-reduce monitor period).
+    pub(crate) fn on_rate_cut(&mut self, q: u32, g: u32) {
+        let now = self.now();
+        let Some(conf) = self.p.dcqcn.as_ref() else {
+            return;
+        };
+        let qp = &mut self.qps[q as usize];
+        let old = qp.rate();
+        let Some(cc) = qp.cc.as_mut() else { return };
+        if !cc.cut_timer.fire(g) {
+            return;
+        }
+        cc.on_cut_timer(now, conf);
+        // The cut restarts the increase timer.
+        let at = now + conf.increase_period;
+        let g = cc.timer.arm(at);
+        self.q.schedule(at, Ev::RateTimer(q, g));
+        self.qp_rate_changed(q, old);
     }
 
     pub(crate) fn on_rate_timer(&mut self, q: u32, g: u32) {
