@@ -4,6 +4,28 @@
 //! overridden one by one. `connectx` follows the NVIDIA ConnectX firmware
 //! defaults and `paper` the DCQCN paper (SIGCOMM 2015, 40G); see
 //! `docs/reference.md` section 3 of the shared notes for the sources.
+//!
+//! ConnectX names (`mlxconfig` / sysfs `ecn/roce_rp`, `ecn/roce_np`), as
+//! described by NVIDIA's "DCQCN Parameters" page and the `mlxconfig`
+//! register descriptions: `g` is `(1024 - dce_tcp_g) / 1024` (alpha keeps
+//! `dce_tcp_g / 1024` of its value each `dce_tcp_rtt`), `initial_alpha` is
+//! `initial_alpha_value / 1024`, `rate_increase_period_us` is
+//! `rpg_time_reset`, `byte_counter_bytes` is `rpg_byte_reset` (bytes),
+//! `fast_recovery_steps` is `rpg_threshold`, `rai_mbps`/`rhai_mbps` are
+//! `rpg_ai_rate`/`rpg_hai_rate`, `min_rate_mbps` is `rpg_min_rate`,
+//! `min_time_between_cuts_us` is `rate_reduce_monitor_period`,
+//! `cnp_interval_us` is `min_time_between_cnps`, and the two clamp flags are
+//! `clamp_tgt_rate` and `clamp_tgt_rate_after_time_inc`.
+//!
+//! Two readings the sources disagree on, and the one taken here: the
+//! `mlxconfig` register text writes the alpha update with `dce_tcp_g / 1024`
+//! as the weight of the new sample, while NVIDIA's parameters page (and
+//! Google's isekai simulator) make it the weight of the old alpha; with the
+//! default 1019 the latter gives the DCTCP-like gain of about 1/205 that
+//! `docs/reference.md` lists. The register text calls
+//! `min_time_between_cnps` the minimum time between CNPs "from the port";
+//! here, as in the DCQCN paper, it is per QP. isekai counts `rpg_byte_reset`
+//! in 64-byte units; NVIDIA's descriptions say bytes, as here.
 
 use crate::error::{fabric_err, Result};
 use serde::{Deserialize, Serialize};
@@ -42,14 +64,22 @@ pub struct CcSpec {
     pub rhai_mbps: Option<f64>,
     /// Minimum rate, Mb/s.
     pub min_rate_mbps: Option<f64>,
-    /// Minimum time between two rate cuts, us.
+    /// Rate-reduce monitor period, us: a CNP cuts the rate at the start of
+    /// the next period (periods timed from the flow's first CNP), so cuts
+    /// are at least this far apart; 0 cuts on every CNP at once.
     pub min_time_between_cuts_us: Option<f64>,
     /// Notification point: at most one CNP per QP per this interval, us.
     pub cnp_interval_us: Option<f64>,
     /// Set the target rate to the current rate on every cut (true, the
-    /// DCQCN paper) or only on the first cut after an increase (false,
-    /// ConnectX `clamp_tgt_rate = 0`).
+    /// DCQCN paper) or only on a cut after an increase (false, ConnectX
+    /// `clamp_tgt_rate = 0`).
     pub clamp_target_rate: Option<bool>,
+    /// Without `clamp_target_rate`: a timer-driven increase also makes the
+    /// next cut set the target rate (ConnectX
+    /// `clamp_tgt_rate_after_time_inc`); a byte-counter increase always does.
+    pub clamp_target_rate_after_time_inc: Option<bool>,
+    /// Alpha set when a flow's first CNP allocates its rate limiter.
+    pub initial_alpha: Option<f64>,
 }
 
 impl Default for CcSpec {
@@ -68,6 +98,8 @@ impl Default for CcSpec {
             min_time_between_cuts_us: None,
             cnp_interval_us: None,
             clamp_target_rate: None,
+            clamp_target_rate_after_time_inc: None,
+            initial_alpha: None,
         }
     }
 }
@@ -91,12 +123,17 @@ pub struct DcqcnParams {
     pub rhai_mbps: f64,
     /// Minimum rate, Mb/s.
     pub min_rate_mbps: f64,
-    /// Minimum time between cuts, us.
+    /// Rate-reduce monitor period, us (0: cut on every CNP at once).
     pub min_time_between_cuts_us: f64,
     /// CNP interval at the notification point, us.
     pub cnp_interval_us: f64,
     /// RT = RC on every cut (paper) or only after an increase (ConnectX).
     pub clamp_target_rate: bool,
+    /// Without `clamp_target_rate`, a timer increase also clamps at the next
+    /// cut (a byte-counter increase always does).
+    pub clamp_target_rate_after_time_inc: bool,
+    /// Alpha when a flow's first CNP allocates its rate limiter.
+    pub initial_alpha: f64,
 }
 
 impl DcqcnParams {
@@ -114,10 +151,14 @@ impl DcqcnParams {
             min_time_between_cuts_us: 4.0,
             cnp_interval_us: 4.0,
             clamp_target_rate: false,
+            clamp_target_rate_after_time_inc: true,
+            initial_alpha: 1023.0 / 1024.0,
         }
     }
 
-    /// The DCQCN paper's parameters (40G testbed).
+    /// The DCQCN paper's parameters (40G testbed). Its reaction point cuts
+    /// on every CNP (no monitor period: the notification point's 50 us per
+    /// QP is the only spacing) and starts with alpha = 1.
     pub fn paper() -> Self {
         DcqcnParams {
             g: 1.0 / 256.0,
@@ -128,9 +169,11 @@ impl DcqcnParams {
             rai_mbps: 40.0,
             rhai_mbps: 400.0,
             min_rate_mbps: 10.0,
-            min_time_between_cuts_us: 50.0,
+            min_time_between_cuts_us: 0.0,
             cnp_interval_us: 50.0,
             clamp_target_rate: true,
+            clamp_target_rate_after_time_inc: true,
+            initial_alpha: 1.0,
         }
     }
 }
@@ -140,6 +183,12 @@ impl CcSpec {
         let p = self.dcqcn()?;
         if !(p.g > 0.0 && p.g <= 1.0) {
             return fabric_err(format!("cc.g must be in (0, 1], got {}", p.g));
+        }
+        if !(0.0..=1.0).contains(&p.initial_alpha) {
+            return fabric_err(format!(
+                "cc.initial_alpha must be between 0 and 1, got {}",
+                p.initial_alpha
+            ));
         }
         for (name, v) in [
             ("cc.alpha_period_us", p.alpha_period_us),
@@ -191,7 +240,9 @@ impl CcSpec {
             min_rate_mbps,
             min_time_between_cuts_us,
             cnp_interval_us,
-            clamp_target_rate
+            clamp_target_rate,
+            clamp_target_rate_after_time_inc,
+            initial_alpha
         );
         Ok(p)
     }

@@ -1,14 +1,37 @@
 //! DCQCN reaction point: the per-QP rate state machine at the sender.
 //!
 //! Implements the DCQCN paper's algorithm (alpha estimate, multiplicative
-//! cut on CNP, fast recovery, additive and hyper increase driven by a timer
-//! and a byte counter, each counting its expirations since the last cut).
-//! Alpha decay is evaluated lazily: instead of a timer firing every alpha
-//! period for every QP, the number of elapsed periods since the last update
-//! is applied at once when alpha is next needed. The rate-increase timer runs
-//! only while the QP is below line rate. Not modelled: the ConnectX "rate
-//! reduce monitor period" quantisation of CNP handling beyond the minimum
-//! time between cuts.
+//! cut, fast recovery, additive and hyper increase driven by a timer and a
+//! byte counter, each counting its expirations since the last cut) with the
+//! ConnectX firmware's documented timing (NVIDIA "DCQCN Parameters" and the
+//! `mlxconfig` register descriptions, see `config/cc.rs`):
+//!
+//! - The rate limiter is allocated by a flow's first CNP, which sets alpha
+//!   to `initial_alpha_value`; it is released when the rate climbs back to
+//!   line rate (`rpg_max_rate`), so the next congestion episode starts again
+//!   from the initial alpha.
+//! - Alpha rises by g on every CNP and decays by (1 - g) for every alpha
+//!   period (`dce_tcp_rtt`) without one. ConnectX updates alpha once per
+//!   period with a "CNP arrived" bit; the notification point sends at most
+//!   one CNP per QP per `min_time_between_cnps` (4 us > 1 us), so this is
+//!   the same update. Decay is evaluated lazily: the number of whole periods
+//!   since the last update is applied when alpha is next needed.
+//! - Cuts follow `rate_reduce_monitor_period`: "if a CNP is received during
+//!   the interval, the flow rate is reduced at the beginning of the next
+//!   interval", with intervals timed from the CNP that allocated the
+//!   limiter. A CNP is never ignored, only deferred. A period of zero cuts
+//!   on every CNP at once, as the paper's reaction point does.
+//! - A cut resets both increase counters and restarts the increase timer
+//!   (`rpg_time_reset` is the time between increases "if no CNPs are
+//!   received").
+//! - The target rate follows the current rate on a cut always with
+//!   `clamp_tgt_rate`, after a byte-counter increase always, and after a
+//!   timer increase with `clamp_tgt_rate_after_time_inc`.
+//!
+//! Not modelled: `rpg_min_dec_fac` (the largest single cut; the default 50 %
+//! never binds since a cut by alpha/2 <= 1/2 is at most 50 %) and
+//! `rate_to_set_on_first_cnp` (the default 0 keeps the rate the flow had,
+//! which is line rate before its first CNP).
 
 use crate::config::DcqcnParams;
 use crate::engine::Timer;
@@ -19,6 +42,8 @@ use crate::units::{Rate, Time};
 pub struct DcqcnConf {
     /// Alpha gain.
     pub g: f64,
+    /// Alpha when the rate limiter is allocated (first CNP).
+    pub initial_alpha: f64,
     /// Alpha decay period.
     pub alpha_period: Time,
     /// Rate-increase timer period.
@@ -33,12 +58,14 @@ pub struct DcqcnConf {
     pub rhai_bps: f64,
     /// Minimum rate, b/s.
     pub min_rate_bps: f64,
-    /// Minimum time between cuts.
-    pub min_cut_gap: Time,
+    /// Rate-reduce monitor period (zero: cut on every CNP at once).
+    pub cut_period: Time,
     /// CNP interval at the notification point.
     pub cnp_interval: Time,
-    /// RT = RC on every cut, or only on the first cut after an increase.
+    /// RT = RC on every cut.
     pub clamp_target: bool,
+    /// RT = RC on a cut after a timer-driven increase too.
+    pub clamp_after_time_inc: bool,
 }
 
 impl DcqcnConf {
@@ -46,6 +73,7 @@ impl DcqcnConf {
     pub fn new(p: &DcqcnParams) -> Self {
         DcqcnConf {
             g: p.g,
+            initial_alpha: p.initial_alpha,
             alpha_period: Time::from_ns_f64(p.alpha_period_us * 1e3),
             increase_period: Time::from_ns_f64(p.rate_increase_period_us * 1e3),
             byte_counter: p.byte_counter_bytes,
@@ -53,11 +81,23 @@ impl DcqcnConf {
             rai_bps: p.rai_mbps * 1e6,
             rhai_bps: p.rhai_mbps * 1e6,
             min_rate_bps: p.min_rate_mbps * 1e6,
-            min_cut_gap: Time::from_ns_f64(p.min_time_between_cuts_us * 1e3),
+            cut_period: Time::from_ns_f64(p.min_time_between_cuts_us * 1e3),
             cnp_interval: Time::from_ns_f64(p.cnp_interval_us * 1e3),
             clamp_target: p.clamp_target_rate,
+            clamp_after_time_inc: p.clamp_target_rate_after_time_inc,
         }
     }
+}
+
+/// What a CNP asks of the caller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CnpAction {
+    /// The rate was cut now: (re)arm the increase timer.
+    Cut,
+    /// A cut is due at this time: arm the cut timer for it.
+    CutAt(Time),
+    /// A cut is already pending; nothing to do.
+    Pending,
 }
 
 /// Reaction-point state of one QP.
@@ -70,18 +110,25 @@ pub struct Dcqcn {
     /// Congestion estimate alpha.
     pub alpha: f64,
     line: f64,
+    /// The rate limiter is allocated (from a first CNP until line rate).
+    active: bool,
+    /// Start of the rate-reduce monitor periods (the allocating CNP).
+    origin: Time,
     alpha_updated: Time,
-    last_cut: Option<Time>,
+    cut_pending: bool,
     t_count: u32,
     b_count: u32,
     bytes: u64,
-    increased_since_cut: bool,
+    timer_inc_since_cut: bool,
+    byte_inc_since_cut: bool,
     /// The rate-increase timer.
     pub timer: Timer,
+    /// The deferred cut (end of the current rate-reduce monitor period).
+    pub cut_timer: Timer,
 }
 
 impl Dcqcn {
-    /// A QP starting at line rate.
+    /// A QP starting at line rate, no rate limiter allocated.
     pub fn new(line: Rate) -> Self {
         let l = line.as_bps() as f64;
         Dcqcn {
@@ -89,13 +136,17 @@ impl Dcqcn {
             rt: l,
             alpha: 1.0,
             line: l,
+            active: false,
+            origin: Time::ZERO,
             alpha_updated: Time::ZERO,
-            last_cut: None,
+            cut_pending: false,
             t_count: 0,
             b_count: 0,
             bytes: 0,
-            increased_since_cut: true,
+            timer_inc_since_cut: false,
+            byte_inc_since_cut: false,
             timer: Timer::default(),
+            cut_timer: Timer::default(),
         }
     }
 
@@ -109,6 +160,11 @@ impl Dcqcn {
         self.rc < self.line
     }
 
+    /// True while the rate limiter is allocated.
+    pub fn active(&self) -> bool {
+        self.active
+    }
+
     fn decay_alpha(&mut self, now: Time, c: &DcqcnConf) {
         let periods = (now - self.alpha_updated).0 / c.alpha_period.0.max(1);
         if periods > 0 {
@@ -117,32 +173,63 @@ impl Dcqcn {
         }
     }
 
-    /// A CNP arrived. Returns true if the rate was cut (the caller then
-    /// (re)arms the increase timer).
-    pub fn on_cnp(&mut self, now: Time, c: &DcqcnConf) -> bool {
-        if let Some(t) = self.last_cut {
-            if now - t < c.min_cut_gap {
-                return false;
-            }
+    /// A CNP arrived.
+    pub fn on_cnp(&mut self, now: Time, c: &DcqcnConf) -> CnpAction {
+        if self.active {
+            self.decay_alpha(now, c);
+            self.alpha = (1.0 - c.g) * self.alpha + c.g;
+        } else {
+            // The first CNP allocates the rate limiter.
+            self.active = true;
+            self.origin = now;
+            self.alpha = c.initial_alpha;
+            self.rt = self.rc;
+            self.t_count = 0;
+            self.b_count = 0;
+            self.bytes = 0;
+            self.timer_inc_since_cut = false;
+            self.byte_inc_since_cut = false;
         }
+        self.alpha_updated = now;
+        if self.cut_pending {
+            return CnpAction::Pending;
+        }
+        let p = c.cut_period.0;
+        if p == 0 {
+            self.cut(now, c);
+            return CnpAction::Cut;
+        }
+        self.cut_pending = true;
+        let k = (now - self.origin).0 / p + 1;
+        CnpAction::CutAt(self.origin + Time(k * p))
+    }
+
+    /// The deferred cut is due (the caller then (re)arms the increase timer).
+    pub fn on_cut_timer(&mut self, now: Time, c: &DcqcnConf) {
+        self.cut_pending = false;
+        self.cut(now, c);
+    }
+
+    fn cut(&mut self, now: Time, c: &DcqcnConf) {
         self.decay_alpha(now, c);
-        if c.clamp_target || self.increased_since_cut {
+        if c.clamp_target
+            || self.byte_inc_since_cut
+            || (c.clamp_after_time_inc && self.timer_inc_since_cut)
+        {
             self.rt = self.rc;
         }
-        self.increased_since_cut = false;
         self.rc = (self.rc * (1.0 - self.alpha / 2.0)).max(c.min_rate_bps);
-        self.alpha = (1.0 - c.g) * self.alpha + c.g;
-        self.alpha_updated = now;
-        self.last_cut = Some(now);
         self.t_count = 0;
         self.b_count = 0;
         self.bytes = 0;
-        true
+        self.timer_inc_since_cut = false;
+        self.byte_inc_since_cut = false;
     }
 
     /// The increase timer fired.
     pub fn on_timer(&mut self, c: &DcqcnConf) {
         self.t_count += 1;
+        self.timer_inc_since_cut = true;
         self.increase(c);
     }
 
@@ -156,12 +243,12 @@ impl Dcqcn {
         if self.bytes >= c.byte_counter {
             self.bytes -= c.byte_counter;
             self.b_count += 1;
+            self.byte_inc_since_cut = true;
             self.increase(c);
         }
     }
 
     fn increase(&mut self, c: &DcqcnConf) {
-        self.increased_since_cut = true;
         let (t, b) = (self.t_count, self.b_count);
         if t > c.f && b > c.f {
             let i = t.min(b) - c.f;
@@ -171,9 +258,13 @@ impl Dcqcn {
         }
         self.rt = self.rt.min(self.line);
         self.rc = ((self.rt + self.rc) / 2.0).min(self.line);
-        // Within a rounding error of line rate: snap to it and stop.
+        // Within a rounding error of line rate: snap to it, stop, and
+        // release the rate limiter unless a cut is already due.
         if self.line - self.rc < 1.0 {
             self.rc = self.line;
+            if !self.cut_pending {
+                self.active = false;
+            }
         }
     }
 }
@@ -186,48 +277,98 @@ mod tests {
         DcqcnConf::new(&DcqcnParams::connectx())
     }
 
+    /// A CNP, with its deferred cut carried out at once if there is one.
+    fn cnp_and_cut(d: &mut Dcqcn, now: Time, c: &DcqcnConf) {
+        match d.on_cnp(now, c) {
+            CnpAction::CutAt(at) => d.on_cut_timer(at, c),
+            CnpAction::Cut | CnpAction::Pending => {}
+        }
+    }
+
     #[test]
-    fn first_cnp_halves_the_rate_with_alpha_one() {
+    fn the_first_cnp_allocates_the_limiter_and_cuts_at_the_next_period() {
         let c = conf();
         let mut d = Dcqcn::new(Rate::gbps(100));
-        assert!(d.on_cnp(Time::us(10), &c));
-        // alpha decayed 10 periods from 1, then cut by alpha/2.
-        let a = (1.0 - c.g).powi(10);
+        assert!(!d.active());
+        // The first CNP, long after the QP was created: alpha starts at the
+        // initial value, not at a value decayed since creation.
+        let t = Time::us(10_000);
+        assert_eq!(d.on_cnp(t, &c), CnpAction::CutAt(t + c.cut_period));
+        assert!(d.active());
+        assert_eq!(d.alpha, c.initial_alpha);
+        assert_eq!(d.rc, 100e9, "no cut before the period ends");
+        d.on_cut_timer(t + c.cut_period, &c);
+        // Four alpha periods of decay, then the cut by alpha/2.
+        let a = c.initial_alpha * (1.0 - c.g).powi(4);
         assert!((d.rc - 100e9 * (1.0 - a / 2.0)).abs() < 1.0);
         assert_eq!(d.rt, 100e9);
+    }
+
+    #[test]
+    fn cnps_within_a_monitor_period_are_deferred_not_ignored() {
+        let c = conf();
+        let mut d = Dcqcn::new(Rate::gbps(100));
+        cnp_and_cut(&mut d, Time::ZERO, &c); // cut at 4 us
+        let rc = d.rc;
+        // A CNP at 5 us cuts at the next period boundary (8 us), and a
+        // second one before then adds nothing.
+        assert_eq!(d.on_cnp(Time::us(5), &c), CnpAction::CutAt(Time::us(8)));
+        assert_eq!(d.on_cnp(Time::us(7), &c), CnpAction::Pending);
+        assert_eq!(d.rc, rc);
+        d.on_cut_timer(Time::us(8), &c);
+        assert!(d.rc < rc);
+        // ConnectX (no clamping, no increase since): the target stays at
+        // the rate before the first cut.
+        assert_eq!(d.rt, 100e9);
+    }
+
+    #[test]
+    fn every_cnp_raises_alpha() {
+        let c = conf();
+        let mut d = Dcqcn::new(Rate::gbps(100));
+        d.on_cnp(Time::ZERO, &c);
+        let a0 = d.alpha;
+        d.on_cnp(Time::us(2), &c); // deferred cut, alpha still rises
+        let a = a0 * (1.0 - c.g).powi(2);
         assert!((d.alpha - ((1.0 - c.g) * a + c.g)).abs() < 1e-12);
     }
 
     #[test]
-    fn cuts_closer_than_the_minimum_gap_are_ignored() {
-        let c = conf();
-        let mut d = Dcqcn::new(Rate::gbps(100));
-        assert!(d.on_cnp(Time::us(10), &c));
+    fn the_paper_cuts_on_every_cnp_and_clamps_the_target() {
+        let c = DcqcnConf::new(&DcqcnParams::paper());
+        let mut d = Dcqcn::new(Rate::gbps(40));
+        assert_eq!(d.on_cnp(Time::ZERO, &c), CnpAction::Cut);
+        assert_eq!(d.rc, 20e9, "initial alpha 1: the first cut halves");
         let rc = d.rc;
-        assert!(!d.on_cnp(Time::us(12), &c));
-        assert_eq!(d.rc, rc);
-        assert!(d.on_cnp(Time::us(14), &c));
-        assert!(d.rc < rc);
-        // ConnectX (no clamping): the target stays at the rate before the
-        // first cut until the QP has increased again.
-        assert_eq!(d.rt, 100e9);
+        assert_eq!(d.on_cnp(Time::us(100), &c), CnpAction::Cut);
+        assert_eq!(d.rt, rc);
     }
 
     #[test]
-    fn the_paper_clamps_the_target_on_every_cut() {
-        let c = DcqcnConf::new(&DcqcnParams::paper());
-        let mut d = Dcqcn::new(Rate::gbps(40));
-        d.on_cnp(Time::ZERO, &c);
+    fn a_timer_increase_clamps_the_target_at_the_next_cut() {
+        let c = conf();
+        let mut d = Dcqcn::new(Rate::gbps(100));
+        cnp_and_cut(&mut d, Time::ZERO, &c);
+        d.on_timer(&c);
         let rc = d.rc;
-        d.on_cnp(Time::us(100), &c);
+        cnp_and_cut(&mut d, Time::us(301), &c);
         assert_eq!(d.rt, rc);
+        let off = DcqcnConf {
+            clamp_after_time_inc: false,
+            ..conf()
+        };
+        let mut d = Dcqcn::new(Rate::gbps(100));
+        cnp_and_cut(&mut d, Time::ZERO, &off);
+        d.on_timer(&off);
+        cnp_and_cut(&mut d, Time::us(301), &off);
+        assert_eq!(d.rt, 100e9, "only a byte-counter increase clamps then");
     }
 
     #[test]
     fn fast_recovery_halves_the_distance_to_the_target() {
         let c = conf();
         let mut d = Dcqcn::new(Rate::gbps(100));
-        d.on_cnp(Time::ZERO, &c);
+        cnp_and_cut(&mut d, Time::ZERO, &c);
         let (rc, rt) = (d.rc, d.rt);
         d.on_timer(&c); // t_count = 1 <= F = 1: fast recovery
         assert!((d.rc - (rc + rt) / 2.0).abs() < 1.0);
@@ -268,11 +409,28 @@ mod tests {
     }
 
     #[test]
+    fn back_at_line_rate_the_limiter_is_released_and_alpha_restarts() {
+        let c = conf();
+        let mut d = Dcqcn::new(Rate::gbps(100));
+        cnp_and_cut(&mut d, Time::ZERO, &c);
+        while d.limited() {
+            d.on_timer(&c);
+        }
+        assert!(!d.active());
+        // Much later, a new episode: alpha is the initial value again.
+        assert!(matches!(
+            d.on_cnp(Time::us(50_000), &c),
+            CnpAction::CutAt(_)
+        ));
+        assert_eq!(d.alpha, c.initial_alpha);
+    }
+
+    #[test]
     fn rate_never_exceeds_line_nor_drops_below_minimum() {
         let c = conf();
         let mut d = Dcqcn::new(Rate::gbps(100));
         for i in 0..10_000u64 {
-            d.on_cnp(Time::us(5 * i), &c);
+            cnp_and_cut(&mut d, Time::us(5 * i), &c);
         }
         assert!(d.rc >= c.min_rate_bps);
         for _ in 0..100_000 {

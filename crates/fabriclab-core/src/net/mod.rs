@@ -59,6 +59,8 @@ pub enum Ev {
     Rto(u32, u32),
     /// A QP's DCQCN rate-increase timer.
     RateTimer(u32, u32),
+    /// A QP's deferred DCQCN rate cut.
+    RateCut(u32, u32),
     /// Re-send an XOFF that is still in force (ingress port, priority).
     PfcRefresh(PortIdx, u8),
     /// Deliver a pending event to a workload (slot in the mailbox).
@@ -287,6 +289,7 @@ impl Net {
             Ev::Inject(pkt) => self.on_inject(pkt),
             Ev::Rto(qp, g) => self.on_rto(qp, g),
             Ev::RateTimer(qp, g) => self.on_rate_timer(qp, g),
+            Ev::RateCut(qp, g) => self.on_rate_cut(qp, g),
             Ev::PfcRefresh(port, prio) => self.on_pfc_refresh(port, prio),
             Ev::Sample => self.on_sample(),
             Ev::TcpRx(pkt) => self.on_tcp_rx(pkt),

@@ -13,7 +13,9 @@
 //! Out-of-order packets are discarded (no out-of-order placement).
 //!
 //! DCQCN: the notification point sends at most one CNP per QP per interval
-//! for CE-marked data; the reaction point (see `dcqcn.rs`) paces the QP.
+//! for CE-marked data; the reaction point (see `dcqcn.rs`) sets the rate of
+//! the QP's limiter. The limiter spaces packets by wire size / rate; when
+//! the rate changes, the rest of the current gap is paid at the new rate.
 //!
 //! Simplifications, on purpose: a READ response is a message of the
 //! responder's send stream, acknowledged by the requester like WRITE data
@@ -22,6 +24,7 @@
 //! NIC never sends PFC frames. Retry counts are not enforced.
 
 use super::api::{AppEvent, OpKind};
+use super::dcqcn::CnpAction;
 use super::packet::{Packet, PktId, PktKind, F_CE, F_FIRST, F_LAST, F_RETX};
 use super::qp::{Msg, Sched};
 use super::{Ev, Net};
@@ -49,6 +52,7 @@ impl Net {
             }
         } else {
             qp.sched = Sched::Waiting;
+            qp.wait_at = at;
             nic.waiting.push(Reverse((at, q)));
             self.wake_port_at(port, at);
         }
@@ -64,7 +68,12 @@ impl Net {
                 break;
             }
             self.nics[h].waiting.pop();
-            self.qps[q as usize].sched = Sched::Ready;
+            let qp = &mut self.qps[q as usize];
+            if qp.sched != Sched::Waiting || qp.wait_at != t {
+                // Superseded by an earlier entry (see `qp_rate_changed`).
+                continue;
+            }
+            qp.sched = Sched::Ready;
             self.nics[h].ready.push_back(q);
         }
         loop {
@@ -82,6 +91,7 @@ impl Net {
             let at = qp.eligible_at();
             if at > now {
                 qp.sched = Sched::Waiting;
+                qp.wait_at = at;
                 self.nics[h].waiting.push(Reverse((at, q)));
                 continue;
             }
@@ -100,6 +110,7 @@ impl Net {
                     self.nics[h].ready.push_back(q);
                 } else {
                     qp.sched = Sched::Waiting;
+                    qp.wait_at = at;
                     self.nics[h].waiting.push(Reverse((at, q)));
                 }
             } else {
@@ -178,12 +189,14 @@ impl Net {
         }
         qp.counters.tx_payload_bytes += payload as u64;
         qp.counters.tx_packets += 1;
-        // Pace by the current rate.
-        let rate = qp.rate();
-        qp.next_tx = now + rate.tx_time(wire as u64);
+        // The byte counter may raise the rate at once; the packet's gap is
+        // then paid at the new rate (see `qp_rate_changed`).
         if let (Some(cc), Some(conf)) = (qp.cc.as_mut(), self.p.dcqcn.as_ref()) {
             cc.on_sent(wire as u64, conf);
         }
+        // Pace by the current rate.
+        let rate = qp.rate();
+        qp.next_tx = now + rate.tx_time(wire as u64);
         // Retransmission timer: one live event, deadline moved lazily.
         qp.rto_deadline = now + self.p.rto;
         if qp.rto.due().is_none() {
@@ -393,12 +406,41 @@ impl Net {
         };
         let qp = &mut self.qps[q as usize];
         qp.counters.cnps_rx += 1;
+        let old = qp.rate();
         let Some(cc) = qp.cc.as_mut() else { return };
-        if cc.on_cnp(now, conf) {
-            let at = now + conf.increase_period;
-            let g = cc.timer.arm(at);
-            self.q.schedule(at, Ev::RateTimer(q, g));
+        match cc.on_cnp(now, conf) {
+            CnpAction::Cut => {
+                let at = now + conf.increase_period;
+                let g = cc.timer.arm(at);
+                self.q.schedule(at, Ev::RateTimer(q, g));
+                self.qp_rate_changed(q, old);
+            }
+            CnpAction::CutAt(at) => {
+                let g = cc.cut_timer.arm(at);
+                self.q.schedule(at, Ev::RateCut(q, g));
+            }
+            CnpAction::Pending => {}
         }
+    }
+
+    /// A deferred DCQCN cut is due (end of a rate-reduce monitor period).
+    pub(crate) fn on_rate_cut(&mut self, q: u32, g: u32) {
+        let now = self.now();
+        let Some(conf) = self.p.dcqcn.as_ref() else {
+            return;
+        };
+        let qp = &mut self.qps[q as usize];
+        let old = qp.rate();
+        let Some(cc) = qp.cc.as_mut() else { return };
+        if !cc.cut_timer.fire(g) {
+            return;
+        }
+        cc.on_cut_timer(now, conf);
+        // The cut restarts the increase timer.
+        let at = now + conf.increase_period;
+        let g = cc.timer.arm(at);
+        self.q.schedule(at, Ev::RateTimer(q, g));
+        self.qp_rate_changed(q, old);
     }
 
     pub(crate) fn on_rate_timer(&mut self, q: u32, g: u32) {
@@ -406,7 +448,9 @@ impl Net {
         let Some(conf) = self.p.dcqcn.as_ref() else {
             return;
         };
-        let Some(cc) = self.qps[q as usize].cc.as_mut() else {
+        let qp = &mut self.qps[q as usize];
+        let old = qp.rate();
+        let Some(cc) = qp.cc.as_mut() else {
             return;
         };
         if !cc.timer.fire(g) {
@@ -417,6 +461,38 @@ impl Net {
             let at = now + conf.increase_period;
             let g = cc.timer.arm(at);
             self.q.schedule(at, Ev::RateTimer(q, g));
+        }
+        self.qp_rate_changed(q, old);
+    }
+
+    /// QP `q`'s rate limiter changed from `old` to the current rate. The
+    /// limiter is a shaper whose credit accrues at its current rate: the
+    /// part of the last packet's gap not yet elapsed is paid at the new
+    /// rate. Without this a QP paced at the ConnectX minimum rate (one 4 KB
+    /// packet per 33 ms at 1 Mb/s) sat out the whole gap although its rate
+    /// had been raised 300 us later. The HPCC ns-3 code re-times the pending
+    /// departure on a rate change too (`RdmaHw::ChangeRate`: next departure
+    /// += new gap - old gap).
+    pub(crate) fn qp_rate_changed(&mut self, q: u32, old: crate::units::Rate) {
+        let now = self.now();
+        let qp = &mut self.qps[q as usize];
+        let new = qp.rate();
+        if new == old || qp.next_tx <= now {
+            return;
+        }
+        let left = (qp.next_tx - now).0 as u128;
+        qp.next_tx = now + Time((left * old.0 as u128).div_ceil(new.0 as u128) as u64);
+        if qp.sched == Sched::Waiting {
+            // A later departure is found when the old entry comes due; an
+            // earlier one needs an entry of its own.
+            let at = qp.eligible_at();
+            if at < qp.wait_at {
+                qp.wait_at = at;
+                let h = qp.host as usize;
+                self.nics[h].waiting.push(Reverse((at, q)));
+                let port = self.nics[h].port;
+                self.wake_port_at(port, at);
+            }
         }
     }
 

@@ -54,8 +54,12 @@ pub(crate) struct Qp {
     pub cur: usize,
     pub line: Rate,
     pub cc: Option<Dcqcn>,
+    /// Earliest departure allowed by the rate limiter (after the last packet).
     pub next_tx: Time,
     pub sched: Sched,
+    /// Key of the QP's live entry in its NIC's waiting heap (entries with
+    /// another key are stale and skipped).
+    pub wait_at: Time,
     pub rto: Timer,
     pub rto_deadline: Time,
     // --- receive state for the peer's stream ---
@@ -96,6 +100,7 @@ impl Qp {
             cc: cc.then(|| Dcqcn::new(line)),
             next_tx: Time::ZERO,
             sched: Sched::Idle,
+            wait_at: Time::NEVER,
             rto: Timer::default(),
             rto_deadline: Time::NEVER,
             rcv_nxt: 0,
