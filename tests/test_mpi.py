@@ -204,3 +204,18 @@ def test_background_traffic_beside_an_mpi_job(cli):
     r = cli("imb", "PingPong", "-np", "2", "--hosts", "h0,h1", "-msglog", "16:16", "-iter", "10",
             "--background", "h4:h1:1048576:repeat", "--quiet")
     assert r.returncode == 0, r.stderr
+
+
+def test_background_iperf_beside_imb(cli):
+    bg = [{"client": "h2", "server": "h19", "bitrate": "20G", "duration": 1000.0, "interval": 0.0}]
+    df = fabriclab.imb(["Allreduce"], np=4, hosts="h0,h1,h4,h5", fabric="eantc-hpc", npmin=4,
+                       msglog=(3, 6), iters=20, background_iperf=bg)
+    assert len(df.attrs["iperf_text"]) == 1
+    assert "sender" in df.attrs["iperf_text"][0]
+    assert len(df.attrs["tcp"]) == 1 and df.attrs["tcp"][0]["tx_bytes"] > 0
+    r = cli("imb", "Allreduce", "-np", "4", "--hosts", "h0,h1,h4,h5", "-msglog", "3:4", "-iter", "10",
+            "--background-iperf", "h2:h19:20G:2", "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert "--- background iperf 1 ---" in r.stdout
+    r = cli("imb", "Allreduce", "-np", "4", "--background-iperf", "h2", "--quiet")
+    assert r.returncode == 2 and "CLIENT:SERVER:RATE" in r.stderr

@@ -27,6 +27,19 @@ def _on_off(text: str) -> bool:
     raise argparse.ArgumentTypeError(f"expected on or off, got {text!r}")
 
 
+def _iperf_bg(text: str) -> dict[str, Any]:
+    parts = text.split(":")
+    if len(parts) not in (3, 4) or not parts[0] or not parts[1]:
+        raise argparse.ArgumentTypeError(f"expected CLIENT:SERVER:RATE[:STREAMS] (e.g. h2:h19:20G), got {text!r}")
+    out: dict[str, Any] = {"client": parts[0], "server": parts[1], "bitrate": parts[2], "duration": 1e3}
+    if len(parts) == 4:
+        try:
+            out["parallel"] = int(parts[3])
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"STREAMS must be an integer, got {parts[3]!r}") from None
+    return out
+
+
 def _job_opts(p: argparse.ArgumentParser, default_fabric: str, background: Callable[[str], Any]) -> None:
     p.add_argument("--fabric", default=default_fabric, help=f"preset name or fabric TOML file (default {default_fabric})")
     p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
@@ -55,6 +68,15 @@ def _job_opts(p: argparse.ArgumentParser, default_fabric: str, background: Calla
         default=[],
         metavar="SRC:DST:BYTES[:repeat]",
         help="other traffic during the run (repeatable; 'repeat' re-posts it for as long as the job runs)",
+    )
+    p.add_argument(
+        "--background-iperf",
+        dest="background_iperf",
+        type=_iperf_bg,
+        action="append",
+        default=[],
+        metavar="CLIENT:SERVER:RATE[:STREAMS]",
+        help="iperf3 TCP traffic beside the job, e.g. h2:h19:20G (repeatable)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.add_argument("--counters", action="store_true", help="also print the port counters and MPI counters")
@@ -93,6 +115,8 @@ def print_result(df: Any, counters: bool) -> None:
     """Print an IMB/OSU result: the tool's text, then counters if asked."""
     text = df.attrs["text"]
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    for i, t in enumerate(df.attrs.get("iperf_text", [])):
+        sys.stdout.write(f"\n--- background iperf {i + 1} ---\n" + t)
     if counters:
         sys.stdout.write("\nPort counters:\n" + df.attrs["ports_table"])
         m = df.attrs["mpi"]
@@ -126,6 +150,7 @@ def cmd_imb(a: argparse.Namespace) -> None:
         library=a.library,
         max_volume=a.max_volume,
         background=a.background,
+        background_iperf=a.background_iperf,
         progress=not a.quiet,
     )
     print_result(df, a.counters)
@@ -149,6 +174,7 @@ def cmd_osu(a: argparse.Namespace) -> None:
         library=a.library,
         max_volume=a.max_volume,
         background=a.background,
+        background_iperf=a.background_iperf,
         progress=not a.quiet,
     )
     print_result(df, a.counters)

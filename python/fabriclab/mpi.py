@@ -22,6 +22,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import pandas as pd
 
 from . import _core
+from .iperf import iperf_options
 from .api import FabricLike, Flow, _bool, _dumps, _fabric_arg, _flow_list, _frame, _int, _str
 
 __all__ = ["imb", "osu", "IMB_BENCHMARKS", "OSU_TESTS", "IMB_COLUMNS", "OSU_COLUMNS", "MPI_COUNTER_KEYS"]
@@ -96,6 +97,10 @@ def _attrs(df: pd.DataFrame, out: Mapping[str, Any]) -> pd.DataFrame:
     df.attrs.update(
         {
             "text": out["text"],
+            "iperf_text": out["iperf_text"],
+            "tcp": rep["iperf"][0]["tcp"] if rep["iperf"] else [],
+            "ports": pd.DataFrame.from_records(rep["ports"]),
+            "qps": pd.DataFrame.from_records(rep["qps"]),
             "ports_table": out["ports_table"],
             "mpi": rep["mpi"],
             "sim_time_us": rep["sim_time_us"],
@@ -123,6 +128,7 @@ def imb(
     library: str | None = None,
     max_volume: int | None = None,
     background: Iterable[Flow | Mapping[str, Any]] | None = None,
+    background_iperf: Iterable[Mapping[str, Any]] | None = None,
     progress: bool = False,
 ) -> pd.DataFrame:
     """Run IMB-MPI1 ``benchmarks`` (names like ``"Allreduce"``; all when
@@ -137,8 +143,12 @@ def imb(
     message length would move more bytes than this through the fabric
     (default 1 GiB; 0 keeps IMB's counts; the ``reps`` column shows what
     ran). ``background`` is other traffic during the run (:class:`Flow`
-    objects or dicts, usually with ``repeat=True``). ``progress`` prints
-    progress lines to stderr.
+    objects or dicts, usually with ``repeat=True``); ``background_iperf``
+    are iperf3 TCP runs beside the job, each a dict of
+    :func:`fabriclab.iperf_options` keywords (``{"client": "h2", "server":
+    "h7", "bitrate": "20G"}``); they stop with the job and their text is in
+    ``df.attrs["iperf_text"]``, their TCP counters in ``df.attrs["tcp"]``.
+    ``progress`` prints progress lines to stderr.
 
     Returns one row per (benchmark, process count, size) with
     :data:`IMB_COLUMNS`; ``df.attrs["text"]`` is IMB's output,
@@ -165,6 +175,8 @@ def imb(
     bg = _flow_list("background", background)
     if bg:
         opts["background"] = bg
+    if background_iperf:
+        opts["background_iperf"] = [iperf_options(**dict(b)) for b in background_iperf]
     out = json.loads(_core.imb(_fabric_arg(fabric), _dumps(opts), _int("seed", seed), _bool("progress", progress)))
     rows = [
         {"bench": s["bench"], "np": s["np"], **row}
@@ -191,6 +203,7 @@ def osu(
     library: str | None = None,
     max_volume: int | None = None,
     background: Iterable[Flow | Mapping[str, Any]] | None = None,
+    background_iperf: Iterable[Mapping[str, Any]] | None = None,
     progress: bool = False,
 ) -> pd.DataFrame:
     """Run OSU micro-benchmark ``test`` (``"osu_allreduce"`` or
@@ -220,6 +233,8 @@ def osu(
     bg = _flow_list("background", background)
     if bg:
         opts["background"] = bg
+    if background_iperf:
+        opts["background_iperf"] = [iperf_options(**dict(b)) for b in background_iperf]
     out = json.loads(_core.osu(_fabric_arg(fabric), _dumps(opts), _int("seed", seed), _bool("progress", progress)))
     df = _frame(out["report"]["rows"], OSU_COLUMNS)
     df.attrs["test"] = out["report"]["test"]

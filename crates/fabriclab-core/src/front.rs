@@ -197,6 +197,7 @@ pub fn imb_json(fabric: &str, options: &str, seed: u64, progress: bool) -> Resul
     };
     Ok(json!({
         "text": report::imb::text(&r, name),
+        "iperf_text": r.iperf.iter().map(report::iperf::text).collect::<Vec<_>>(),
         "ports_table": report::table::ports(&r.ports),
         "report": r,
     })
@@ -216,6 +217,7 @@ pub fn osu_json(fabric: &str, options: &str, seed: u64, progress: bool) -> Resul
     let r = crate::workload::osu::run(&spec, &opts, seed, cb)?;
     Ok(json!({
         "text": report::osu::text(&r),
+        "iperf_text": r.iperf.iter().map(report::iperf::text).collect::<Vec<_>>(),
         "ports_table": report::table::ports(&r.ports),
         "report": r,
     })

@@ -29,6 +29,7 @@ fn imb_opts(benchmarks: &[&str], np: u32) -> imb::Options {
         library: None,
         max_volume: None,
         background: Vec::new(),
+        background_iperf: Vec::new(),
     }
 }
 
@@ -226,6 +227,7 @@ fn mpi_runs_are_deterministic() {
         library: None,
         max_volume: None,
         background: Vec::new(),
+        background_iperf: Vec::new(),
     };
     let x = osu::run(&spec, &oo, 3, None).unwrap();
     let y = osu::run(&spec, &oo, 3, None).unwrap();
@@ -298,4 +300,99 @@ fn background_traffic_slows_the_job_it_shares_links_with() {
         t(&busy)
     );
     assert!(t(&busy) > 1.5 * t(&quiet));
+}
+
+#[test]
+fn eantc_mixed_traffic_rdma_stays_lossless_beside_lossy_tcp() {
+    // Seed 000: 16 servers run IMB while the 16 others each send 20 Gb/s of
+    // iperf TCP (lower priority, lossy) through the same spines.
+    let mut spec = fabriclab_core::config::preset("eantc-hpc").unwrap();
+    // IMB "in a high-priority queue", TCP "in a low-priority queue".
+    spec.qos.strict_priorities = vec![7, 6, 3];
+    let imb_hosts: Vec<String> = (0..8)
+        .flat_map(|l| [4 * l, 4 * l + 1])
+        .map(|h| format!("h{h}"))
+        .collect();
+    let mut o = imb_opts(&["Allreduce", "Alltoall"], 16);
+    o.hosts = Some(imb_hosts);
+    o.msglog = Some((3, 18));
+    o.iter = Some(30);
+    let quiet = imb::run(&spec, &o, 1, None).unwrap();
+    o.background_iperf = (0..8)
+        .flat_map(|l: u32| {
+            let peer = (l + 4) % 8;
+            [(4 * l + 2, 4 * peer + 3), (4 * l + 3, 4 * peer + 2)]
+        })
+        .map(|(c, s)| fabriclab_core::workload::iperf::Options {
+            client: format!("h{c}"),
+            server: format!("h{s}"),
+            bitrate_bps: 20e9,
+            time_s: 1.0,
+            interval_s: 0.0,
+            ..Default::default()
+        })
+        .collect();
+    let busy = imb::run(&spec, &o, 1, None).unwrap();
+    let prio = |p: usize| {
+        busy.ports
+            .iter()
+            .map(|x| x.counters.drops_by_prio[p])
+            .sum::<u64>()
+    };
+    let (rdma_drops, tcp_drops) = (prio(3), prio(0));
+    let rdma_retx: u64 = busy.qps.iter().map(|q| q.counters.retx_packets).sum();
+    let tcp_retx: u64 = busy.iperf[0]
+        .tcp
+        .iter()
+        .map(|t| t.counters.retx_segments)
+        .sum();
+    let sent: f64 = busy
+        .iperf
+        .iter()
+        .map(|r| r.results.sum_sent.bits_per_second)
+        .sum();
+    let iperf_retx: u64 = busy
+        .iperf
+        .iter()
+        .map(|r| r.results.sum_sent.retransmits.unwrap_or(0))
+        .sum();
+    let t = |r: &imb::Report, bench: &str, bytes: u64| {
+        r.sections
+            .iter()
+            .find(|s| s.bench == bench)
+            .unwrap()
+            .rows
+            .iter()
+            .find(|x| x.bytes == bytes)
+            .unwrap()
+            .t_avg_us
+    };
+    println!(
+        "EANTC mixed: Allreduce 8 B {:.2} -> {:.2} us, Alltoall 64 KiB {:.1} -> {:.1} us; \
+         RDMA drops {rdma_drops} retx {rdma_retx}; TCP drops {tcp_drops} retransmits {tcp_retx} \
+         (iperf: {iperf_retx}), {:.1} Gb/s sent",
+        t(&quiet, "Allreduce", 8),
+        t(&busy, "Allreduce", 8),
+        t(&quiet, "Alltoall", 1 << 16),
+        t(&busy, "Alltoall", 1 << 16),
+        sent / 1e9
+    );
+    assert_eq!(
+        (rdma_drops, rdma_retx),
+        (0, 0),
+        "the RDMA class is lossless"
+    );
+    assert!(tcp_drops > 0 && tcp_retx > 0, "TCP loses and retransmits");
+    assert_eq!(iperf_retx, tcp_retx, "iperf's output shows the retransmits");
+    assert!(
+        sent > 0.9 * 16.0 * 20e9,
+        "TCP carried its 16 x 20 Gb/s ({sent})"
+    );
+    for (bench, bytes) in [("Allreduce", 8), ("Alltoall", 65536)] {
+        let (a, b) = (t(&quiet, bench, bytes), t(&busy, bench, bytes));
+        assert!(
+            (b / a - 1.0).abs() < 0.10,
+            "{bench} {bytes} B: {a} us alone, {b} us beside TCP"
+        );
+    }
 }

@@ -9,10 +9,11 @@ use super::runtime::MpiCounters;
 use super::sched::Schedule;
 use crate::config::FabricSpec;
 use crate::error::{Error, Result};
-use crate::net::{Net, PortReport};
+use crate::net::{Net, PortReport, QpReport};
 use crate::sim::{Outcome, Sim};
 use crate::units::Time;
 use crate::workload::flows::{FlowSpec, Flows};
+use crate::workload::iperf::{self, Iperf};
 
 /// What a run produced.
 #[derive(Clone, Debug)]
@@ -23,12 +24,16 @@ pub struct ProgramRun {
     pub mpi: MpiCounters,
     /// Port counters at the end.
     pub ports: Vec<PortReport>,
+    /// QP counters at the end (the job's and background flows').
+    pub qps: Vec<QpReport>,
     /// Simulated time at the end.
     pub sim_time: Time,
     /// Events processed.
     pub events: u64,
     /// Wall-clock seconds.
     pub wall_s: f64,
+    /// Background iperf runs, in the order given.
+    pub iperf: Vec<iperf::Report>,
 }
 
 /// Progress callback: (simulated time, events so far, phases done,
@@ -47,6 +52,7 @@ pub fn run_program(
     seed: u64,
     keep_samples: bool,
     background: &[FlowSpec],
+    background_iperf: &[iperf::Options],
     mut progress: Option<Progress<'_>>,
 ) -> Result<ProgramRun> {
     let t0 = std::time::Instant::now();
@@ -60,11 +66,19 @@ pub fn run_program(
     } else {
         Some(Flows::new(&net, background)?.into_background())
     };
+    let iperfs = background_iperf
+        .iter()
+        .map(|o| Iperf::new(&net, o).map(Iperf::into_background))
+        .collect::<Result<Vec<_>>>()?;
     let mut sim = Sim::new(net);
     let id = sim.add_app(Box::new(prog));
     if let Some(bg) = bg {
         sim.add_app(Box::new(bg));
     }
+    let iperf_ids: Vec<u32> = iperfs
+        .into_iter()
+        .map(|a| sim.add_app(Box::new(a)))
+        .collect();
     let outcome = match progress.as_mut() {
         Some(p) => sim.run_watched(None, &mut |s: &Sim| {
             let prog = s.app::<Program>(id).expect("program");
@@ -101,8 +115,17 @@ pub fn run_program(
         phases: prog.results().to_vec(),
         mpi: prog.counters(),
         ports: sim.net.port_reports(),
+        qps: sim.net.qp_reports(),
         sim_time: sim.net.now(),
         events: sim.net.events_processed(),
         wall_s: t0.elapsed().as_secs_f64(),
+        iperf: iperf_ids
+            .iter()
+            .zip(background_iperf)
+            .map(|(&i, o)| {
+                let app = sim.app::<Iperf>(i).expect("iperf");
+                app.report(&sim.net, o, seed, outcome)
+            })
+            .collect(),
     })
 }

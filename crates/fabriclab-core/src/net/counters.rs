@@ -23,6 +23,9 @@ pub struct PortCounters {
     pub drops: u64,
     /// Wire bytes of the dropped packets.
     pub drop_bytes: u64,
+    /// Dropped packets per priority (to tell a lossless class's drops,
+    /// which must be zero, from a lossy one's).
+    pub drops_by_prio: [u64; 8],
     /// Packets ECN-marked (CE) at this egress.
     pub ecn_marks: u64,
     /// PFC frames sent (XOFF and XON).

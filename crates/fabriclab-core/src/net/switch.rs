@@ -38,6 +38,7 @@ impl Net {
                 let c = &mut self.ports[at as usize].c;
                 c.drops += 1;
                 c.drop_bytes += size;
+                c.drops_by_prio[prio] += 1;
                 self.pkts.free(pkt);
             }
             Admit::Ok { pause } => {

@@ -95,6 +95,10 @@ pub struct Options {
     /// `repeat = true`), e.g. an incast beside the job.
     #[serde(default)]
     pub background: Vec<crate::workload::flows::FlowSpec>,
+    /// iperf3 TCP traffic during the run (each a client/server pair with
+    /// its streams, rate and duration; it stops with the job).
+    #[serde(default)]
+    pub background_iperf: Vec<crate::workload::iperf::Options>,
 }
 
 /// Default simulation budget per message length: 1 GiB moved in all. IMB's
@@ -153,12 +157,16 @@ pub struct Report {
     pub mpi: crate::mpi::runtime::MpiCounters,
     /// Port counters.
     pub ports: Vec<crate::net::PortReport>,
+    /// QP counters (retransmissions, CNPs, ...).
+    pub qps: Vec<crate::net::QpReport>,
     /// Simulated time, us.
     pub sim_time_us: f64,
     /// Events.
     pub events: u64,
     /// Wall-clock seconds.
     pub wall_s: f64,
+    /// Background iperf runs (what they measured while the job ran).
+    pub iperf: Vec<crate::workload::iperf::Report>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -428,6 +436,7 @@ pub fn run(
         seed,
         false,
         &o.background,
+        &o.background_iperf,
         progress,
     )?;
     for ((si, bytes, alg), (ph, res)) in rows.into_iter().zip(phases.iter().zip(&r.phases)) {
@@ -493,8 +502,10 @@ pub fn run(
         sections,
         mpi: r.mpi,
         ports: r.ports,
+        qps: r.qps,
         sim_time_us: r.sim_time.as_us_f64(),
         events: r.events,
         wall_s: r.wall_s,
+        iperf: r.iperf,
     })
 }

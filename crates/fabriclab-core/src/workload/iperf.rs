@@ -357,21 +357,39 @@ pub fn run(fabric: &FabricSpec, opts: &Options, seed: u64) -> Result<Report> {
     }
     let outcome = sim.run(None);
     let app = sim.app::<Iperf>(id).expect("iperf");
-    let results = app.results(&sim.net);
-    let conn = app.conns()[0];
-    Ok(Report {
-        options: opts.clone(),
-        congestion: sim.net.tcp_cc(conn).name().into(),
-        mss: sim.net.tcp_mss(),
-        host_mtu: sim.net.tcp_host_mtu(),
-        cookie: cookie(seed),
-        results,
-        outcome,
-        sim_time_ps: sim.net.now().as_ps(),
-        events: sim.net.events_processed(),
-        ports: sim.net.port_reports(),
-        tcp: sim.net.tcp_reports(),
-    })
+    Ok(app.report(&sim.net, opts, seed, outcome))
+}
+
+impl Iperf {
+    /// The report of this run so far (also for a background run beside
+    /// another workload, after that workload's run).
+    pub fn report(&self, net: &Net, opts: &Options, seed: u64, outcome: Outcome) -> Report {
+        let results =
+            if self.rx_end.is_none() && self.samples.last().is_some_and(|s| s.at < net.now()) {
+                // Cut short (a background run whose foreground ended): like an
+                // interrupted iperf3, the summary covers the time until the stop,
+                // with the partial interval.
+                let mut samples = self.samples.clone();
+                samples.push(self.sample(net));
+                Results::build(net, &self.conns(), &samples, None)
+            } else {
+                self.results(net)
+            };
+        let conn = self.conns()[0];
+        Report {
+            options: opts.clone(),
+            congestion: net.tcp_cc(conn).name().into(),
+            mss: net.tcp_mss(),
+            host_mtu: net.tcp_host_mtu(),
+            cookie: cookie(seed),
+            results,
+            outcome,
+            sim_time_ps: net.now().as_ps(),
+            events: net.events_processed(),
+            ports: net.port_reports(),
+            tcp: net.tcp_reports(),
+        }
+    }
 }
 
 /// 36 characters of [a-z2-7] from the seed (iperf3's cookie alphabet).
