@@ -1,13 +1,50 @@
 //! A priority queue of timed events with deterministic tie-breaking.
+//!
+//! Every event carries the key `(time << 64) | insertion sequence`, and
+//! events pop in key order. Storage has three tiers so that the heap that
+//! is worked on stays small and cache-resident however many timers (one per
+//! QP, say) are pending far ahead:
+//!
+//! - `near`: a binary heap holding every event of the current time slot
+//!   (slots are [`SLOT_PS`] wide) and any scheduled into an earlier slot;
+//! - `ring`: unsorted buckets for each of the next [`RING_SLOTS`] slots,
+//!   filled by a plain push and turned into the `near` heap (O(n) heapify)
+//!   when their slot comes;
+//! - `far`: a binary heap for events beyond the ring, moved into the ring
+//!   as it advances.
+//!
+//! Every event in `near` is earlier than every event elsewhere, so popping
+//! the top of `near` is popping the global minimum: the order is exactly
+//! that of a single heap. `near` is refilled as soon as it empties, so it is
+//! empty only when the whole queue is.
 
 use crate::units::Time;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+/// Width of a time slot, in picoseconds (2^16 ps = 65.5 ns).
+const SLOT_PS: u64 = 1 << 16;
+/// Slots covered by the ring of buckets (2^12 slots = 268 us).
+const RING_SLOTS: u64 = 1 << 12;
+/// Buckets of the next `HOT_SLOTS` slots fill densely (packets on the
+/// wire); they reuse emptied allocations. Further buckets mostly hold a few
+/// timers each and grow from nothing, so that memory stays proportional to
+/// the pending events.
+const HOT_SLOTS: u64 = 64;
+/// Emptied bucket allocations kept for reuse by hot buckets.
+const SPARE_BUCKETS: usize = 64;
+
 struct Entry<E> {
     /// Time in the high 64 bits, insertion sequence in the low 64 bits.
     key: u128,
     event: E,
+}
+
+impl<E> Entry<E> {
+    #[inline]
+    fn slot(&self) -> u64 {
+        ((self.key >> 64) as u64) / SLOT_PS
+    }
 }
 
 impl<E> PartialEq for Entry<E> {
@@ -30,7 +67,19 @@ impl<E> Ord for Entry<E> {
 
 /// Events ordered by (time, insertion sequence).
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry<E>>,
+    /// Events of slots up to `cur` (a heap; the global minimum is its top).
+    near: BinaryHeap<Entry<E>>,
+    /// Unsorted events of slots `cur + 1 .. cur + RING_SLOTS`, by slot mod
+    /// `RING_SLOTS`.
+    ring: Vec<Vec<Entry<E>>>,
+    /// Events in `ring`.
+    ring_len: usize,
+    /// Events of slots `cur + RING_SLOTS` and later.
+    far: BinaryHeap<Entry<E>>,
+    /// Emptied allocations for hot ring buckets.
+    spare: Vec<Vec<Entry<E>>>,
+    /// The slot `near` covers.
+    cur: u64,
     seq: u64,
     now: Time,
     popped: u64,
@@ -46,7 +95,12 @@ impl<E: Copy> EventQueue<E> {
     /// An empty queue at time zero.
     pub fn new() -> Self {
         EventQueue {
-            heap: BinaryHeap::with_capacity(1024),
+            near: BinaryHeap::with_capacity(1024),
+            ring: (0..RING_SLOTS).map(|_| Vec::new()).collect(),
+            ring_len: 0,
+            far: BinaryHeap::new(),
+            spare: Vec::new(),
+            cur: 0,
             seq: 0,
             now: Time::ZERO,
             popped: 0,
@@ -65,7 +119,36 @@ impl<E: Copy> EventQueue<E> {
         debug_assert!(at >= self.now, "event scheduled in the past");
         let key = ((at.0 as u128) << 64) | self.seq as u128;
         self.seq += 1;
-        self.heap.push(Entry { key, event });
+        let e = Entry { key, event };
+        let slot = e.slot();
+        if slot <= self.cur {
+            self.near.push(e);
+        } else if self.near.is_empty() {
+            // The whole queue is empty: start the slots here.
+            self.cur = slot;
+            self.near.push(e);
+        } else {
+            self.place(e);
+        }
+    }
+
+    /// Put an event of a slot after `cur` into the ring or `far`.
+    #[inline]
+    fn place(&mut self, e: Entry<E>) {
+        let slot = e.slot();
+        debug_assert!(slot > self.cur);
+        if slot - self.cur < RING_SLOTS {
+            let bucket = &mut self.ring[(slot % RING_SLOTS) as usize];
+            if bucket.capacity() == 0 && slot - self.cur < HOT_SLOTS {
+                if let Some(v) = self.spare.pop() {
+                    *bucket = v;
+                }
+            }
+            bucket.push(e);
+            self.ring_len += 1;
+        } else {
+            self.far.push(e);
+        }
     }
 
     /// Schedule `event` after a delay from now.
@@ -77,26 +160,70 @@ impl<E: Copy> EventQueue<E> {
     /// Pop the earliest event and advance time to it.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        let e = self.heap.pop()?;
+        let e = self.near.pop()?;
+        if self.near.is_empty() {
+            self.refill();
+        }
         let t = Time((e.key >> 64) as u64);
         self.now = t;
         self.popped += 1;
         Some((t, e.event))
     }
 
+    /// `near` is empty: move the next non-empty slot into it.
+    fn refill(&mut self) {
+        loop {
+            if self.ring_len == 0 {
+                // Jump straight to the slot of the earliest far event.
+                let Some(top) = self.far.peek() else { return };
+                self.cur = top.slot() - 1;
+            }
+            self.cur += 1;
+            // Slot `cur + RING_SLOTS - 1` came into the ring's range.
+            while self
+                .far
+                .peek()
+                .is_some_and(|e| e.slot() < self.cur + RING_SLOTS)
+            {
+                let e = self.far.pop().unwrap();
+                if e.slot() == self.cur {
+                    self.near.push(e);
+                } else {
+                    self.place(e);
+                }
+            }
+            let i = (self.cur % RING_SLOTS) as usize;
+            if !self.ring[i].is_empty() {
+                let bucket = std::mem::take(&mut self.ring[i]);
+                self.ring_len -= bucket.len();
+                let mut heap = BinaryHeap::from(bucket);
+                if !self.near.is_empty() {
+                    heap.append(&mut self.near);
+                }
+                let old = std::mem::replace(&mut self.near, heap).into_vec();
+                if self.spare.len() < SPARE_BUCKETS {
+                    self.spare.push(old);
+                }
+            }
+            if !self.near.is_empty() {
+                return;
+            }
+        }
+    }
+
     /// Time of the earliest pending event.
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(|e| Time((e.key >> 64) as u64))
+        self.near.peek().map(|e| Time((e.key >> 64) as u64))
     }
 
     /// Number of pending events.
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.near.len() + self.ring_len + self.far.len()
     }
 
     /// True when no event is pending.
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.near.is_empty()
     }
 
     /// Number of events popped so far (the engine's work measure).
@@ -138,5 +265,52 @@ mod tests {
         q.schedule_in(Time::ns(5), 1);
         assert_eq!(q.pop(), Some((Time::ns(105), 1)));
         assert_eq!(q.events_processed(), 2);
+    }
+
+    /// The tiered queue pops exactly what one heap keyed by (time, seq)
+    /// pops, for delays spanning the current slot, the ring and beyond it,
+    /// with many equal times.
+    #[test]
+    fn order_matches_a_single_heap_across_slots_ring_and_far() {
+        let mut q = EventQueue::new();
+        let mut reference = std::collections::BTreeMap::new();
+        let mut seq = 0u64;
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rand = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let horizon = SLOT_PS * RING_SLOTS;
+        let mut now = 0u64;
+        for step in 0..200_000u32 {
+            let pushes = if step < 1000 { 3 } else { rand() % 3 };
+            for _ in 0..pushes {
+                let delay = match rand() % 6 {
+                    0 => 0,
+                    1 => rand() % 100,
+                    2 => rand() % SLOT_PS * 3,
+                    3 => rand() % horizon,
+                    4 => horizon - 5 + rand() % 10,
+                    _ => rand() % (horizon * 5),
+                };
+                let at = now + delay;
+                q.schedule(Time(at), step);
+                reference.insert((at, seq), step);
+                seq += 1;
+            }
+            assert_eq!(q.len(), reference.len());
+            let Some(((t, _), want)) = reference.pop_first() else {
+                continue;
+            };
+            let got = q.pop().unwrap();
+            assert_eq!(got, (Time(t), want));
+            now = t;
+        }
+        while let Some(((t, _), want)) = reference.pop_first() {
+            assert_eq!(q.pop(), Some((Time(t), want)));
+        }
+        assert!(q.pop().is_none() && q.is_empty());
     }
 }
