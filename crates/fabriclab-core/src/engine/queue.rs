@@ -1,22 +1,23 @@
 //! A priority queue of timed events with deterministic tie-breaking.
 //!
 //! Every event carries the key `(time << 64) | insertion sequence`, and
-//! events pop in key order. Storage has three tiers so that the heap that
-//! is worked on stays small and cache-resident however many timers (one per
+//! events pop in key order. Storage has tiers so that the structure being
+//! worked on stays small and cache-resident however many timers (one per
 //! QP, say) are pending far ahead:
 //!
-//! - `near`: a binary heap holding every event of the current time slot
-//!   (slots are [`SLOT_PS`] wide) and any scheduled into an earlier slot;
+//! - `run`: the events of the current time slot ([`SLOT_PS`] wide), sorted
+//!   once when the slot becomes current (radix sort on the time offset);
+//! - `late`: a small heap for events scheduled into the current slot after
+//!   it was sorted (control frames that serialise in a few ns);
 //! - `ring`: unsorted buckets for each of the next [`RING_SLOTS`] slots,
-//!   filled by a plain push and turned into the `near` heap (O(n) heapify)
-//!   when their slot comes;
+//!   filled by a plain push;
 //! - `far`: a binary heap for events beyond the ring, moved into the ring
 //!   as it advances.
 //!
-//! Every event in `near` is earlier than every event elsewhere, so popping
-//! the top of `near` is popping the global minimum: the order is exactly
-//! that of a single heap. `near` is refilled as soon as it empties, so it is
-//! empty only when the whole queue is.
+//! Every event in `run` and `late` is earlier than every event elsewhere,
+//! so the earlier of their two heads is the global minimum: the order is
+//! exactly that of a single heap. The current slot is refilled as soon as
+//! it empties, so it is empty only when the whole queue is.
 
 use crate::units::Time;
 use std::cmp::Ordering;
@@ -24,8 +25,10 @@ use std::collections::BinaryHeap;
 
 /// Width of a time slot, in picoseconds (2^16 ps = 65.5 ns).
 const SLOT_PS: u64 = 1 << 16;
-/// Slots covered by the ring of buckets (2^12 slots = 268 us).
-const RING_SLOTS: u64 = 1 << 12;
+// The slot sort radix-sorts the offset in a slot as two 8-bit digits.
+const _: () = assert!(SLOT_PS == 1 << 16);
+/// Slots covered by the ring of buckets (2^14 slots = 1.07 ms).
+const RING_SLOTS: u64 = 1 << 14;
 /// Buckets of the next `HOT_SLOTS` slots fill densely (packets on the
 /// wire); they reuse emptied allocations. Further buckets mostly hold a few
 /// timers each and grow from nothing, so that memory stays proportional to
@@ -34,6 +37,7 @@ const HOT_SLOTS: u64 = 64;
 /// Emptied bucket allocations kept for reuse by hot buckets.
 const SPARE_BUCKETS: usize = 64;
 
+#[derive(Clone, Copy)]
 struct Entry<E> {
     /// Time in the high 64 bits, insertion sequence in the low 64 bits.
     key: u128,
@@ -44,6 +48,60 @@ impl<E> Entry<E> {
     #[inline]
     fn slot(&self) -> u64 {
         ((self.key >> 64) as u64) / SLOT_PS
+    }
+
+    /// Picoseconds into its slot.
+    #[inline]
+    fn offset(&self) -> usize {
+        (((self.key >> 64) as u64) % SLOT_PS) as usize
+    }
+}
+
+/// Sort the events of one slot latest first, given that events of equal
+/// time are in sequence order (true of every bucket: see `place`). A
+/// stable two-pass radix sort on the 16-bit offset in the slot; small
+/// buckets use an insertion sort on the full key.
+fn sort_slot<E: Copy>(v: &mut [Entry<E>], scratch: &mut Vec<Entry<E>>) {
+    if v.len() <= 24 {
+        for i in 1..v.len() {
+            let e = v[i];
+            let mut j = i;
+            while j > 0 && v[j - 1].key < e.key {
+                v[j] = v[j - 1];
+                j -= 1;
+            }
+            v[j] = e;
+        }
+        return;
+    }
+    let mut lo = [0usize; 256];
+    let mut hi = [0usize; 256];
+    for e in v.iter() {
+        lo[e.offset() & 255] += 1;
+        hi[e.offset() >> 8] += 1;
+    }
+    for counts in [&mut lo, &mut hi] {
+        let mut start = 0;
+        for c in counts.iter_mut() {
+            let n = *c;
+            *c = start;
+            start += n;
+        }
+    }
+    // Ascending by the low byte into `scratch`, then by the high byte back
+    // into `v` with ascending position p stored at `last - p`.
+    scratch.clear();
+    scratch.extend_from_slice(v);
+    for e in v.iter() {
+        let d = e.offset() & 255;
+        scratch[lo[d]] = *e;
+        lo[d] += 1;
+    }
+    let last = v.len() - 1;
+    for e in scratch.iter() {
+        let d = e.offset() >> 8;
+        v[last - hi[d]] = *e;
+        hi[d] += 1;
     }
 }
 
@@ -67,8 +125,10 @@ impl<E> Ord for Entry<E> {
 
 /// Events ordered by (time, insertion sequence).
 pub struct EventQueue<E> {
-    /// Events of slots up to `cur` (a heap; the global minimum is its top).
-    near: BinaryHeap<Entry<E>>,
+    /// Events of slot `cur`, sorted latest first (the next pops from the end).
+    run: Vec<Entry<E>>,
+    /// Events scheduled into slot `cur` (or earlier) after `run` was sorted.
+    late: BinaryHeap<Entry<E>>,
     /// Unsorted events of slots `cur + 1 .. cur + RING_SLOTS`, by slot mod
     /// `RING_SLOTS`.
     ring: Vec<Vec<Entry<E>>>,
@@ -78,7 +138,9 @@ pub struct EventQueue<E> {
     far: BinaryHeap<Entry<E>>,
     /// Emptied allocations for hot ring buckets.
     spare: Vec<Vec<Entry<E>>>,
-    /// The slot `near` covers.
+    /// Scratch space of the slot sort.
+    scratch: Vec<Entry<E>>,
+    /// The current slot.
     cur: u64,
     seq: u64,
     now: Time,
@@ -95,11 +157,13 @@ impl<E: Copy> EventQueue<E> {
     /// An empty queue at time zero.
     pub fn new() -> Self {
         EventQueue {
-            near: BinaryHeap::with_capacity(1024),
+            run: Vec::with_capacity(1024),
+            late: BinaryHeap::new(),
             ring: (0..RING_SLOTS).map(|_| Vec::new()).collect(),
             ring_len: 0,
             far: BinaryHeap::new(),
             spare: Vec::new(),
+            scratch: Vec::new(),
             cur: 0,
             seq: 0,
             now: Time::ZERO,
@@ -122,17 +186,21 @@ impl<E: Copy> EventQueue<E> {
         let e = Entry { key, event };
         let slot = e.slot();
         if slot <= self.cur {
-            self.near.push(e);
-        } else if self.near.is_empty() {
+            self.late.push(e);
+        } else if self.run.is_empty() && self.late.is_empty() {
             // The whole queue is empty: start the slots here.
             self.cur = slot;
-            self.near.push(e);
+            self.late.push(e);
         } else {
             self.place(e);
         }
     }
 
-    /// Put an event of a slot after `cur` into the ring or `far`.
+    /// Put an event of a slot after `cur` into the ring or `far`. A bucket
+    /// receives either direct schedules (in sequence order) or, when its
+    /// slot enters the ring, events from `far` in key order followed by
+    /// direct schedules: either way, events of equal time are in sequence
+    /// order, which the slot sort relies on.
     #[inline]
     fn place(&mut self, e: Entry<E>) {
         let slot = e.slot();
@@ -160,8 +228,18 @@ impl<E: Copy> EventQueue<E> {
     /// Pop the earliest event and advance time to it.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        let e = self.near.pop()?;
-        if self.near.is_empty() {
+        let from_late = match (self.run.last(), self.late.peek()) {
+            (Some(r), Some(l)) => l.key < r.key,
+            (None, Some(_)) => true,
+            (Some(_), None) => false,
+            (None, None) => return None,
+        };
+        let e = if from_late {
+            self.late.pop().unwrap()
+        } else {
+            self.run.pop().unwrap()
+        };
+        if self.run.is_empty() && self.late.is_empty() {
             self.refill();
         }
         let t = Time((e.key >> 64) as u64);
@@ -170,7 +248,7 @@ impl<E: Copy> EventQueue<E> {
         Some((t, e.event))
     }
 
-    /// `near` is empty: move the next non-empty slot into it.
+    /// Slot `cur` is exhausted: make the next non-empty slot current.
     fn refill(&mut self) {
         loop {
             if self.ring_len == 0 {
@@ -187,25 +265,23 @@ impl<E: Copy> EventQueue<E> {
             {
                 let e = self.far.pop().unwrap();
                 if e.slot() == self.cur {
-                    self.near.push(e);
+                    self.late.push(e);
                 } else {
                     self.place(e);
                 }
             }
             let i = (self.cur % RING_SLOTS) as usize;
             if !self.ring[i].is_empty() {
-                let bucket = std::mem::take(&mut self.ring[i]);
+                let mut bucket = std::mem::take(&mut self.ring[i]);
                 self.ring_len -= bucket.len();
-                let mut heap = BinaryHeap::from(bucket);
-                if !self.near.is_empty() {
-                    heap.append(&mut self.near);
-                }
-                let old = std::mem::replace(&mut self.near, heap).into_vec();
+                sort_slot(&mut bucket, &mut self.scratch);
+                debug_assert!(bucket.windows(2).all(|w| w[0].key > w[1].key));
+                let old = std::mem::replace(&mut self.run, bucket);
                 if self.spare.len() < SPARE_BUCKETS {
                     self.spare.push(old);
                 }
             }
-            if !self.near.is_empty() {
+            if !self.run.is_empty() || !self.late.is_empty() {
                 return;
             }
         }
@@ -213,17 +289,23 @@ impl<E: Copy> EventQueue<E> {
 
     /// Time of the earliest pending event.
     pub fn peek_time(&self) -> Option<Time> {
-        self.near.peek().map(|e| Time((e.key >> 64) as u64))
+        let key = match (self.run.last(), self.late.peek()) {
+            (Some(r), Some(l)) => r.key.min(l.key),
+            (Some(r), None) => r.key,
+            (None, Some(l)) => l.key,
+            (None, None) => return None,
+        };
+        Some(Time((key >> 64) as u64))
     }
 
     /// Number of pending events.
     pub fn len(&self) -> usize {
-        self.near.len() + self.ring_len + self.far.len()
+        self.run.len() + self.late.len() + self.ring_len + self.far.len()
     }
 
     /// True when no event is pending.
     pub fn is_empty(&self) -> bool {
-        self.near.is_empty()
+        self.run.is_empty() && self.late.is_empty()
     }
 
     /// Number of events popped so far (the engine's work measure).
@@ -265,6 +347,31 @@ mod tests {
         q.schedule_in(Time::ns(5), 1);
         assert_eq!(q.pop(), Some((Time::ns(105), 1)));
         assert_eq!(q.events_processed(), 2);
+    }
+
+    /// Crowded slots (radix-sorted) with many equal times, filled both
+    /// directly and from the far heap, pop in (time, sequence) order.
+    #[test]
+    fn crowded_slots_pop_in_time_then_sequence_order() {
+        let mut q = EventQueue::new();
+        // An event at time zero makes slot 0 current, so that later slots
+        // fill ring buckets.
+        q.schedule(Time::ZERO, u64::MAX);
+        let mut want = vec![(0, u64::MAX)];
+        let far = SLOT_PS * (RING_SLOTS + 3);
+        let mut x = 12345u64;
+        for i in 0..3000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let base = if i % 2 == 0 { SLOT_PS } else { far };
+            let at = base + (x >> 33) % 64 * 1000;
+            q.schedule(Time(at), i);
+            want.push((at, i));
+        }
+        want[1..].sort();
+        let got: Vec<(u64, u64)> = std::iter::from_fn(|| q.pop().map(|(t, e)| (t.0, e))).collect();
+        assert_eq!(got, want);
     }
 
     /// The tiered queue pops exactly what one heap keyed by (time, seq)
