@@ -126,6 +126,8 @@ pub struct Net {
     pub(crate) mmus: Vec<SwitchMmu>,
     pub(crate) routing: Routing,
     pub(crate) qps: Vec<Qp>,
+    /// The scheduler's view of each QP (same index as `qps`).
+    pub(crate) qsched: Vec<qp::QpSched>,
     pub(crate) pkts: PacketPool,
     pub(crate) mailbox: api::Mailbox,
     pub(crate) rng_qp: Rng,
@@ -241,6 +243,7 @@ impl Net {
             mmus,
             routing,
             qps: Vec::new(),
+            qsched: Vec::new(),
             pkts: PacketPool::default(),
             mailbox: Default::default(),
             rng_qp: Rng::new(seed, 7),

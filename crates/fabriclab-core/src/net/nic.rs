@@ -33,25 +33,34 @@ impl Net {
     /// Make a QP with unsent data schedulable.
     pub(crate) fn qp_activate(&mut self, q: u32) {
         let now = self.now();
-        let qp = &mut self.qps[q as usize];
-        if qp.sched != Sched::Idle || !qp.has_unsent() {
+        let s = &mut self.qsched[q as usize];
+        if s.sched != Sched::Idle || !s.has_unsent {
             return;
         }
-        let host = qp.host as usize;
-        let at = qp.eligible_at();
-        let nic = &mut self.nics[host];
+        let at = s.eligible_at;
+        let nic = &mut self.nics[self.qps[q as usize].host as usize];
         let port = nic.port;
         if at <= now {
-            qp.sched = Sched::Ready;
+            s.sched = Sched::Ready;
             nic.ready.push_back(q);
             if !self.ports[port as usize].busy {
                 self.try_tx(port);
             }
         } else {
-            qp.sched = Sched::Waiting;
+            s.sched = Sched::Waiting;
             nic.waiting.push(Reverse((at, q)));
             self.wake_port_at(port, at);
         }
+    }
+
+    /// Refresh the scheduler's copy of QP `q`'s send state; called after
+    /// every change to its PSNs, pacing or messages.
+    #[inline]
+    fn sync_sched(&mut self, q: u32) {
+        let qp = &self.qps[q as usize];
+        let s = &mut self.qsched[q as usize];
+        s.has_unsent = qp.has_unsent();
+        s.eligible_at = qp.eligible_at();
     }
 
     /// The next data packet of host `host`'s NIC, if any QP may send now.
@@ -64,7 +73,7 @@ impl Net {
                 break;
             }
             self.nics[h].waiting.pop();
-            self.qps[q as usize].sched = Sched::Ready;
+            self.qsched[q as usize].sched = Sched::Ready;
             self.nics[h].ready.push_back(q);
         }
         loop {
@@ -74,36 +83,40 @@ impl Net {
                 }
                 return None;
             };
-            let qp = &mut self.qps[q as usize];
-            if !qp.has_unsent() {
-                qp.sched = Sched::Idle;
+            debug_assert!({
+                let (qp, s) = (&self.qps[q as usize], &self.qsched[q as usize]);
+                s.has_unsent == qp.has_unsent() && s.eligible_at == qp.eligible_at()
+            });
+            let s = &mut self.qsched[q as usize];
+            if !s.has_unsent {
+                s.sched = Sched::Idle;
                 continue;
             }
-            let at = qp.eligible_at();
+            let at = s.eligible_at;
             if at > now {
-                qp.sched = Sched::Waiting;
+                s.sched = Sched::Waiting;
                 self.nics[h].waiting.push(Reverse((at, q)));
                 continue;
             }
-            let prio = qp.prio as usize;
+            let prio = s.prio as usize;
             if self.ports[port as usize].paused(prio, now) {
-                qp.sched = Sched::Parked;
+                s.sched = Sched::Parked;
                 self.nics[h].parked[prio].push(q);
                 continue;
             }
             let pkt = self.build_data_packet(q);
-            let qp = &mut self.qps[q as usize];
-            if qp.has_unsent() {
-                let at = qp.eligible_at();
+            let s = &mut self.qsched[q as usize];
+            if s.has_unsent {
+                let at = s.eligible_at;
                 if at <= now {
-                    qp.sched = Sched::Ready;
+                    s.sched = Sched::Ready;
                     self.nics[h].ready.push_back(q);
                 } else {
-                    qp.sched = Sched::Waiting;
+                    s.sched = Sched::Waiting;
                     self.nics[h].waiting.push(Reverse((at, q)));
                 }
             } else {
-                qp.sched = Sched::Idle;
+                s.sched = Sched::Idle;
             }
             return Some(pkt);
         }
@@ -113,7 +126,7 @@ impl Net {
     pub(crate) fn nic_unpark(&mut self, host: u32, prio: usize) {
         let nic = &mut self.nics[host as usize];
         for q in nic.parked[prio].drain(..) {
-            self.qps[q as usize].sched = Sched::Ready;
+            self.qsched[q as usize].sched = Sched::Ready;
             nic.ready.push_back(q);
         }
     }
@@ -189,6 +202,7 @@ impl Net {
             let g = qp.rto.arm(qp.rto_deadline);
             self.q.schedule(qp.rto_deadline, Ev::Rto(q, g));
         }
+        self.sync_sched(q);
         self.pkts.alloc(pkt)
     }
 
@@ -360,6 +374,7 @@ impl Net {
                 qp.seek();
             }
             let app = qp.app;
+            self.sync_sched(q);
             for (token, op) in done {
                 self.deliver(
                     at,
@@ -376,6 +391,7 @@ impl Net {
         if nak && expected < qp.snd_nxt && expected >= qp.snd_una {
             qp.snd_nxt = expected;
             qp.seek();
+            self.sync_sched(q);
             self.qp_activate(q);
         }
     }
@@ -432,6 +448,7 @@ impl Net {
         qp.counters.timeouts += 1;
         qp.snd_nxt = qp.snd_una;
         qp.seek();
+        self.sync_sched(q);
         self.qp_activate(q);
     }
 
@@ -461,6 +478,7 @@ impl Net {
             notify,
         });
         qp.next_psn += npkts;
+        self.sync_sched(q);
         self.qp_activate(q);
     }
 }
