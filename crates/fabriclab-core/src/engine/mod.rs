@@ -7,8 +7,10 @@
 //! keep a generation counter and ignore events whose generation is stale
 //! (see [`Timer`]), so a cancelled timer costs one heap pop and nothing else.
 
+mod hint;
 mod queue;
 mod timer;
 
+pub use hint::prefetch;
 pub use queue::EventQueue;
 pub use timer::Timer;

@@ -77,6 +77,9 @@ impl Net {
             self.nics[h].ready.push_back(q);
         }
         loop {
+            if let Some(&ahead) = self.nics[h].ready.get(8) {
+                crate::engine::prefetch(&self.qsched[ahead as usize]);
+            }
             let Some(q) = self.nics[h].ready.pop_front() else {
                 if let Some(&Reverse((t, _))) = self.nics[h].waiting.peek() {
                     self.wake_port_at(port, t);
@@ -103,6 +106,11 @@ impl Net {
                 s.sched = Sched::Parked;
                 self.nics[h].parked[prio].push(q);
                 continue;
+            }
+            // The next QP of the ring is asked for when this packet is out.
+            if let Some(&next) = self.nics[h].ready.front() {
+                crate::engine::prefetch(&self.qsched[next as usize]);
+                crate::engine::prefetch(&self.qps[next as usize]);
             }
             let pkt = self.build_data_packet(q);
             let s = &mut self.qsched[q as usize];

@@ -192,6 +192,9 @@ impl Net {
     fn dequeue(&mut self, pi: PortIdx, prio: usize) -> PktId {
         let port = &mut self.ports[pi as usize];
         let pkt = port.queues[prio].pop_front().unwrap();
+        if let Some(&next) = port.queues[prio].front() {
+            self.pkts.prefetch(next);
+        }
         let wire = self.pkts.get(pkt).wire as u64;
         port.qbytes[prio] -= wire;
         port.total_qbytes -= wire;
@@ -246,8 +249,9 @@ impl Net {
     pub(crate) fn on_arrive(&mut self, pi: PortIdx) {
         let port = &mut self.ports[pi as usize];
         let (_, pkt) = port.wire.pop_front().unwrap();
-        if let Some(&(t, _)) = port.wire.front() {
+        if let Some(&(t, next)) = port.wire.front() {
             self.q.schedule(t, Ev::Arrive(pi));
+            self.pkts.prefetch(next);
         }
         let (peer, peer_node) = (port.peer, port.peer_node);
         let (kind, wire) = {
