@@ -93,18 +93,15 @@ impl Sim {
         }
         let mut countdown = 1u32 << 20;
         loop {
-            match self.net.q.peek_time() {
-                None => {
-                    return if foreground {
-                        Outcome::Stalled
-                    } else {
-                        Outcome::Drained
-                    };
-                }
-                Some(t) if t > limit => return Outcome::TimeLimit,
-                _ => {}
-            }
-            let (_, ev) = self.net.q.pop().unwrap();
+            let Some((_, ev)) = self.net.q.pop_until(limit) else {
+                return if !self.net.q.is_empty() {
+                    Outcome::TimeLimit
+                } else if foreground {
+                    Outcome::Stalled
+                } else {
+                    Outcome::Drained
+                };
+            };
             if let Ev::App(slot) = ev {
                 let (app, aev) = self.net.mailbox.take(slot);
                 self.apps[app as usize].on_event(&mut self.net, app, aev);

@@ -228,12 +228,23 @@ impl<E: Copy> EventQueue<E> {
     /// Pop the earliest event and advance time to it.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        let from_late = match (self.run.last(), self.late.peek()) {
-            (Some(r), Some(l)) => l.key < r.key,
-            (None, Some(_)) => true,
-            (Some(_), None) => false,
+        self.pop_until(Time::NEVER)
+    }
+
+    /// Pop the earliest event if it is due no later than `limit`, and
+    /// advance time to it.
+    #[inline]
+    pub fn pop_until(&mut self, limit: Time) -> Option<(Time, E)> {
+        let (from_late, key) = match (self.run.last(), self.late.peek()) {
+            (Some(r), Some(l)) => (l.key < r.key, r.key.min(l.key)),
+            (None, Some(l)) => (true, l.key),
+            (Some(r), None) => (false, r.key),
             (None, None) => return None,
         };
+        let t = Time((key >> 64) as u64);
+        if t > limit {
+            return None;
+        }
         let e = if from_late {
             self.late.pop().unwrap()
         } else {
@@ -242,7 +253,6 @@ impl<E: Copy> EventQueue<E> {
         if self.run.is_empty() && self.late.is_empty() {
             self.refill();
         }
-        let t = Time((e.key >> 64) as u64);
         self.now = t;
         self.popped += 1;
         Some((t, e.event))
