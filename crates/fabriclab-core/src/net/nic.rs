@@ -351,13 +351,13 @@ impl Net {
     fn on_ack(&mut self, q: u32, expected: u32, nak: bool) {
         let now = self.now();
         let at = now + self.p.nic_rx;
-        let qp = &mut self.qps[q as usize];
+        let mut qp = &mut self.qps[q as usize];
         if nak {
             qp.counters.naks_rx += 1;
         }
         if expected > qp.snd_una && expected <= qp.snd_max {
             qp.snd_una = expected;
-            let mut done = Vec::new();
+            let app = qp.app;
             while let Some(m) = qp.msgs.front() {
                 if m.first_psn + m.npkts > expected {
                     break;
@@ -369,8 +369,14 @@ impl Net {
                 // A READ completes when its response has landed, not when
                 // the request is acknowledged.
                 if m.notify && m.op != OpKind::Read {
-                    done.push((m.token, m.op));
+                    let ev = AppEvent::Completed {
+                        qp: super::QpId(q),
+                        token: m.token,
+                        op: m.op,
+                    };
+                    self.deliver(at, app, ev);
                 }
+                qp = &mut self.qps[q as usize];
             }
             if qp.snd_una >= qp.next_psn {
                 qp.rto.cancel();
@@ -381,19 +387,7 @@ impl Net {
                 qp.snd_nxt = qp.snd_una;
                 qp.seek();
             }
-            let app = qp.app;
             self.sync_sched(q);
-            for (token, op) in done {
-                self.deliver(
-                    at,
-                    app,
-                    AppEvent::Completed {
-                        qp: super::QpId(q),
-                        token,
-                        op,
-                    },
-                );
-            }
         }
         let qp = &mut self.qps[q as usize];
         if nak && expected < qp.snd_nxt && expected >= qp.snd_una {
