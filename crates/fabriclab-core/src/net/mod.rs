@@ -88,7 +88,8 @@ pub(crate) struct Params {
     pub cut_through: bool,
     pub data_prio: u8,
     pub ctrl_prio: u8,
-    pub strict: [bool; 8],
+    /// Bit p set for each strict priority p.
+    pub strict_mask: u8,
     pub dwrr_quantum: [u32; 8],
     pub lossless: [bool; 8],
     pub pause_quanta: u32,
@@ -356,7 +357,7 @@ fn params(spec: &FabricSpec) -> Result<Params> {
         cut_through: spec.switch.forwarding == Forwarding::CutThrough,
         data_prio: spec.qos.data_priority,
         ctrl_prio: spec.qos.control_priority,
-        strict,
+        strict_mask: (0..8).filter(|&p| strict[p]).fold(0, |m, p| m | 1 << p),
         dwrr_quantum: spec
             .qos
             .dwrr_weights
