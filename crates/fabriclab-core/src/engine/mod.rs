@@ -5,7 +5,9 @@
 //! the same picosecond run in the order they were scheduled and a run is a
 //! pure function of its inputs and seed. Cancellation is lazy: components
 //! keep a generation counter and ignore events whose generation is stale
-//! (see [`Timer`]), so a cancelled timer costs one heap pop and nothing else.
+//! (see [`Timer`]), so a cancelled timer costs one pop and nothing else.
+//! [`prefetch`] lets models ask for memory they will read soon; it never
+//! changes results.
 
 mod hint;
 mod queue;
