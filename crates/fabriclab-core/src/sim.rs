@@ -113,18 +113,15 @@ impl Sim {
             return Some(Outcome::Finished);
         }
         while self.net.events_processed() < events {
-            match self.net.q.peek_time() {
-                None => {
-                    return Some(if foreground {
-                        Outcome::Stalled
-                    } else {
-                        Outcome::Drained
-                    });
-                }
-                Some(t) if t > limit => return Some(Outcome::TimeLimit),
-                _ => {}
-            }
-            let (_, ev) = self.net.q.pop().unwrap();
+            let Some((_, ev)) = self.net.q.pop_until(limit) else {
+                return Some(if !self.net.q.is_empty() {
+                    Outcome::TimeLimit
+                } else if foreground {
+                    Outcome::Stalled
+                } else {
+                    Outcome::Drained
+                });
+            };
             if let Ev::App(slot) = ev {
                 let (app, aev) = self.net.mailbox.take(slot);
                 self.apps[app as usize].on_event(&mut self.net, app, aev);

@@ -5,10 +5,14 @@
 //! the same picosecond run in the order they were scheduled and a run is a
 //! pure function of its inputs and seed. Cancellation is lazy: components
 //! keep a generation counter and ignore events whose generation is stale
-//! (see [`Timer`]), so a cancelled timer costs one heap pop and nothing else.
+//! (see [`Timer`]), so a cancelled timer costs one pop and nothing else.
+//! [`prefetch`] lets models ask for memory they will read soon; it never
+//! changes results.
 
+mod hint;
 mod queue;
 mod timer;
 
+pub use hint::prefetch;
 pub use queue::EventQueue;
 pub use timer::Timer;

@@ -1,13 +1,108 @@
 //! A priority queue of timed events with deterministic tie-breaking.
+//!
+//! Every event carries the key `(time << 64) | insertion sequence`, and
+//! events pop in key order. Storage has tiers so that the structure being
+//! worked on stays small and cache-resident however many timers (one per
+//! QP, say) are pending far ahead:
+//!
+//! - `run`: the events of the current time slot ([`SLOT_PS`] wide), sorted
+//!   once when the slot becomes current (radix sort on the time offset);
+//! - `late`: a small heap for events scheduled into the current slot after
+//!   it was sorted (control frames that serialise in a few ns);
+//! - `ring`: unsorted buckets for each of the next [`RING_SLOTS`] slots,
+//!   filled by a plain push;
+//! - `far`: a binary heap for events beyond the ring, moved into the ring
+//!   as it advances.
+//!
+//! Every event in `run` and `late` is earlier than every event elsewhere,
+//! so the earlier of their two heads is the global minimum: the order is
+//! exactly that of a single heap. The current slot is refilled as soon as
+//! it empties, so it is empty only when the whole queue is.
 
 use crate::units::Time;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+/// Width of a time slot, in picoseconds (2^16 ps = 65.5 ns).
+const SLOT_PS: u64 = 1 << 16;
+// The slot sort radix-sorts the offset in a slot as two 8-bit digits.
+const _: () = assert!(SLOT_PS == 1 << 16);
+/// Slots covered by the ring of buckets (2^14 slots = 1.07 ms).
+const RING_SLOTS: u64 = 1 << 14;
+/// Buckets of the next `HOT_SLOTS` slots fill densely (packets on the
+/// wire); they reuse emptied allocations. Further buckets mostly hold a few
+/// timers each and grow from nothing, so that memory stays proportional to
+/// the pending events.
+const HOT_SLOTS: u64 = 64;
+/// Emptied bucket allocations kept for reuse by hot buckets.
+const SPARE_BUCKETS: usize = 64;
+
+#[derive(Clone, Copy)]
 struct Entry<E> {
     /// Time in the high 64 bits, insertion sequence in the low 64 bits.
     key: u128,
     event: E,
+}
+
+impl<E> Entry<E> {
+    #[inline]
+    fn slot(&self) -> u64 {
+        ((self.key >> 64) as u64) / SLOT_PS
+    }
+
+    /// Picoseconds into its slot.
+    #[inline]
+    fn offset(&self) -> usize {
+        (((self.key >> 64) as u64) % SLOT_PS) as usize
+    }
+}
+
+/// Sort the events of one slot latest first, given that events of equal
+/// time are in sequence order (true of every bucket: see `place`). A
+/// stable two-pass radix sort on the 16-bit offset in the slot; small
+/// buckets use an insertion sort on the full key.
+fn sort_slot<E: Copy>(v: &mut [Entry<E>], scratch: &mut Vec<Entry<E>>) {
+    if v.len() <= 24 {
+        for i in 1..v.len() {
+            let e = v[i];
+            let mut j = i;
+            while j > 0 && v[j - 1].key < e.key {
+                v[j] = v[j - 1];
+                j -= 1;
+            }
+            v[j] = e;
+        }
+        return;
+    }
+    let mut lo = [0usize; 256];
+    let mut hi = [0usize; 256];
+    for e in v.iter() {
+        lo[e.offset() & 255] += 1;
+        hi[e.offset() >> 8] += 1;
+    }
+    for counts in [&mut lo, &mut hi] {
+        let mut start = 0;
+        for c in counts.iter_mut() {
+            let n = *c;
+            *c = start;
+            start += n;
+        }
+    }
+    // Ascending by the low byte into `scratch`, then by the high byte back
+    // into `v` with ascending position p stored at `last - p`.
+    scratch.clear();
+    scratch.extend_from_slice(v);
+    for e in v.iter() {
+        let d = e.offset() & 255;
+        scratch[lo[d]] = *e;
+        lo[d] += 1;
+    }
+    let last = v.len() - 1;
+    for e in scratch.iter() {
+        let d = e.offset() >> 8;
+        v[last - hi[d]] = *e;
+        hi[d] += 1;
+    }
 }
 
 impl<E> PartialEq for Entry<E> {
@@ -30,7 +125,23 @@ impl<E> Ord for Entry<E> {
 
 /// Events ordered by (time, insertion sequence).
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry<E>>,
+    /// Events of slot `cur`, sorted latest first (the next pops from the end).
+    run: Vec<Entry<E>>,
+    /// Events scheduled into slot `cur` (or earlier) after `run` was sorted.
+    late: BinaryHeap<Entry<E>>,
+    /// Unsorted events of slots `cur + 1 .. cur + RING_SLOTS`, by slot mod
+    /// `RING_SLOTS`.
+    ring: Vec<Vec<Entry<E>>>,
+    /// Events in `ring`.
+    ring_len: usize,
+    /// Events of slots `cur + RING_SLOTS` and later.
+    far: BinaryHeap<Entry<E>>,
+    /// Emptied allocations for hot ring buckets.
+    spare: Vec<Vec<Entry<E>>>,
+    /// Scratch space of the slot sort.
+    scratch: Vec<Entry<E>>,
+    /// The current slot.
+    cur: u64,
     seq: u64,
     now: Time,
     popped: u64,
@@ -46,7 +157,14 @@ impl<E: Copy> EventQueue<E> {
     /// An empty queue at time zero.
     pub fn new() -> Self {
         EventQueue {
-            heap: BinaryHeap::with_capacity(1024),
+            run: Vec::with_capacity(1024),
+            late: BinaryHeap::new(),
+            ring: (0..RING_SLOTS).map(|_| Vec::new()).collect(),
+            ring_len: 0,
+            far: BinaryHeap::new(),
+            spare: Vec::new(),
+            scratch: Vec::new(),
+            cur: 0,
             seq: 0,
             now: Time::ZERO,
             popped: 0,
@@ -65,7 +183,40 @@ impl<E: Copy> EventQueue<E> {
         debug_assert!(at >= self.now, "event scheduled in the past");
         let key = ((at.0 as u128) << 64) | self.seq as u128;
         self.seq += 1;
-        self.heap.push(Entry { key, event });
+        let e = Entry { key, event };
+        let slot = e.slot();
+        if slot <= self.cur {
+            self.late.push(e);
+        } else if self.run.is_empty() && self.late.is_empty() {
+            // The whole queue is empty: start the slots here.
+            self.cur = slot;
+            self.late.push(e);
+        } else {
+            self.place(e);
+        }
+    }
+
+    /// Put an event of a slot after `cur` into the ring or `far`. A bucket
+    /// receives either direct schedules (in sequence order) or, when its
+    /// slot enters the ring, events from `far` in key order followed by
+    /// direct schedules: either way, events of equal time are in sequence
+    /// order, which the slot sort relies on.
+    #[inline]
+    fn place(&mut self, e: Entry<E>) {
+        let slot = e.slot();
+        debug_assert!(slot > self.cur);
+        if slot - self.cur < RING_SLOTS {
+            let bucket = &mut self.ring[(slot % RING_SLOTS) as usize];
+            if bucket.capacity() == 0 && slot - self.cur < HOT_SLOTS {
+                if let Some(v) = self.spare.pop() {
+                    *bucket = v;
+                }
+            }
+            bucket.push(e);
+            self.ring_len += 1;
+        } else {
+            self.far.push(e);
+        }
     }
 
     /// Schedule `event` after a delay from now.
@@ -77,26 +228,94 @@ impl<E: Copy> EventQueue<E> {
     /// Pop the earliest event and advance time to it.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        let e = self.heap.pop()?;
-        let t = Time((e.key >> 64) as u64);
+        self.pop_until(Time::NEVER)
+    }
+
+    /// Pop the earliest event if it is due no later than `limit`, and
+    /// advance time to it.
+    #[inline]
+    pub fn pop_until(&mut self, limit: Time) -> Option<(Time, E)> {
+        let (from_late, key) = match (self.run.last(), self.late.peek()) {
+            (Some(r), Some(l)) => (l.key < r.key, r.key.min(l.key)),
+            (None, Some(l)) => (true, l.key),
+            (Some(r), None) => (false, r.key),
+            (None, None) => return None,
+        };
+        let t = Time((key >> 64) as u64);
+        if t > limit {
+            return None;
+        }
+        let e = if from_late {
+            self.late.pop().unwrap()
+        } else {
+            self.run.pop().unwrap()
+        };
+        if self.run.is_empty() && self.late.is_empty() {
+            self.refill();
+        }
         self.now = t;
         self.popped += 1;
         Some((t, e.event))
     }
 
+    /// Slot `cur` is exhausted: make the next non-empty slot current.
+    fn refill(&mut self) {
+        loop {
+            if self.ring_len == 0 {
+                // Jump straight to the slot of the earliest far event.
+                let Some(top) = self.far.peek() else { return };
+                self.cur = top.slot() - 1;
+            }
+            self.cur += 1;
+            // Slot `cur + RING_SLOTS - 1` came into the ring's range.
+            while self
+                .far
+                .peek()
+                .is_some_and(|e| e.slot() < self.cur + RING_SLOTS)
+            {
+                let e = self.far.pop().unwrap();
+                if e.slot() == self.cur {
+                    self.late.push(e);
+                } else {
+                    self.place(e);
+                }
+            }
+            let i = (self.cur % RING_SLOTS) as usize;
+            if !self.ring[i].is_empty() {
+                let mut bucket = std::mem::take(&mut self.ring[i]);
+                self.ring_len -= bucket.len();
+                sort_slot(&mut bucket, &mut self.scratch);
+                debug_assert!(bucket.windows(2).all(|w| w[0].key > w[1].key));
+                let old = std::mem::replace(&mut self.run, bucket);
+                if self.spare.len() < SPARE_BUCKETS {
+                    self.spare.push(old);
+                }
+            }
+            if !self.run.is_empty() || !self.late.is_empty() {
+                return;
+            }
+        }
+    }
+
     /// Time of the earliest pending event.
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(|e| Time((e.key >> 64) as u64))
+        let key = match (self.run.last(), self.late.peek()) {
+            (Some(r), Some(l)) => r.key.min(l.key),
+            (Some(r), None) => r.key,
+            (None, Some(l)) => l.key,
+            (None, None) => return None,
+        };
+        Some(Time((key >> 64) as u64))
     }
 
     /// Number of pending events.
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.run.len() + self.late.len() + self.ring_len + self.far.len()
     }
 
     /// True when no event is pending.
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.run.is_empty() && self.late.is_empty()
     }
 
     /// Number of events popped so far (the engine's work measure).
@@ -138,5 +357,77 @@ mod tests {
         q.schedule_in(Time::ns(5), 1);
         assert_eq!(q.pop(), Some((Time::ns(105), 1)));
         assert_eq!(q.events_processed(), 2);
+    }
+
+    /// Crowded slots (radix-sorted) with many equal times, filled both
+    /// directly and from the far heap, pop in (time, sequence) order.
+    #[test]
+    fn crowded_slots_pop_in_time_then_sequence_order() {
+        let mut q = EventQueue::new();
+        // An event at time zero makes slot 0 current, so that later slots
+        // fill ring buckets.
+        q.schedule(Time::ZERO, u64::MAX);
+        let mut want = vec![(0, u64::MAX)];
+        let far = SLOT_PS * (RING_SLOTS + 3);
+        let mut x = 12345u64;
+        for i in 0..3000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let base = if i % 2 == 0 { SLOT_PS } else { far };
+            let at = base + (x >> 33) % 64 * 1000;
+            q.schedule(Time(at), i);
+            want.push((at, i));
+        }
+        want[1..].sort();
+        let got: Vec<(u64, u64)> = std::iter::from_fn(|| q.pop().map(|(t, e)| (t.0, e))).collect();
+        assert_eq!(got, want);
+    }
+
+    /// The tiered queue pops exactly what one heap keyed by (time, seq)
+    /// pops, for delays spanning the current slot, the ring and beyond it,
+    /// with many equal times.
+    #[test]
+    fn order_matches_a_single_heap_across_slots_ring_and_far() {
+        let mut q = EventQueue::new();
+        let mut reference = std::collections::BTreeMap::new();
+        let mut seq = 0u64;
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rand = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let horizon = SLOT_PS * RING_SLOTS;
+        let mut now = 0u64;
+        for step in 0..200_000u32 {
+            let pushes = if step < 1000 { 3 } else { rand() % 3 };
+            for _ in 0..pushes {
+                let delay = match rand() % 6 {
+                    0 => 0,
+                    1 => rand() % 100,
+                    2 => rand() % SLOT_PS * 3,
+                    3 => rand() % horizon,
+                    4 => horizon - 5 + rand() % 10,
+                    _ => rand() % (horizon * 5),
+                };
+                let at = now + delay;
+                q.schedule(Time(at), step);
+                reference.insert((at, seq), step);
+                seq += 1;
+            }
+            assert_eq!(q.len(), reference.len());
+            let Some(((t, _), want)) = reference.pop_first() else {
+                continue;
+            };
+            let got = q.pop().unwrap();
+            assert_eq!(got, (Time(t), want));
+            now = t;
+        }
+        while let Some(((t, _), want)) = reference.pop_first() {
+            assert_eq!(q.pop(), Some((Time(t), want)));
+        }
+        assert!(q.pop().is_none() && q.is_empty());
     }
 }

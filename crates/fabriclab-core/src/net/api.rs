@@ -7,7 +7,7 @@
 //! (`Completed`) and when data has landed at the responder (`Received`, used
 //! by ping-pong latency tests that poll memory or post receives).
 
-use super::qp::Qp;
+use super::qp::{Qp, QpSched};
 use super::{Ev, Net, PortCounters, QpCounters};
 use crate::error::{arg_err, Result};
 use crate::units::{Rate, Time};
@@ -188,6 +188,8 @@ impl Net {
         let (ra, rb) = (self.host_rate(a), self.host_rate(b));
         self.qps.push(Qp::new(a, b, qb, sa, prio, app_a, ra, cc));
         self.qps.push(Qp::new(b, a, qa, sb, prio, app_b, rb, cc));
+        self.qsched.push(QpSched::new(prio));
+        self.qsched.push(QpSched::new(prio));
         Ok((QpId(qa), QpId(qb)))
     }
 

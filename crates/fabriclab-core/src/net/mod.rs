@@ -101,7 +101,8 @@ pub(crate) struct Params {
     pub cut_through: bool,
     pub data_prio: u8,
     pub ctrl_prio: u8,
-    pub strict: [bool; 8],
+    /// Bit p set for each strict priority p.
+    pub strict_mask: u8,
     pub dwrr_quantum: [u32; 8],
     pub lossless: [bool; 8],
     pub pause_quanta: u32,
@@ -141,6 +142,8 @@ pub struct Net {
     pub(crate) mmus: Vec<SwitchMmu>,
     pub(crate) routing: Routing,
     pub(crate) qps: Vec<Qp>,
+    /// The scheduler's view of each QP (same index as `qps`).
+    pub(crate) qsched: Vec<qp::QpSched>,
     pub(crate) pkts: PacketPool,
     pub(crate) mailbox: api::Mailbox,
     pub(crate) rng_qp: Rng,
@@ -257,6 +260,7 @@ impl Net {
             mmus,
             routing,
             qps: Vec::new(),
+            qsched: Vec::new(),
             pkts: PacketPool::default(),
             mailbox: Default::default(),
             rng_qp: Rng::new(seed, 7),
@@ -382,7 +386,7 @@ fn params(spec: &FabricSpec) -> Result<Params> {
         cut_through: spec.switch.forwarding == Forwarding::CutThrough,
         data_prio: spec.qos.data_priority,
         ctrl_prio: spec.qos.control_priority,
-        strict,
+        strict_mask: (0..8).filter(|&p| strict[p]).fold(0, |m, p| m | 1 << p),
         dwrr_quantum: spec
             .qos
             .dwrr_weights

@@ -36,26 +36,35 @@ impl Net {
     /// Make a QP with unsent data schedulable.
     pub(crate) fn qp_activate(&mut self, q: u32) {
         let now = self.now();
-        let qp = &mut self.qps[q as usize];
-        if qp.sched != Sched::Idle || !qp.has_unsent() {
+        let s = &mut self.qsched[q as usize];
+        if s.sched != Sched::Idle || !s.has_unsent {
             return;
         }
-        let host = qp.host as usize;
-        let at = qp.eligible_at();
-        let nic = &mut self.nics[host];
+        let at = s.eligible_at;
+        let nic = &mut self.nics[self.qps[q as usize].host as usize];
         let port = nic.port;
         if at <= now {
-            qp.sched = Sched::Ready;
+            s.sched = Sched::Ready;
             nic.ready.push_back(q);
             if !self.ports[port as usize].busy {
                 self.try_tx(port);
             }
         } else {
-            qp.sched = Sched::Waiting;
-            qp.wait_at = at;
+            s.sched = Sched::Waiting;
+            self.qps[q as usize].wait_at = at;
             nic.waiting.push(Reverse((at, q)));
             self.wake_port_at(port, at);
         }
+    }
+
+    /// Refresh the scheduler's copy of QP `q`'s send state; called after
+    /// every change to its PSNs, pacing or messages.
+    #[inline]
+    fn sync_sched(&mut self, q: u32) {
+        let qp = &self.qps[q as usize];
+        let s = &mut self.qsched[q as usize];
+        s.has_unsent = qp.has_unsent();
+        s.eligible_at = qp.eligible_at();
     }
 
     /// The next data packet of host `host`'s NIC, if any QP may send now.
@@ -68,53 +77,65 @@ impl Net {
                 break;
             }
             self.nics[h].waiting.pop();
-            let qp = &mut self.qps[q as usize];
-            if qp.sched != Sched::Waiting || qp.wait_at != t {
+            let s = &mut self.qsched[q as usize];
+            if s.sched != Sched::Waiting || self.qps[q as usize].wait_at != t {
                 // Superseded by an earlier entry (see `qp_rate_changed`).
                 continue;
             }
-            qp.sched = Sched::Ready;
+            s.sched = Sched::Ready;
             self.nics[h].ready.push_back(q);
         }
         loop {
+            if let Some(&ahead) = self.nics[h].ready.get(8) {
+                crate::engine::prefetch(&self.qsched[ahead as usize]);
+            }
             let Some(q) = self.nics[h].ready.pop_front() else {
                 if let Some(&Reverse((t, _))) = self.nics[h].waiting.peek() {
                     self.wake_port_at(port, t);
                 }
                 return None;
             };
-            let qp = &mut self.qps[q as usize];
-            if !qp.has_unsent() {
-                qp.sched = Sched::Idle;
+            debug_assert!({
+                let (qp, s) = (&self.qps[q as usize], &self.qsched[q as usize]);
+                s.has_unsent == qp.has_unsent() && s.eligible_at == qp.eligible_at()
+            });
+            let s = &mut self.qsched[q as usize];
+            if !s.has_unsent {
+                s.sched = Sched::Idle;
                 continue;
             }
-            let at = qp.eligible_at();
+            let at = s.eligible_at;
             if at > now {
-                qp.sched = Sched::Waiting;
-                qp.wait_at = at;
+                s.sched = Sched::Waiting;
+                self.qps[q as usize].wait_at = at;
                 self.nics[h].waiting.push(Reverse((at, q)));
                 continue;
             }
-            let prio = qp.prio as usize;
+            let prio = s.prio as usize;
             if self.ports[port as usize].paused(prio, now) {
-                qp.sched = Sched::Parked;
+                s.sched = Sched::Parked;
                 self.nics[h].parked[prio].push(q);
                 continue;
             }
+            // The next QP of the ring is asked for when this packet is out.
+            if let Some(&next) = self.nics[h].ready.front() {
+                crate::engine::prefetch(&self.qsched[next as usize]);
+                crate::engine::prefetch(&self.qps[next as usize]);
+            }
             let pkt = self.build_data_packet(q);
-            let qp = &mut self.qps[q as usize];
-            if qp.has_unsent() {
-                let at = qp.eligible_at();
+            let s = &mut self.qsched[q as usize];
+            if s.has_unsent {
+                let at = s.eligible_at;
                 if at <= now {
-                    qp.sched = Sched::Ready;
+                    s.sched = Sched::Ready;
                     self.nics[h].ready.push_back(q);
                 } else {
-                    qp.sched = Sched::Waiting;
-                    qp.wait_at = at;
+                    s.sched = Sched::Waiting;
+                    self.qps[q as usize].wait_at = at;
                     self.nics[h].waiting.push(Reverse((at, q)));
                 }
             } else {
-                qp.sched = Sched::Idle;
+                s.sched = Sched::Idle;
             }
             return Some(pkt);
         }
@@ -124,7 +145,7 @@ impl Net {
     pub(crate) fn nic_unpark(&mut self, host: u32, prio: usize) {
         let nic = &mut self.nics[host as usize];
         for q in nic.parked[prio].drain(..) {
-            self.qps[q as usize].sched = Sched::Ready;
+            self.qsched[q as usize].sched = Sched::Ready;
             nic.ready.push_back(q);
         }
     }
@@ -203,6 +224,7 @@ impl Net {
             let g = qp.rto.arm(qp.rto_deadline);
             self.q.schedule(qp.rto_deadline, Ev::Rto(q, g));
         }
+        self.sync_sched(q);
         self.pkts.alloc(pkt)
     }
 
@@ -348,13 +370,13 @@ impl Net {
     fn on_ack(&mut self, q: u32, expected: u32, nak: bool) {
         let now = self.now();
         let at = now + self.p.nic_rx;
-        let qp = &mut self.qps[q as usize];
+        let mut qp = &mut self.qps[q as usize];
         if nak {
             qp.counters.naks_rx += 1;
         }
         if expected > qp.snd_una && expected <= qp.snd_max {
             qp.snd_una = expected;
-            let mut done = Vec::new();
+            let app = qp.app;
             while let Some(m) = qp.msgs.front() {
                 if m.first_psn + m.npkts > expected {
                     break;
@@ -366,8 +388,14 @@ impl Net {
                 // A READ completes when its response has landed, not when
                 // the request is acknowledged.
                 if m.notify && m.op != OpKind::Read {
-                    done.push((m.token, m.op));
+                    let ev = AppEvent::Completed {
+                        qp: super::QpId(q),
+                        token: m.token,
+                        op: m.op,
+                    };
+                    self.deliver(at, app, ev);
                 }
+                qp = &mut self.qps[q as usize];
             }
             if qp.snd_una >= qp.next_psn {
                 qp.rto.cancel();
@@ -378,23 +406,13 @@ impl Net {
                 qp.snd_nxt = qp.snd_una;
                 qp.seek();
             }
-            let app = qp.app;
-            for (token, op) in done {
-                self.deliver(
-                    at,
-                    app,
-                    AppEvent::Completed {
-                        qp: super::QpId(q),
-                        token,
-                        op,
-                    },
-                );
-            }
+            self.sync_sched(q);
         }
         let qp = &mut self.qps[q as usize];
         if nak && expected < qp.snd_nxt && expected >= qp.snd_una {
             qp.snd_nxt = expected;
             qp.seek();
+            self.sync_sched(q);
             self.qp_activate(q);
         }
     }
@@ -482,7 +500,9 @@ impl Net {
         }
         let left = (qp.next_tx - now).0 as u128;
         qp.next_tx = now + Time((left * old.0 as u128).div_ceil(new.0 as u128) as u64);
-        if qp.sched == Sched::Waiting {
+        self.sync_sched(q);
+        let qp = &mut self.qps[q as usize];
+        if self.qsched[q as usize].sched == Sched::Waiting {
             // A later departure is found when the old entry comes due; an
             // earlier one needs an entry of its own.
             let at = qp.eligible_at();
@@ -514,6 +534,7 @@ impl Net {
         qp.counters.timeouts += 1;
         qp.snd_nxt = qp.snd_una;
         qp.seek();
+        self.sync_sched(q);
         self.qp_activate(q);
     }
 
@@ -543,6 +564,7 @@ impl Net {
             notify,
         });
         qp.next_psn += npkts;
+        self.sync_sched(q);
         self.qp_activate(q);
     }
 }

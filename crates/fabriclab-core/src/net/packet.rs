@@ -137,6 +137,14 @@ impl PacketPool {
         &mut self.slots[id.0 as usize]
     }
 
+    /// Start loading a packet that an upcoming event will read.
+    #[inline]
+    pub fn prefetch(&self, id: PktId) {
+        if let Some(p) = self.slots.get(id.0 as usize) {
+            crate::engine::prefetch(p);
+        }
+    }
+
     /// Packets alive (allocated and not freed).
     pub fn live(&self) -> usize {
         self.slots.len() - self.free.len()

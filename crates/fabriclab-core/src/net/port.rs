@@ -20,37 +20,45 @@ use std::collections::VecDeque;
 /// Bytes a cut-through switch reads before forwarding.
 const CUT_THROUGH_BYTES: u64 = 64;
 
+/// Fields are laid out by use: the first cache line holds what every
+/// event of the port reads, then the egress queue state, then ingress
+/// accounting, then what is read rarely.
+#[repr(C, align(64))]
 pub(crate) struct Port {
+    // --- first cache line ---
+    pub wire: VecDeque<(Time, PktId)>,
+    pub rate: Rate,
+    pub delay: Time,
     pub node: u32,
     pub peer: u32,
     pub peer_node: u32,
     pub to_switch: bool,
-    pub rate: Rate,
-    pub delay: Time,
-    /// PFC headroom of this port as an ingress (switch ports).
-    pub headroom: u64,
-    // --- egress ---
-    pub queues: [VecDeque<PktId>; 8],
-    pub qbytes: [u64; 8],
-    pub total_qbytes: u64,
-    /// PFC frames waiting to go out (ahead of everything).
-    pub pfc_out: VecDeque<PktId>,
     pub busy: bool,
-    pub paused_until: [Time; 8],
-    pub pause_since: [Option<Time>; 8],
-    pub deficit: [u32; 8],
+    /// Bit p is set when priority queue p holds a packet.
+    pub nonempty: u8,
     pub rr: u8,
-    pub wire: VecDeque<(Time, PktId)>,
+    // --- egress ---
+    pub total_qbytes: u64,
     /// Time of the pending `Wake`, if any (to avoid duplicates).
     pub wake_at: Time,
+    pub qbytes: [u64; 8],
+    pub paused_until: [Time; 8],
+    pub deficit: [u32; 8],
+    pub queues: [VecDeque<PktId>; 8],
+    /// PFC frames waiting to go out (ahead of everything).
+    pub pfc_out: VecDeque<PktId>,
     // --- ingress accounting (switch ports) ---
+    pub ing_total: u64,
+    /// PFC headroom of this port as an ingress (switch ports).
+    pub headroom: u64,
     pub ing_bytes: [u64; 8],
     pub hdrm_bytes: [u64; 8],
-    pub ing_total: u64,
     pub xoff: [bool; 8],
+    pub c: PortCounters,
+    // --- rarely read ---
+    pub pause_since: [Option<Time>; 8],
     /// When the last XOFF was sent, per priority (refresh bookkeeping).
     pub xoff_at: [Time; 8],
-    pub c: PortCounters,
 }
 
 impl Port {
@@ -79,6 +87,7 @@ impl Port {
             pause_since: [None; 8],
             deficit: [0; 8],
             rr: 0,
+            nonempty: 0,
             wire: VecDeque::new(),
             wake_at: Time::NEVER,
             ing_bytes: [0; 8],
@@ -116,6 +125,7 @@ impl Net {
         };
         let port = &mut self.ports[pi as usize];
         port.queues[prio].push_back(pkt);
+        port.nonempty |= 1 << prio;
         port.qbytes[prio] += wire;
         port.total_qbytes += wire;
         port.c.peak_queue_bytes = port.c.peak_queue_bytes.max(port.total_qbytes);
@@ -136,12 +146,15 @@ impl Net {
             return;
         }
         // Strict priorities, highest first.
-        for prio in (0..8).rev() {
-            if self.p.strict[prio] && !port.queues[prio].is_empty() && !port.paused(prio, now) {
+        let mut strict = port.nonempty & self.p.strict_mask;
+        while strict != 0 {
+            let prio = 7 - strict.leading_zeros() as usize;
+            if !port.paused(prio, now) {
                 let pkt = self.dequeue(pi, prio);
                 self.start_tx(pi, pkt);
                 return;
             }
+            strict &= !(1 << prio);
         }
         let node = port.node;
         if !self.is_switch(node) {
@@ -157,13 +170,13 @@ impl Net {
     }
 
     fn dwrr_pick(&mut self, pi: PortIdx, now: Time) -> Option<usize> {
-        let strict = self.p.strict;
+        let strict = self.p.strict_mask;
         let quantum = self.p.dwrr_quantum;
         let port = &mut self.ports[pi as usize];
         let eligible = |port: &Port, i: usize| {
-            !strict[i] && !port.queues[i].is_empty() && !port.paused(i, now)
+            (port.nonempty & !strict) & (1 << i) != 0 && !port.paused(i, now)
         };
-        if !(0..8).any(|i| eligible(port, i)) {
+        if port.nonempty & !strict == 0 || !(0..8).any(|i| eligible(port, i)) {
             return None;
         }
         for _ in 0..32 {
@@ -175,7 +188,7 @@ impl Net {
                     port.deficit[i] -= size;
                     return Some(i);
                 }
-            } else if port.queues[i].is_empty() {
+            } else if port.nonempty & (1 << i) == 0 {
                 port.deficit[i] = 0;
             }
             port.rr = (port.rr + 1) & 7;
@@ -192,6 +205,11 @@ impl Net {
     fn dequeue(&mut self, pi: PortIdx, prio: usize) -> PktId {
         let port = &mut self.ports[pi as usize];
         let pkt = port.queues[prio].pop_front().unwrap();
+        if let Some(&next) = port.queues[prio].front() {
+            self.pkts.prefetch(next);
+        } else {
+            port.nonempty &= !(1 << prio);
+        }
         let wire = self.pkts.get(pkt).wire as u64;
         port.qbytes[prio] -= wire;
         port.total_qbytes -= wire;
@@ -248,8 +266,9 @@ impl Net {
     pub(crate) fn on_arrive(&mut self, pi: PortIdx) {
         let port = &mut self.ports[pi as usize];
         let (_, pkt) = port.wire.pop_front().unwrap();
-        if let Some(&(t, _)) = port.wire.front() {
+        if let Some(&(t, next)) = port.wire.front() {
             self.q.schedule(t, Ev::Arrive(pi));
+            self.pkts.prefetch(next);
         }
         let (peer, peer_node) = (port.peer, port.peer_node);
         let (kind, wire) = {
