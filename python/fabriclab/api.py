@@ -74,6 +74,7 @@ PORT_COLUMNS = [
     "rx_packets",
     "drops",
     "drop_bytes",
+    "drops_by_prio",
     "ecn_marks",
     "pause_tx",
     "pause_rx",
