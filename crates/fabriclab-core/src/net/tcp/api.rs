@@ -55,6 +55,12 @@ impl Net {
                 "host index out of range (the fabric has {n} hosts)"
             ));
         }
+        if self.p.ib {
+            return arg_err(
+                "TCP runs over Ethernet here; this fabric is InfiniBand and IPoIB is not \
+                 modelled: run TCP workloads (iperf) on a RoCE fabric",
+            );
+        }
         if client == server {
             return arg_err(format!(
                 "cannot open a TCP connection from host {} to itself over the network; \
