@@ -214,3 +214,136 @@ fn a_slow_receiver_stops_its_upstream_port_exactly_when_credits_run_out() {
     let h1 = ports.iter().find(|p| p.node == "h1").unwrap();
     assert!(h1.ib.as_ref().unwrap().peak_vl_buffer_bytes <= 16384);
 }
+
+#[test]
+fn a_heavy_incast_never_drops_a_packet() {
+    // 15 senders onto one host through one switch: 30 MiB into a 100G port.
+    let spec = ib_leaf_spine(0, 1, 16, "");
+    let (sim, res) = run_flows(&spec, &incast(15, 2 << 20), 1);
+    assert!(res.iter().all(|r| r.completed_ps.is_some()));
+    let ports = sim.net.port_reports();
+    assert_eq!(switch_total(&sim, |c| c.drops), 0);
+    assert!(ports
+        .iter()
+        .all(|p| p.counters.pause_tx == 0 && p.counters.pause_rx == 0));
+    // Every byte in left again, and no VL buffer ever held more than its
+    // 32 KiB.
+    assert_eq!(
+        switch_total(&sim, |c| c.rx_bytes),
+        switch_total(&sim, |c| c.tx_bytes)
+    );
+    assert!(ports
+        .iter()
+        .all(|p| p.ib.as_ref().unwrap().peak_vl_buffer_bytes <= 32768));
+    // The senders were held back by credits, not by pause frames.
+    let stalled: u64 = ports
+        .iter()
+        .filter(|p| p.node != "h0" && p.node.starts_with('h'))
+        .map(|p| p.ib.as_ref().unwrap().credit_stalled_ps[3])
+        .sum();
+    println!(
+        "15-to-1 incast: senders credit-stalled {:.1} us in all",
+        stalled as f64 / 1e6
+    );
+    assert!(stalled > 0);
+}
+
+#[test]
+fn credit_starvation_spreads_congestion_to_a_victim_flow() {
+    // As tests/pfc_spreading.rs, on InfiniBand: an incast onto h4 fills
+    // leaf1's input buffer from the spine, the spine runs out of credits
+    // towards leaf1, and then leaf0 towards the spine; a victim h3 -> h6
+    // that shares those links but not the congested port slows down.
+    let spec = ib_leaf_spine(1, 2, 4, "host_link_delay_ns = 100\nuplink_delay_ns = 100\n");
+    let mib = 1u64 << 20;
+    let victim = flow("h3", "h6", 4 * mib);
+    let (_, alone) = run_flows(&spec, std::slice::from_ref(&victim), 1);
+    let alone_ps = alone[0].delivered_ps.unwrap();
+    let mut flows = vec![victim];
+    for src in ["h0", "h1", "h2", "h5"] {
+        flows.push(flow(src, "h4", 4 * mib));
+    }
+    let (sim, res) = run_flows(&spec, &flows, 1);
+    let shared_ps = res[0].delivered_ps.unwrap();
+    let reports = sim.net.port_reports();
+    let port = |node: &str, peer: &str| {
+        reports
+            .iter()
+            .find(|p| p.node == node && p.peer == peer)
+            .unwrap()
+    };
+    let stalled =
+        |node: &str, peer: &str| port(node, peer).ib.as_ref().unwrap().credit_stalled_ps[3];
+    println!(
+        "victim alone {:.1} us, beside the incast {:.1} us; credit-stalled: spine0->leaf1 {:.1} us, \
+         leaf0->spine0 {:.1} us, leaf1->h6 {:.1} us",
+        alone_ps as f64 / 1e6,
+        shared_ps as f64 / 1e6,
+        stalled("spine0", "leaf1") as f64 / 1e6,
+        stalled("leaf0", "spine0") as f64 / 1e6,
+        stalled("leaf1", "h6") as f64 / 1e6,
+    );
+    // No PFC anywhere: the spreading is credit starvation.
+    assert!(reports.iter().all(|p| p.counters.pause_tx == 0
+        && p.counters.pause_rx == 0
+        && p.counters.paused_ps == 0));
+    assert!(
+        stalled("spine0", "leaf1") > 0,
+        "the spine starves for leaf1's credits"
+    );
+    assert!(
+        stalled("leaf0", "spine0") > 0,
+        "and so does leaf0 for the spine's"
+    );
+    assert_eq!(
+        stalled("leaf1", "h6"),
+        0,
+        "the victim's own egress never lacks credits"
+    );
+    assert!(
+        shared_ps as f64 > 1.5 * alone_ps as f64,
+        "victim not slowed: {shared_ps} vs {alone_ps}"
+    );
+    assert_eq!(switch_total(&sim, |c| c.drops), 0);
+}
+
+fn all_to_all(spec: &FabricSpec, seed: u64) -> (Vec<String>, Vec<Option<u64>>) {
+    let mut flows = Vec::new();
+    for s in 0..4 {
+        for d in 4..8 {
+            flows.push(flow(&format!("h{s}"), &format!("h{d}"), 256 * 1024));
+        }
+    }
+    let (sim, res) = run_flows(spec, &flows, seed);
+    let ports = sim
+        .net
+        .port_reports()
+        .iter()
+        .map(|p| format!("{p:?}"))
+        .collect();
+    (ports, res.iter().map(|r| r.completed_ps).collect())
+}
+
+#[test]
+fn same_seed_same_result_and_static_routes_ignore_the_seed() {
+    let spec = ib_leaf_spine(2, 2, 4, "");
+    let a = all_to_all(&spec, 42);
+    assert_eq!(a, all_to_all(&spec, 42));
+    // Forwarding tables do not hash: another seed takes the same paths.
+    assert_eq!(a, all_to_all(&spec, 7));
+}
+
+#[test]
+fn tcp_is_refused_on_infiniband() {
+    let spec = ib_leaf_spine(0, 1, 2, "");
+    let o = fabriclab_core::iperf::Options {
+        client: "h0".into(),
+        server: "h1".into(),
+        ..Default::default()
+    };
+    let e = fabriclab_core::iperf::run(&spec, &o, 1).unwrap_err();
+    assert!(
+        matches!(e, fabriclab_core::Error::InvalidArgument(_)) && e.to_string().contains("IPoIB"),
+        "{e}"
+    );
+}
