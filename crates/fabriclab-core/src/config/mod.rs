@@ -1,17 +1,20 @@
 //! Fabric descriptions: what a user writes in a fabric TOML file.
 //!
-//! A [`FabricSpec`] holds the topology (a leaf-spine builder or an explicit
-//! node/link list), the switch model, the NIC model, QoS, PFC, ECN, the
-//! congestion control and the hosts' TCP stack. Every field has a documented default, so a file only
+//! A [`FabricSpec`] holds the link layer (`transport`: Ethernet with RoCEv2,
+//! or InfiniBand with its `[ib]` section), the topology (a leaf-spine
+//! builder or an explicit node/link list), the switch model, the NIC model,
+//! QoS, PFC, ECN, the congestion control and the hosts' TCP stack. Every field has a documented default, so a file only
 //! states what differs. Parsing rejects unknown keys (a typo is an error, not
 //! a silently ignored setting) and [`FabricSpec::validate`] rejects
 //! impossible values with a message that names the field to change.
 
 mod cc;
+mod ib;
 mod presets;
 mod tcp;
 
 pub use cc::{CcAlgorithm, CcSpec, DcqcnParams};
+pub use ib::{IbCcSpec, IbSpec, Transport, IB_SWITCH_LATENCY_NS, MAX_VLS};
 pub use presets::{preset, preset_names, preset_toml};
 pub use tcp::{TcpCc, TcpSpec};
 
@@ -32,6 +35,9 @@ pub struct FabricSpec {
     /// Free text: what this fabric is and where its numbers come from.
     #[serde(default)]
     pub description: String,
+    /// Link layer: "roce" (Ethernet, the default) or "infiniband".
+    #[serde(default, skip_serializing_if = "Transport::is_roce")]
+    pub transport: Transport,
     /// Nodes and links.
     pub topology: TopologySpec,
     /// Switch model.
@@ -58,6 +64,10 @@ pub struct FabricSpec {
     /// The hosts' TCP stack (used by TCP workloads such as iperf).
     #[serde(default)]
     pub tcp: TcpSpec,
+    /// InfiniBand link layer, routing and congestion control (with
+    /// `transport = "infiniband"`; absent = the defaults).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ib: Option<IbSpec>,
 }
 
 /// The topology: a builder or an explicit list.
@@ -320,12 +330,13 @@ impl Default for EcnSpec {
 impl FabricSpec {
     /// Parse a fabric from TOML text.
     pub fn from_toml(text: &str) -> Result<FabricSpec> {
-        let spec: FabricSpec = toml::from_str(text).map_err(|e| {
+        let mut spec: FabricSpec = toml::from_str(text).map_err(|e| {
             Error::Parse(format!(
                 "fabric TOML: {}",
                 e.to_string().trim_end().replace('\n', "\n  ")
             ))
         })?;
+        ib::apply_defaults(&mut spec, text)?;
         spec.validate()?;
         Ok(spec)
     }
@@ -388,8 +399,19 @@ impl FabricSpec {
         }
         self.cc.validate()?;
         self.tcp.validate()?;
+        ib::validate(self)?;
         // Connectivity and host links are checked on the built graph.
         crate::topology::Topology::build(self).map(|_| ())
+    }
+
+    /// True when the links are InfiniBand.
+    pub fn is_infiniband(&self) -> bool {
+        self.transport == Transport::Infiniband
+    }
+
+    /// The `[ib]` section in force (its defaults when absent).
+    pub fn ib_spec(&self) -> IbSpec {
+        self.ib.clone().unwrap_or_default()
     }
 
     /// Names of the hosts, in order (`h0`, `h1`, ... for leaf-spine).

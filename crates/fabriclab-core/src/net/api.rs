@@ -104,6 +104,10 @@ pub struct PortReport {
     /// The counters.
     #[serde(flatten)]
     pub counters: PortCounters,
+    /// InfiniBand counters (credits, flow-control packets, FECN), on
+    /// InfiniBand fabrics only.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub ib: Option<super::ib::IbPortCounters>,
 }
 
 /// A QP's identity and counters, for reports.
@@ -265,6 +269,7 @@ impl Net {
                     peer: self.topo.nodes[port.peer_node as usize].name.clone(),
                     rate_gbps: port.rate.as_gbps_f64(),
                     counters,
+                    ib: self.ib_port_counters(pi),
                 });
             }
         }

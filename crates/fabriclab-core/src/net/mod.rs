@@ -6,7 +6,9 @@
 //! `port` (egress scheduling, serialisation, the wire), `switch`
 //! (forwarding, shared buffer, PFC, ECN), `nic` (queue pairs, RC transport,
 //! DCQCN reaction and notification points), `routing` (forwarding tables and
-//! ECMP), `tcp` (the hosts' TCP senders and receivers). Workloads talk to
+//! ECMP), `tcp` (the hosts' TCP senders and receivers), `ib` (InfiniBand's
+//! credit-based link layer, D-mod-K routing and congestion control, which
+//! replace PFC, ECMP and DCQCN on an InfiniBand fabric). Workloads talk to
 //! the network only through the methods in `api.rs` and `tcp/api.rs`:
 //! connect, post, write, and the events delivered to their [`App`].
 //!
@@ -15,12 +17,13 @@
 mod api;
 pub mod counters;
 pub mod dcqcn;
+pub mod ib;
 mod mmu;
 mod nic;
 pub mod packet;
 mod port;
 mod qp;
-mod routing;
+pub(crate) mod routing;
 mod switch;
 pub mod tcp;
 
@@ -75,6 +78,10 @@ pub enum Ev {
     TcpDelAck(u32, u32),
     /// A TCP sender may send again (room in the host queues).
     TcpPush(u32),
+    /// An InfiniBand HCA finished moving a received packet to memory (host).
+    IbDrain(u32),
+    /// A QP's InfiniBand CCTI decrease timer (QP, generation).
+    IbCcti(u32, u32),
 }
 
 /// Per-host NIC state (the host's one port is `port`).
@@ -113,6 +120,20 @@ pub(crate) struct Params {
     pub kmax: u64,
     pub pmax: f64,
     pub dcqcn: Option<DcqcnConf>,
+    /// InfiniBand links (IB wire overheads; credits in `Net::ib`).
+    pub ib: bool,
+}
+
+impl Params {
+    /// Bytes on the wire of an RDMA packet of this fabric's link layer.
+    #[inline]
+    pub fn wire_bytes(&self, payload: u32, ext: crate::wire::Ext) -> u32 {
+        if self.ib {
+            crate::wire::ib_wire_bytes(payload, ext)
+        } else {
+            crate::wire::roce_wire_bytes(payload, ext, self.vlan)
+        }
+    }
 }
 
 /// A telemetry sample row (opt-in; see [`Net::enable_sampling`]).
@@ -151,6 +172,8 @@ pub struct Net {
     pub(crate) sample_period: Option<Time>,
     pub(crate) samples: Vec<Sample>,
     pub(crate) tcp: tcp::Tcp,
+    /// InfiniBand state (credits, HCA buffers, CC), on IB fabrics only.
+    pub(crate) ib: Option<Box<ib::Ib>>,
 }
 
 impl Net {
@@ -250,7 +273,11 @@ impl Net {
                 Rng::new(seed, 1_000_000 + sw as u64),
             ));
         }
-        let routing = Routing::build(&topo, &ports, &node_ports, seed);
+        let mut routing = Routing::build(&topo, &ports, &node_ports, seed);
+        let ib = spec.is_infiniband().then(|| {
+            ib::pin_dmodk(&mut routing);
+            Box::new(ib::Ib::new(spec, &topo, &ports))
+        });
         Ok(Net {
             q: EventQueue::new(),
             p,
@@ -268,6 +295,7 @@ impl Net {
             sample_period: None,
             samples: Vec::new(),
             tcp: tcp::Tcp::new(&spec.tcp, spec.nic.vlan, seed),
+            ib,
             topo,
         })
     }
@@ -290,6 +318,7 @@ impl Net {
             Ev::Arrive(port) => self.on_arrive(port),
             Ev::TxDone(port) => self.on_tx_done(port),
             Ev::Wake(port) => self.on_wake(port),
+            Ev::Inject(pkt) if self.ib.is_some() => self.ib_inject(pkt),
             Ev::Inject(pkt) => self.on_inject(pkt),
             Ev::Rto(qp, g) => self.on_rto(qp, g),
             Ev::RateTimer(qp, g) => self.on_rate_timer(qp, g),
@@ -300,6 +329,8 @@ impl Net {
             Ev::TcpRto(c, g) => self.on_tcp_rto(c, g),
             Ev::TcpDelAck(c, g) => self.on_tcp_delack(c, g),
             Ev::TcpPush(c) => self.on_tcp_push(c),
+            Ev::IbDrain(host) => self.on_ib_drain(host),
+            Ev::IbCcti(qp, g) => self.on_ib_ccti(qp, g),
             Ev::App(_) => debug_assert!(false, "App events are routed by Sim"),
         }
     }
@@ -375,8 +406,13 @@ fn params(spec: &FabricSpec) -> Result<Params> {
         CcAlgorithm::None => None,
         CcAlgorithm::Dcqcn => Some(DcqcnConf::new(&spec.cc.dcqcn()?)),
     };
+    let ib = spec.is_infiniband();
     Ok(Params {
-        mtu: spec.nic.roce_mtu,
+        mtu: if ib {
+            spec.ib_spec().mtu
+        } else {
+            spec.nic.roce_mtu
+        },
         vlan: spec.nic.vlan,
         nic_tx: Time::from_ns_f64(spec.nic.tx_latency_ns),
         nic_rx: Time::from_ns_f64(spec.nic.rx_latency_ns),
@@ -399,6 +435,7 @@ fn params(spec: &FabricSpec) -> Result<Params> {
         kmax: spec.ecn.kmax_bytes,
         pmax: spec.ecn.pmax,
         dcqcn,
+        ib,
     })
 }
 

@@ -21,7 +21,9 @@
 //! responder's send stream, acknowledged by the requester like WRITE data
 //! (real IB needs no ACKs for responses; here they cost a few small packets
 //! on the reverse path). The receiving host never runs out of buffer, so a
-//! NIC never sends PFC frames. Retry counts are not enforced.
+//! NIC never sends PFC frames. Retry counts are not enforced. On InfiniBand
+//! a QP whose next packet lacks link credits is parked like a paused one
+//! (the hook in `nic_next_packet`; see `ib/credits.rs`).
 
 use super::api::{AppEvent, OpKind};
 use super::dcqcn::CnpAction;
@@ -29,7 +31,7 @@ use super::packet::{Packet, PktId, PktKind, F_CE, F_FIRST, F_LAST, F_RETX};
 use super::qp::{Msg, Sched};
 use super::{Ev, Net};
 use crate::units::Time;
-use crate::wire::{roce_wire_bytes, Ext, ROCEV2_UDP_PORT};
+use crate::wire::{Ext, ROCEV2_UDP_PORT};
 use std::cmp::Reverse;
 
 impl Net {
@@ -112,8 +114,10 @@ impl Net {
                 continue;
             }
             let prio = s.prio as usize;
-            if self.ports[port as usize].paused(prio, now) {
-                s.sched = Sched::Parked;
+            if self.ports[port as usize].paused(prio, now)
+                || (self.ib.is_some() && !self.ib_nic_take_credits(h, q))
+            {
+                self.qsched[q as usize].sched = Sched::Parked;
                 self.nics[h].parked[prio].push(q);
                 continue;
             }
@@ -153,7 +157,6 @@ impl Net {
     fn build_data_packet(&mut self, q: u32) -> PktId {
         let now = self.now();
         let mtu = self.p.mtu as u64;
-        let vlan = self.p.vlan;
         let qp = &mut self.qps[q as usize];
         let m = &qp.msgs[qp.cur];
         let idx = qp.snd_nxt - m.first_psn;
@@ -174,7 +177,7 @@ impl Net {
                 (kind, payload, ext, m.bytes)
             }
         };
-        let wire = roce_wire_bytes(payload, ext, vlan);
+        let wire = self.p.wire_bytes(payload, ext);
         let mut flags = 0;
         if first {
             flags |= F_FIRST;
@@ -250,7 +253,7 @@ impl Net {
             dst_qp: qp.peer_qp,
             psn: 0,
             payload: 0,
-            wire: roce_wire_bytes(payload, ext, self.p.vlan),
+            wire: self.p.wire_bytes(payload, ext),
             ingress: 0,
             aux,
             token: 0,

@@ -37,6 +37,9 @@ pub enum PktKind {
     /// Pure TCP ACK (`aux` = cumulative ACK, `token` = TSecr, `dst_qp` =
     /// the connection).
     TcpAck,
+    /// InfiniBand link-level flow-control packet (`prio` = the VL, `aux` =
+    /// FCCL: the total 64 B credits the receiving port has granted on it).
+    FlowCtl,
 }
 
 impl PktKind {

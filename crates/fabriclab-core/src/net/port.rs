@@ -9,7 +9,9 @@
 //! many packets are in flight. A switch's port-to-port latency is added on
 //! the wire into the switch; with cut-through the switch sees the packet
 //! once its first 64 bytes are in, and its egress never ends before the
-//! ingress has received the last bit.
+//! ingress has received the last bit. On InfiniBand, flow-control packets
+//! ride the PFC frames' queue and credits are handled in `ib/` (two hooks
+//! below, in `start_tx` and `on_arrive`).
 
 use super::counters::PortCounters;
 use super::packet::{PktId, PktKind};
@@ -235,6 +237,9 @@ impl Net {
         port.busy = true;
         if p.kind == PktKind::Pause {
             port.c.pause_tx += 1;
+        } else if p.kind == PktKind::FlowCtl {
+            // InfiniBand credit update: carries the credits as they are now.
+            super::ib::stamp_fcp(self.ib.as_deref_mut(), pi, p);
         } else {
             port.c.tx_bytes += wire;
             port.c.tx_packets += 1;
@@ -281,10 +286,15 @@ impl Net {
             self.on_pause_frame(peer, pkt);
             return;
         }
+        if kind == PktKind::FlowCtl {
+            return self.ib_on_fcp(peer, pkt);
+        }
         rx.c.rx_bytes += wire;
         rx.c.rx_packets += 1;
         if self.is_switch(peer_node) {
             self.switch_receive(peer, pkt);
+        } else if self.ib.is_some() {
+            self.ib_hca_arrive(peer, pkt);
         } else {
             self.nic_receive(peer_node, pkt);
         }

@@ -7,8 +7,10 @@
 //! address, UDP source port as entropy and UDP destination port 4791 for
 //! RoCEv2; TCP source and destination ports for TCP) mixed with
 //! the switch's own seed, derived from the run seed: without per-switch seeds
-//! all tiers would make correlated choices (polarisation). Not modelled yet:
-//! failures and reconvergence, weighted ECMP, adaptive routing.
+//! all tiers would make correlated choices (polarisation). InfiniBand
+//! replaces each group by one port (`Routing::pin`, see `ib/routing.rs`).
+//! Not modelled yet: failures and reconvergence, weighted ECMP, adaptive
+//! routing.
 
 use super::port::Port;
 use crate::rng::splitmix64;
@@ -73,6 +75,20 @@ impl Routing {
         }
     }
 
+    /// Make every group a single port, `pick(switch, dst, members)` (static
+    /// routing: the members are the min-hop ports in port order).
+    pub fn pin(&mut self, pick: impl Fn(usize, usize, &[u32]) -> u32) {
+        let h = self.n_hosts;
+        for (i, g) in self.groups.iter_mut().enumerate() {
+            let (off, len) = (g.0 as usize, g.1 as usize);
+            if len > 1 {
+                let port = pick(h + i / h, i % h, &self.members[off..off + len]);
+                self.members[off] = port;
+                g.1 = 1;
+            }
+        }
+    }
+
     /// The egress port at switch `node` for a packet to `dst`.
     #[inline]
     pub fn next_port(&self, node: u32, src: u32, dst: u32, sport: u16, dport: u16) -> u32 {
@@ -87,5 +103,25 @@ impl Routing {
         let h = splitmix64(key ^ self.seeds[sw]);
         let idx = ((h as u128 * len as u128) >> 64) as u32;
         self.members[(off + idx) as usize]
+    }
+}
+
+impl super::Net {
+    /// The path of QP `qp`'s data: (switch name, egress port index within
+    /// the switch) at every switch from its host to the peer's.
+    pub fn qp_path(&self, qp: super::QpId) -> Vec<(String, u32)> {
+        let q = &self.qps[qp.0 as usize];
+        let (src, dst) = (q.host, q.peer_host);
+        let mut node = self.ports[self.nics[src as usize].port as usize].peer_node;
+        let mut path = Vec::new();
+        while node != dst {
+            let out = self
+                .routing
+                .next_port(node, src, dst, q.sport, crate::wire::ROCEV2_UDP_PORT);
+            let first = self.node_ports[node as usize];
+            path.push((self.topo.nodes[node as usize].name.clone(), out - first));
+            node = self.ports[out as usize].peer_node;
+        }
+        path
     }
 }

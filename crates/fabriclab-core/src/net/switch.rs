@@ -10,6 +10,7 @@
 //! probability of the egress queue depth it leaves behind (marking at
 //! dequeue, as the HPCC ns-3 code does, gives the fastest feedback).
 //! Segments that are not ECN-capable are never marked (nor dropped early).
+//! An InfiniBand switch forwards through `ib/credits.rs` instead.
 
 use super::mmu::Admit;
 use super::packet::{Packet, PktId, PktKind, F_CE, F_ECT};
@@ -18,6 +19,9 @@ use crate::wire::PFC_FRAME_WIRE;
 
 impl Net {
     pub(crate) fn switch_receive(&mut self, in_port: PortIdx, pkt: PktId) {
+        if self.ib.is_some() {
+            return self.ib_switch_receive(in_port, pkt);
+        }
         let p = self.pkts.get_mut(pkt);
         p.ingress = in_port;
         let (src, dst, sport, dport) = (p.src, p.dst, p.sport, p.dport);
@@ -55,6 +59,9 @@ impl Net {
 
     /// Called by the port when a packet leaves a switch queue.
     pub(crate) fn on_switch_dequeue(&mut self, out: PortIdx, pkt: PktId, prio: usize) {
+        if self.ib.is_some() {
+            return self.ib_switch_dequeue(out, pkt, prio);
+        }
         let (in_port, size, kind, flags) = {
             let p = self.pkts.get(pkt);
             (p.ingress, p.wire as u64, p.kind, p.flags)

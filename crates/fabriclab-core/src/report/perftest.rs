@@ -34,7 +34,8 @@ fn banner(r: &Report, out: &mut String) {
         let _ = writeln!(out, " CQ Moderation   : {cq}");
     }
     let _ = writeln!(out, " Mtu             : {}[B]", r.mtu);
-    let _ = writeln!(out, " Link type       : Ethernet");
+    let link = if r.infiniband { "IB" } else { "Ethernet" };
+    let _ = writeln!(out, " Link type       : {link}");
     if matches!(test, Test::ReadBw | Test::ReadLat) {
         let _ = writeln!(out, " Outstand reads  : {}", r.tx_depth);
     } else {
@@ -134,7 +135,10 @@ pub fn json(r: &Report) -> String {
         );
     }
     put("Mtu", r.mtu.into());
-    put("Link_type", "Ethernet".into());
+    put(
+        "Link_type",
+        if r.infiniband { "IB" } else { "Ethernet" }.into(),
+    );
     put("Max_inline_data", 0.into());
     put("rdma_cm_QPs", "OFF".into());
     put("Data_ex_method", "Ethernet".into());

@@ -173,6 +173,7 @@ impl Iperf {
     /// A run of `opts` on `net` (host names resolved, options checked).
     pub fn new(net: &Net, opts: &Options) -> Result<Iperf> {
         let cc = opts.validate()?;
+        net.tcp_supported()?;
         let client = net.host(&opts.client)?;
         let server = net.host(&opts.server)?;
         if client == server {

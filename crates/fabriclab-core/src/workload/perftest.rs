@@ -125,7 +125,7 @@ pub struct Options {
     pub bidirectional: bool,
     /// `-D`: run for this many seconds of simulated time instead of `-n`.
     pub duration_s: Option<f64>,
-    /// `--mtu`: RoCE MTU for this run (default: the fabric's).
+    /// `--mtu`: RoCE (or IB) MTU for this run (default: the fabric's).
     pub mtu: Option<u32>,
     /// `--report_gbits`: bandwidth in Gb/s instead of MiB/s.
     pub report_gbits: bool,
@@ -203,8 +203,11 @@ pub struct LatRow {
 pub struct Report {
     /// The options, resolved.
     pub options: Options,
-    /// The RoCE MTU used.
+    /// The MTU used (RoCE, or IB on an InfiniBand fabric).
     pub mtu: u32,
+    /// The fabric is InfiniBand (perftest's link type `IB`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub infiniband: bool,
     /// TX depth used.
     pub tx_depth: u32,
     /// Iterations used (per size).
@@ -228,9 +231,14 @@ pub struct Report {
 /// Run perftest on `fabric` with `seed`.
 pub fn run(fabric: &FabricSpec, opts: &Options, seed: u64) -> Result<Report> {
     let mut spec = fabric.clone();
+    let infiniband = spec.is_infiniband();
     if let Some(mtu) = opts.mtu {
         check_mtu(mtu)?;
-        spec.nic.roce_mtu = mtu;
+        if infiniband {
+            spec.ib.get_or_insert_with(Default::default).mtu = mtu;
+        } else {
+            spec.nic.roce_mtu = mtu;
+        }
     }
     let test = opts.test;
     let iters = opts.iters.unwrap_or(test.default_iters());
@@ -285,7 +293,12 @@ pub fn run(fabric: &FabricSpec, opts: &Options, seed: u64) -> Result<Report> {
 
     let mut report = Report {
         options: opts.clone(),
-        mtu: spec.nic.roce_mtu,
+        mtu: if infiniband {
+            spec.ib_spec().mtu
+        } else {
+            spec.nic.roce_mtu
+        },
+        infiniband,
         tx_depth,
         iters,
         bw: Vec::new(),

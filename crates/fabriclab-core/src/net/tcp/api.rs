@@ -38,6 +38,18 @@ pub struct TcpReport {
 }
 
 impl Net {
+    /// Ok when the fabric carries TCP (Ethernet); an error naming what to
+    /// change on an InfiniBand fabric (IPoIB is not modelled).
+    pub fn tcp_supported(&self) -> Result<()> {
+        if self.p.ib {
+            return arg_err(
+                "TCP runs over Ethernet here; this fabric is InfiniBand and IPoIB is not \
+                 modelled: run TCP workloads (iperf) on a RoCE fabric",
+            );
+        }
+        Ok(())
+    }
+
     /// Open a TCP connection from `client` to `server` (host indexes),
     /// owned by workload `app`, with congestion control `cc` (default: the
     /// fabric's `[tcp] congestion`). The connection is established at once
@@ -55,6 +67,7 @@ impl Net {
                 "host index out of range (the fabric has {n} hosts)"
             ));
         }
+        self.tcp_supported()?;
         if client == server {
             return arg_err(format!(
                 "cannot open a TCP connection from host {} to itself over the network; \
