@@ -42,6 +42,7 @@ impl Net {
         if fits {
             port.sent[vl] += need;
             port.queued[vl] += switch as u32;
+            port.queued_blocks[vl] += need * switch as u64;
         } else {
             port.waitq[vl].push_back(pkt);
             port.wait_bytes[vl] += wire as u64;
@@ -138,6 +139,7 @@ impl Net {
         let vl = ib.vl(prio as u8);
         let port = &mut ib.ports[out as usize];
         port.queued[vl] -= 1;
+        port.queued_blocks[vl] -= ib_credits(wire);
         port.last_tx_end[vl] = tx_end;
         if port.queued[vl] == 0 && !port.waitq[vl].is_empty() && port.stall_since[vl].is_none() {
             port.stall_since[vl] = Some(tx_end);
@@ -217,6 +219,7 @@ impl Net {
             port.wait_bytes[vl] -= wire as u64;
             port.sent[vl] += need;
             port.queued[vl] += switch as u32;
+            port.queued_blocks[vl] += need * switch as u64;
             moved.push(pkt);
         }
         // A switch VL resumes when a waiting packet goes; an HCA's when its

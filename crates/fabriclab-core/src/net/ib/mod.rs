@@ -87,8 +87,10 @@ pub(crate) struct IbPort {
     /// Packets waiting for credits, per VL.
     pub waitq: [VecDeque<PktId>; MAX_VLS],
     pub wait_bytes: [u64; MAX_VLS],
-    /// Credited packets in the port's queues not yet sent (switch ports).
+    /// Credited packets in the port's queues not yet sent (switch ports),
+    /// and their blocks (taken from `limit` but not yet sent).
     pub queued: [u32; MAX_VLS],
+    pub queued_blocks: [u64; MAX_VLS],
     /// When the last credited packet of the VL finishes leaving.
     pub last_tx_end: [Time; MAX_VLS],
     pub stall_since: [Option<Time>; MAX_VLS],
@@ -151,6 +153,7 @@ impl Ib {
                     waitq: Default::default(),
                     wait_bytes: [0; MAX_VLS],
                     queued: [0; MAX_VLS],
+                    queued_blocks: [0; MAX_VLS],
                     last_tx_end: [Time::ZERO; MAX_VLS],
                     stall_since: [None; MAX_VLS],
                     mark_count: 0,
