@@ -105,10 +105,12 @@ pub(crate) struct IbPort {
     pub c: IbPortCounters,
 }
 
-/// An HCA's receive path: packets waiting to be moved to host memory.
+/// An HCA: packets waiting to be moved to host memory (receive side), and
+/// QPs waiting for credits (send side), per VL, in the order they stopped.
 #[derive(Default)]
 pub(crate) struct Hca {
     pub drain: VecDeque<(PortIdx, PktId)>,
+    pub parked: [VecDeque<u32>; MAX_VLS],
 }
 
 /// Congestion-control state of a QP (the sending side).
@@ -131,6 +133,8 @@ pub(crate) struct Ib {
     pub credit_log: Option<Vec<(PortIdx, u8, Time, Time)>>,
     /// Reused buffer of packets released by a credit update.
     pub scratch: Vec<PktId>,
+    /// QPs in some HCA's `parked` list.
+    pub qp_parked: Vec<bool>,
 }
 
 impl Ib {
@@ -179,6 +183,7 @@ impl Ib {
             cc_qps: Vec::new(),
             credit_log: None,
             scratch: Vec::new(),
+            qp_parked: Vec::new(),
         }
     }
 
