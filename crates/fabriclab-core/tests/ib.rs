@@ -133,6 +133,29 @@ fn ib_write_bw_reaches_the_ib_goodput_and_reports_an_ib_link() {
 }
 
 #[test]
+fn read_send_and_bidirectional_perftests_run_over_ib() {
+    let spec = ib_leaf_spine(2, 2, 2, "");
+    let want = ib_write_goodput_gbps(100.0, 4096);
+    for t in [Test::ReadBw, Test::SendBw] {
+        let g = perftest::run(&spec, &opts(t, "h0", "h2"), 1).unwrap().bw[0].bw_avg_gbps;
+        assert!((g - want).abs() / want < 0.02, "{t:?}: {g}");
+    }
+    let o = Options {
+        bidirectional: true,
+        ..opts(Test::WriteBw, "h0", "h2")
+    };
+    let g = perftest::run(&spec, &o, 1).unwrap().bw[0].bw_avg_gbps;
+    assert!(
+        (g - 2.0 * want).abs() / (2.0 * want) < 0.02,
+        "bidirectional {g}"
+    );
+    let lat = |t| perftest::run(&spec, &opts(t, "h0", "h2"), 1).unwrap().lat[0].t_avg_us;
+    let (w, r, s) = (lat(Test::WriteLat), lat(Test::ReadLat), lat(Test::SendLat));
+    println!("IB leaf-spine: write_lat {w:.3} us, read_lat {r:.3} us, send_lat {s:.3} us");
+    assert!(r > 1.8 * w && (s - w).abs() < 0.01);
+}
+
+#[test]
 fn a_slow_receiver_stops_its_upstream_port_exactly_when_credits_run_out() {
     // h0 -> leaf0 -> h1 at 100G, 100 ns cables, switch latency 100 ns,
     // IB MTU 1024. h1's HCA holds 16 KiB per VL (256 credits of 64 B) and

@@ -15,6 +15,12 @@ const PRESETS: &[(&str, &str)] = &[
         include_str!("../../presets/stackhpc-roce.toml"),
     ),
     (
+        "stackhpc-ib",
+        include_str!("../../presets/stackhpc-ib.toml"),
+    ),
+    ("ihep-ib", include_str!("../../presets/ihep-ib.toml")),
+    ("sandia-ib", include_str!("../../presets/sandia-ib.toml")),
+    (
         "bench-a2a-32",
         include_str!("../../presets/bench-a2a-32.toml"),
     ),

@@ -22,8 +22,8 @@
 //! (real IB needs no ACKs for responses; here they cost a few small packets
 //! on the reverse path). The receiving host never runs out of buffer, so a
 //! NIC never sends PFC frames. Retry counts are not enforced. On InfiniBand
-//! a QP whose next packet lacks link credits is parked like a paused one
-//! (the hook in `nic_next_packet`; see `ib/credits.rs`).
+//! a QP whose next packet lacks link credits is parked by `ib/credits.rs`
+//! (the hook in `nic_next_packet`).
 
 use super::api::{AppEvent, OpKind};
 use super::dcqcn::CnpAction;
@@ -114,12 +114,13 @@ impl Net {
                 continue;
             }
             let prio = s.prio as usize;
-            if self.ports[port as usize].paused(prio, now)
-                || (self.ib.is_some() && !self.ib_nic_take_credits(h, q))
-            {
+            if self.ports[port as usize].paused(prio, now) {
                 self.qsched[q as usize].sched = Sched::Parked;
                 self.nics[h].parked[prio].push(q);
                 continue;
+            }
+            if self.ib.is_some() && !self.ib_nic_take_credits(h, q) {
+                continue; // parked by ib/credits.rs until credits return
             }
             // The next QP of the ring is asked for when this packet is out.
             if let Some(&next) = self.nics[h].ready.front() {

@@ -84,7 +84,13 @@ impl Net {
         let conf = ib.cc.as_ref().expect("congestion control");
         let port = &mut ib.ports[out as usize];
         let depth = queued + port.wait_bytes[vl];
-        let victim = !port.waitq[vl].is_empty();
+        // A victim's next waiting packet would not fit in the downstream
+        // buffer even if the packets queued here had not reserved their
+        // credits yet: what holds the VL back is further on.
+        let victim = port.waitq[vl].front().is_some_and(|&head| {
+            let need = ib_credits(self.pkts.get(head).wire);
+            port.limit[vl] + port.queued_blocks[vl] - port.sent[vl] < need
+        });
         if !kind.is_data()
             || depth < conf.threshold
             || ib_credits(wire) < conf.packet_size_credits

@@ -6,8 +6,10 @@
 //! ACKs) wait in a FIFO per VL until their blocks fit and then enter the
 //! port's queues holding their credits, so the `[qos]` scheduler only ever
 //! sees packets that may go; an HCA's data packets take their credits when
-//! the NIC builds them (a QP whose next packet does not fit is parked until
-//! credits come back, as a PFC-paused one would be).
+//! the NIC builds them: a QP whose next packet does not fit is parked in
+//! the HCA's list for the VL and rescheduled, in order, when credits come
+//! back (only as many as the returned credits can carry, so a credit
+//! update costs O(QPs it wakes), never a scan of all parked QPs).
 //!
 //! Receivers count each packet's blocks in their VL buffer on arrival and
 //! free them when a switch dequeues the packet for forwarding (cut-through
@@ -21,6 +23,7 @@
 //! to send, to the moment credits let it send again.
 
 use super::super::packet::{Packet, PktId, PktKind};
+use super::super::qp::Sched;
 use super::super::{Net, PortIdx};
 use crate::wire::{ib_credits, ib_wire_bytes, Ext, IB_FCP_BYTES};
 
@@ -42,6 +45,7 @@ impl Net {
         if fits {
             port.sent[vl] += need;
             port.queued[vl] += switch as u32;
+            port.queued_blocks[vl] += need * switch as u64;
         } else {
             port.waitq[vl].push_back(pkt);
             port.wait_bytes[vl] += wire as u64;
@@ -58,7 +62,8 @@ impl Net {
     }
 
     /// An HCA's NIC is about to build QP `q`'s next packet: take its
-    /// credits, or say no (the QP is then parked until credits return).
+    /// credits, or say no and park the QP (idle, in the HCA's list for its
+    /// VL) until credits return.
     pub(crate) fn ib_nic_take_credits(&mut self, host: usize, q: u32) -> bool {
         let now = self.now();
         let (prio, wire) = self.ib_next_data_packet(q);
@@ -72,7 +77,41 @@ impl Net {
             return true;
         }
         port.stall_since[vl].get_or_insert(now);
+        if ib.qp_parked.len() <= q as usize {
+            ib.qp_parked.resize(self.qps.len(), false);
+        }
+        if !std::mem::replace(&mut ib.qp_parked[q as usize], true) {
+            ib.hcas[host].parked[vl].push_back(q);
+        }
+        self.qsched[q as usize].sched = Sched::Idle;
         false
+    }
+
+    /// Credits came back for `vl` on host `host`'s port: reschedule parked
+    /// QPs, in the order they stopped, as long as their next packets fit.
+    /// Returns how many were rescheduled.
+    fn ib_unpark(&mut self, host: usize, vl: usize, mut budget: u64) -> usize {
+        let mut woken = 0;
+        loop {
+            let ib = self.ib.as_mut().expect("InfiniBand");
+            let Some(&q) = ib.hcas[host].parked[vl].front() else {
+                break;
+            };
+            let qp = &self.qps[q as usize];
+            if self.qsched[q as usize].sched == Sched::Idle && qp.has_unsent() {
+                let need = ib_credits(self.ib_next_data_packet(q).1);
+                if need > budget {
+                    break;
+                }
+                budget -= need;
+                woken += 1;
+            }
+            let ib = self.ib.as_mut().expect("InfiniBand");
+            ib.hcas[host].parked[vl].pop_front();
+            ib.qp_parked[q as usize] = false;
+            self.qp_activate(q);
+        }
+        woken
     }
 
     /// Priority and wire size of QP `q`'s next data packet (the shape
@@ -138,6 +177,7 @@ impl Net {
         let vl = ib.vl(prio as u8);
         let port = &mut ib.ports[out as usize];
         port.queued[vl] -= 1;
+        port.queued_blocks[vl] -= ib_credits(wire);
         port.last_tx_end[vl] = tx_end;
         if port.queued[vl] == 0 && !port.waitq[vl].is_empty() && port.stall_since[vl].is_none() {
             port.stall_since[vl] = Some(tx_end);
@@ -217,12 +257,21 @@ impl Net {
             port.wait_bytes[vl] -= wire as u64;
             port.sent[vl] += need;
             port.queued[vl] += switch as u32;
+            port.queued_blocks[vl] += need * switch as u64;
             moved.push(pkt);
         }
-        // A switch VL resumes when a waiting packet goes; an HCA's when its
-        // parked QPs may try again (the credits may still be too few for
-        // them, then the stall starts over).
-        if !moved.is_empty() || (!switch && port.waitq[vl].is_empty()) {
+        let budget = port.limit[vl] - port.sent[vl];
+        let waiting = !port.waitq[vl].is_empty();
+        let woken = if switch || waiting {
+            0
+        } else {
+            self.ib_unpark(node as usize, vl, budget)
+        };
+        // The VL resumes when a waiting packet or a parked QP goes (an
+        // HCA's QP may then still find too few credits, and stall again).
+        let ib = self.ib.as_mut().expect("InfiniBand");
+        let port = &mut ib.ports[pi as usize];
+        if !moved.is_empty() || woken > 0 {
             if let Some(since) = port.stall_since[vl].take() {
                 if since < now {
                     port.c.credit_stalled_ps[vl] += (now - since).0;
@@ -234,7 +283,7 @@ impl Net {
             }
         }
         let port = &mut ib.ports[pi as usize];
-        if !switch && !port.waitq[vl].is_empty() {
+        if !switch && (waiting || !ib.hcas[node as usize].parked[vl].is_empty()) {
             port.stall_since[vl].get_or_insert(now);
         }
         for &pkt in &moved {
@@ -243,11 +292,6 @@ impl Net {
         moved.clear();
         self.ib.as_mut().expect("InfiniBand").scratch = moved;
         if !switch {
-            for class in 0..8 {
-                if self.ib.as_ref().expect("InfiniBand").vl(class as u8) == vl {
-                    self.nic_unpark(node, class);
-                }
-            }
             self.try_tx(pi);
         }
     }

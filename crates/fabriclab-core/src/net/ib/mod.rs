@@ -87,8 +87,10 @@ pub(crate) struct IbPort {
     /// Packets waiting for credits, per VL.
     pub waitq: [VecDeque<PktId>; MAX_VLS],
     pub wait_bytes: [u64; MAX_VLS],
-    /// Credited packets in the port's queues not yet sent (switch ports).
+    /// Credited packets in the port's queues not yet sent (switch ports),
+    /// and their blocks (taken from `limit` but not yet sent).
     pub queued: [u32; MAX_VLS],
+    pub queued_blocks: [u64; MAX_VLS],
     /// When the last credited packet of the VL finishes leaving.
     pub last_tx_end: [Time; MAX_VLS],
     pub stall_since: [Option<Time>; MAX_VLS],
@@ -103,10 +105,12 @@ pub(crate) struct IbPort {
     pub c: IbPortCounters,
 }
 
-/// An HCA's receive path: packets waiting to be moved to host memory.
+/// An HCA: packets waiting to be moved to host memory (receive side), and
+/// QPs waiting for credits (send side), per VL, in the order they stopped.
 #[derive(Default)]
 pub(crate) struct Hca {
     pub drain: VecDeque<(PortIdx, PktId)>,
+    pub parked: [VecDeque<u32>; MAX_VLS],
 }
 
 /// Congestion-control state of a QP (the sending side).
@@ -129,6 +133,8 @@ pub(crate) struct Ib {
     pub credit_log: Option<Vec<(PortIdx, u8, Time, Time)>>,
     /// Reused buffer of packets released by a credit update.
     pub scratch: Vec<PktId>,
+    /// QPs in some HCA's `parked` list.
+    pub qp_parked: Vec<bool>,
 }
 
 impl Ib {
@@ -151,6 +157,7 @@ impl Ib {
                     waitq: Default::default(),
                     wait_bytes: [0; MAX_VLS],
                     queued: [0; MAX_VLS],
+                    queued_blocks: [0; MAX_VLS],
                     last_tx_end: [Time::ZERO; MAX_VLS],
                     stall_since: [None; MAX_VLS],
                     mark_count: 0,
@@ -176,6 +183,7 @@ impl Ib {
             cc_qps: Vec::new(),
             credit_log: None,
             scratch: Vec::new(),
+            qp_parked: Vec::new(),
         }
     }
 
