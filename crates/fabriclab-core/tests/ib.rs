@@ -231,6 +231,9 @@ fn a_slow_receiver_stops_its_upstream_port_exactly_when_credits_run_out() {
     );
     // The sender kept its credits; nothing was lost or paused.
     let ports = sim.net.port_reports();
+    let table = report::table::ports(&ports);
+    println!("{table}");
+    assert!(table.contains("cred_stall_us") && !table.contains("pause_tx"));
     assert!(ports
         .iter()
         .all(|p| p.counters.drops == 0 && p.counters.pause_tx == 0));
