@@ -231,6 +231,9 @@ fn a_slow_receiver_stops_its_upstream_port_exactly_when_credits_run_out() {
     );
     // The sender kept its credits; nothing was lost or paused.
     let ports = sim.net.port_reports();
+    let table = report::table::ports(&ports);
+    println!("{table}");
+    assert!(table.contains("cred_stall_us") && !table.contains("pause_tx"));
     assert!(ports
         .iter()
         .all(|p| p.counters.drops == 0 && p.counters.pause_tx == 0));
@@ -369,4 +372,28 @@ fn tcp_is_refused_on_infiniband() {
         matches!(e, fabriclab_core::Error::InvalidArgument(_)) && e.to_string().contains("IPoIB"),
         "{e}"
     );
+}
+
+#[test]
+fn one_vl_shared_by_data_and_acks_still_completes_an_all_to_all() {
+    // vls = 1: every SL (data 3, ACKs 6) on VL0, so ACKs wait for the same
+    // credits as data; a leaf-spine has no credit loop, so nothing deadlocks.
+    let spec = ib_leaf_spine(2, 2, 4, "[ib]\nvls = 1\nswitch_vl_buffer_bytes = 8320\n");
+    let mut flows = Vec::new();
+    for s in 0..8 {
+        for d in 0..8 {
+            if s != d {
+                flows.push(flow(&format!("h{s}"), &format!("h{d}"), 64 * 1024));
+            }
+        }
+    }
+    let (sim, res) = run_flows(&spec, &flows, 3);
+    assert!(res.iter().all(|r| r.completed_ps.is_some()));
+    let ports = sim.net.port_reports();
+    assert!(ports.iter().all(|p| p.counters.drops == 0));
+    let stalled: u64 = ports
+        .iter()
+        .map(|p| p.ib.as_ref().unwrap().credit_stalled_ps[0])
+        .sum();
+    assert!(stalled > 0, "two 4 KB packets of buffer per VL must stall");
 }

@@ -16,12 +16,16 @@
 //! On an InfiniBand fabric the Ethernet-only sections default to off when
 //! the file leaves them out (`[pfc]`, `[ecn]`, `[cc]`) and `switch.latency_ns`
 //! defaults to 100 ns (IB cut-through ASICs quote 90-130 ns); turning PFC,
-//! ECN or DCQCN on, tagging VLANs, setting a RoCE MTU or sizing the Ethernet
-//! shared-buffer MMU is an `InvalidFabric` error naming what to use instead.
+//! ECN or DCQCN on, tagging VLANs, setting a RoCE MTU other than the
+//! default or sizing the Ethernet shared-buffer MMU is an `InvalidFabric`
+//! error naming what to use instead. The `[tcp]` section is ignored (TCP
+//! workloads are refused: IPoIB is not modelled).
 //!
 //! Egress arbitration: a packet's priority (0..7, the QP's priority) is its
 //! service level (SL); `sl_to_vl` maps it to a VL, whose credits and input
-//! buffers are separate from every other VL's. The port's scheduler is the
+//! buffers are separate from every other VL's. Packets only carry SLs 0..7
+//! (the `[qos]` priorities): the table's entries for SLs 8..15 are checked
+//! but unused, and more than 8 VLs help only if SLs 0..7 map onto them. The port's scheduler is the
 //! `[qos]` one over the packets' SLs (strict priorities, DWRR weights): with
 //! the default identity map this is per-VL arbitration; IB's VL arbitration
 //! tables (high/low weighted lists) are not modelled beyond that. ACK, NAK

@@ -3,8 +3,8 @@
 //! A [`FabricSpec`] holds the link layer (`transport`: Ethernet with RoCEv2,
 //! or InfiniBand with its `[ib]` section), the topology (a leaf-spine
 //! builder or an explicit node/link list), the switch model, the NIC model,
-//! QoS, PFC, ECN, the congestion control and the hosts' TCP stack. Every field has a documented default, so a file only
-//! states what differs. Parsing rejects unknown keys (a typo is an error, not
+//! QoS, PFC, ECN, the congestion control and the hosts' TCP stack. Every
+//! field has a documented default, so a file only states what differs. Parsing rejects unknown keys (a typo is an error, not
 //! a silently ignored setting) and [`FabricSpec::validate`] rejects
 //! impossible values with a message that names the field to change.
 

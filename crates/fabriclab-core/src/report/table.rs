@@ -3,8 +3,12 @@
 use crate::net::{PortReport, QpReport, TcpReport};
 use std::fmt::Write;
 
-/// A table of the ports that carried traffic or saw an event.
+/// A table of the ports that carried traffic or saw an event (with credit
+/// columns instead of PFC and ECN ones on an InfiniBand fabric).
 pub fn ports(ports: &[PortReport]) -> String {
+    if ports.first().is_some_and(|p| p.ib.is_some()) {
+        return ib_ports(ports);
+    }
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -42,6 +46,52 @@ pub fn ports(ports: &[PortReport]) -> String {
             c.paused_ps as f64 / 1e6,
             c.peak_queue_bytes as f64 / 1e3,
             c.peak_buffer_bytes as f64 / 1e3
+        );
+    }
+    out
+}
+
+fn ib_ports(ports: &[PortReport]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<10} {:>4} {:<10} {:>14} {:>14} {:>7} {:>10} {:>13} {:>7} {:>8} {:>11} {:>11}",
+        "node",
+        "port",
+        "peer",
+        "tx_bytes",
+        "rx_bytes",
+        "drops",
+        "fecn_marks",
+        "cred_stall_us",
+        "stalls",
+        "fcp_tx",
+        "peak_q_KB",
+        "peak_vl_KB"
+    );
+    for p in ports {
+        let (c, Some(ib)) = (&p.counters, &p.ib) else {
+            continue;
+        };
+        if c.tx_packets + c.rx_packets + c.drops == 0 {
+            continue;
+        }
+        let stalled: u64 = ib.credit_stalled_ps.iter().sum();
+        let _ = writeln!(
+            out,
+            "{:<10} {:>4} {:<10} {:>14} {:>14} {:>7} {:>10} {:>13.3} {:>7} {:>8} {:>11.1} {:>11.1}",
+            p.node,
+            p.port,
+            p.peer,
+            c.tx_bytes,
+            c.rx_bytes,
+            c.drops,
+            ib.fecn_marks,
+            stalled as f64 / 1e6,
+            ib.credit_stalls,
+            ib.fcp_tx,
+            ib.peak_vl_queue_bytes as f64 / 1e3,
+            ib.peak_vl_buffer_bytes as f64 / 1e3
         );
     }
     out

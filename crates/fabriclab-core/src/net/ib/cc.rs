@@ -21,9 +21,10 @@
 //! is applied as the QP's rate limit, line x T / (T + IPD) with T the time
 //! of an MTU packet at line rate, so an MTU packet is followed by exactly
 //! IPD of idle and a smaller one by a proportional gap (IBA static rate
-//! control semantics). Left out: SL/port-based control, the trigger
-//! threshold (a logging event), credit-starvation marking, the
-//! congestion log.
+//! control semantics). BECNs are counted in the QP counters' `cnps_tx`
+//! (receiver) and `cnps_rx` (sender). Left out: SL/port-based control,
+//! the trigger threshold (a logging event), credit-starvation marking,
+//! the congestion log.
 
 use super::super::packet::{Packet, PktId, PktKind, F_CE};
 use super::super::{Ev, Net, PortIdx, QpId};
