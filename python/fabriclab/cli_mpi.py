@@ -128,30 +128,33 @@ def print_result(df: Any, counters: bool) -> None:
     )
 
 
-def _placement(p: str) -> str:
-    return {"slot": "block", "node": "round_robin"}.get(p, p)
+def _job_kwargs(a: argparse.Namespace) -> dict[str, Any]:
+    """The keywords ``imb`` and ``osu`` take alike from the command line."""
+    return dict(
+        np=a.np,
+        fabric=a.fabric,
+        seed=a.seed,
+        ppn=a.ppn,
+        hosts=a.hosts,
+        placement={"slot": "block", "node": "round_robin"}.get(a.placement, a.placement),
+        library=a.library,
+        max_volume=a.max_volume,
+        background=a.background,
+        background_iperf=a.background_iperf,
+        progress=not a.quiet,
+    )
 
 
 def cmd_imb(a: argparse.Namespace) -> None:
     """``fabriclab imb``."""
     df = mpi.imb(
         a.benchmarks or None,
-        np=a.np,
-        fabric=a.fabric,
-        seed=a.seed,
-        ppn=a.ppn,
-        hosts=a.hosts,
-        placement=_placement(a.placement),
         msglog=a.msglog,
         npmin=a.npmin,
         iters=a.iters,
         root_shift=a.root_shift,
         algorithms=dict(a.algorithm),
-        library=a.library,
-        max_volume=a.max_volume,
-        background=a.background,
-        background_iperf=a.background_iperf,
-        progress=not a.quiet,
+        **_job_kwargs(a),
     )
     print_result(df, a.counters)
 
@@ -160,21 +163,11 @@ def cmd_osu(a: argparse.Namespace) -> None:
     """``fabriclab osu``."""
     df = mpi.osu(
         a.test,
-        np=a.np,
-        fabric=a.fabric,
-        seed=a.seed,
-        ppn=a.ppn,
-        hosts=a.hosts,
-        placement=_placement(a.placement),
         sizes=a.sizes,
         iterations=a.iterations,
         warmup=a.warmup,
         full=a.full,
         algorithm=a.algorithm,
-        library=a.library,
-        max_volume=a.max_volume,
-        background=a.background,
-        background_iperf=a.background_iperf,
-        progress=not a.quiet,
+        **_job_kwargs(a),
     )
     print_result(df, a.counters)

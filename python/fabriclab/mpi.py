@@ -78,6 +78,25 @@ def _job(opts: dict[str, Any], np: int, ppn: int | None, hosts: Sequence[str] | 
     opts["placement"] = _str("placement", placement).replace("-", "_")
 
 
+def _extras(
+    opts: dict[str, Any],
+    library: str | None,
+    max_volume: int | None,
+    background: Iterable[Flow | Mapping[str, Any]] | None,
+    background_iperf: Iterable[Mapping[str, Any]] | None,
+) -> None:
+    """The options IMB and OSU share beyond the job's placement."""
+    if library is not None:
+        opts["library"] = _str("library", library)
+    if max_volume is not None:
+        opts["max_volume"] = _int("max_volume", max_volume)
+    bg = _flow_list("background", background)
+    if bg:
+        opts["background"] = bg
+    if background_iperf:
+        opts["background_iperf"] = [iperf_options(**dict(b)) for b in background_iperf]
+
+
 def _pair(name: str, value: Any) -> list[int]:
     if isinstance(value, str):
         parts = value.split(":")
@@ -168,15 +187,7 @@ def imb(
     opts["root_shift"] = _bool("root_shift", root_shift)
     if algorithms:
         opts["algorithms"] = {_str("algorithms", k): _str("algorithms", v) for k, v in algorithms.items()}
-    if library is not None:
-        opts["library"] = _str("library", library)
-    if max_volume is not None:
-        opts["max_volume"] = _int("max_volume", max_volume)
-    bg = _flow_list("background", background)
-    if bg:
-        opts["background"] = bg
-    if background_iperf:
-        opts["background_iperf"] = [iperf_options(**dict(b)) for b in background_iperf]
+    _extras(opts, library, max_volume, background, background_iperf)
     out = json.loads(_core.imb(_fabric_arg(fabric), _dumps(opts), _int("seed", seed), _bool("progress", progress)))
     rows = [
         {"bench": s["bench"], "np": s["np"], **row}
@@ -226,15 +237,7 @@ def osu(
     opts["full"] = _bool("full", full)
     if algorithm is not None:
         opts["algorithm"] = _str("algorithm", algorithm)
-    if library is not None:
-        opts["library"] = _str("library", library)
-    if max_volume is not None:
-        opts["max_volume"] = _int("max_volume", max_volume)
-    bg = _flow_list("background", background)
-    if bg:
-        opts["background"] = bg
-    if background_iperf:
-        opts["background_iperf"] = [iperf_options(**dict(b)) for b in background_iperf]
+    _extras(opts, library, max_volume, background, background_iperf)
     out = json.loads(_core.osu(_fabric_arg(fabric), _dumps(opts), _int("seed", seed), _bool("progress", progress)))
     df = _frame(out["report"]["rows"], OSU_COLUMNS)
     df.attrs["test"] = out["report"]["test"]

@@ -192,29 +192,20 @@ pub fn run(
                     region: src,
                     writes: false,
                 });
-                let key = (r, to, tag);
-                try_match(key, &mut msgs, &mut posted, &mut bufs, s, &bi)?
-                    .into_iter()
-                    .for_each(|(sr, si, rr, ri)| {
+                let matched = try_match((r, to, tag), &mut msgs, &mut posted, &mut bufs, s, &bi)?;
+                for (sr, si, rr, ri) in matched {
+                    for (x, y) in [(sr, si), (rr, ri)] {
                         complete(
-                            sr,
-                            si,
+                            x,
+                            y,
                             &mut done,
                             &mut waiting,
                             &mut ready,
                             &mut pending,
                             &mut done_count,
                         );
-                        complete(
-                            rr,
-                            ri,
-                            &mut done,
-                            &mut waiting,
-                            &mut ready,
-                            &mut pending,
-                            &mut done_count,
-                        );
-                    });
+                    }
+                }
             }
             Op::Recv { from, tag, dst } => {
                 posted.entry((from, r, tag)).or_default().push_back(i);
@@ -224,29 +215,20 @@ pub fn run(
                     region: dst,
                     writes: true,
                 });
-                let key = (from, r, tag);
-                try_match(key, &mut msgs, &mut posted, &mut bufs, s, &bi)?
-                    .into_iter()
-                    .for_each(|(sr, si, rr, ri)| {
+                let matched = try_match((from, r, tag), &mut msgs, &mut posted, &mut bufs, s, &bi)?;
+                for (sr, si, rr, ri) in matched {
+                    for (x, y) in [(sr, si), (rr, ri)] {
                         complete(
-                            sr,
-                            si,
+                            x,
+                            y,
                             &mut done,
                             &mut waiting,
                             &mut ready,
                             &mut pending,
                             &mut done_count,
                         );
-                        complete(
-                            rr,
-                            ri,
-                            &mut done,
-                            &mut waiting,
-                            &mut ready,
-                            &mut pending,
-                            &mut done_count,
-                        );
-                    });
+                    }
+                }
             }
             Op::Reduce { src, dst } => {
                 let a = rb[bi(src.buf)][src.off as usize..(src.off + src.count) as usize].to_vec();
