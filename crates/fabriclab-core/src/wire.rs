@@ -11,9 +11,17 @@
 //! multiple of 4 bytes (BTH PadCnt), ICRC (4) and VCRC (2); no preamble, no
 //! inter-frame gap, no minimum size; the line code (8b/10b up to QDR,
 //! 64b/66b from FDR) is folded into the data rate as IB quotes it (see
-//! [`IB_LINK_SPEEDS`]). Link-level flow-control packets are 6 bytes. Not
-//! modelled: IPv6, immediate data, atomics, GRH, TCP SACK blocks, IB start
-//! and end-of-packet delimiters and idle symbols.
+//! [`IB_LINK_SPEEDS`]). Link-level flow-control packets are 6 bytes.
+//! iWARP (RDMAP over DDP over MPA over TCP, RFC 5040/5041/5044): each TCP
+//! segment carries one whole FPDU (MPA-aware TCP): MPA length (2), the DDP
+//! header (tagged 14 for WRITE and READ response data, untagged 18 for SEND
+//! and READ request, the READ request adding its 28 bytes of RDMAP fields),
+//! the payload, a pad to a multiple of 4 and the MPA CRC32c (4); optional
+//! MPA markers add 4 bytes every 512 bytes of the TCP stream. The segment
+//! then pays Ethernet, IPv4 and TCP as above (the timestamps option being
+//! a choice of the fabric; see [`iwarp_wire_bytes`]). Not modelled: IPv6,
+//! immediate data, atomics, GRH, TCP SACK blocks, IB start and end-of-packet
+//! delimiters and idle symbols, several FPDUs packed in one segment.
 
 /// Preamble and start-of-frame delimiter.
 pub const PREAMBLE_SFD: u32 = 8;
@@ -72,6 +80,108 @@ pub fn tcp_wire_bytes(payload: u32, vlan: bool) -> u32 {
 pub fn tcp_goodput_gbps(line_gbps: f64, host_mtu: u32, vlan: bool) -> f64 {
     let mss = tcp_mss(host_mtu);
     line_gbps * mss as f64 / tcp_wire_bytes(mss, vlan) as f64
+}
+
+/// MPA header: the ULPDU length field.
+pub const MPA_LEN: u32 = 2;
+/// MPA trailer: CRC32c.
+pub const MPA_CRC: u32 = 4;
+/// An MPA marker (a 4-byte pointer back to the FPDU start).
+pub const MPA_MARKER: u32 = 4;
+/// MPA markers sit every this many bytes of the TCP stream.
+pub const MPA_MARKER_PERIOD: u32 = 512;
+/// DDP tagged header with the RDMAP control byte (WRITE, READ response):
+/// DDP control 1, RDMAP control 1, STag 4, tagged offset 8.
+pub const DDP_TAGGED: u32 = 14;
+/// DDP untagged header with the RDMAP control byte (SEND, READ request):
+/// DDP control 1, RDMAP control 1, reserved / invalidate STag 4, queue
+/// number 4, message sequence number 4, message offset 4.
+pub const DDP_UNTAGGED: u32 = 18;
+/// RDMAP READ request fields (RFC 5040 4.4): sink STag 4, sink tagged
+/// offset 8, read size 4, source STag 4, source tagged offset 8.
+pub const RDMAP_READ_REQ: u32 = 28;
+
+/// The DDP/RDMAP header of an iWARP segment.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Ddp {
+    /// Tagged (RDMA WRITE, READ response): 14 bytes.
+    Tagged,
+    /// Untagged (SEND): 18 bytes.
+    Untagged,
+    /// Untagged READ request: 18 + 28 bytes, no payload.
+    ReadRequest,
+}
+
+impl Ddp {
+    /// Header bytes of the ULPDU before the payload.
+    #[inline]
+    pub fn header_bytes(self) -> u32 {
+        match self {
+            Ddp::Tagged => DDP_TAGGED,
+            Ddp::Untagged => DDP_UNTAGGED,
+            Ddp::ReadRequest => DDP_UNTAGGED + RDMAP_READ_REQ,
+        }
+    }
+}
+
+/// MPA framing of one FPDU carrying `ulpdu` bytes (DDP header + payload):
+/// length field, pad to a multiple of 4, CRC (when `crc`). Markers are
+/// counted separately ([`mpa_markers`]).
+#[inline]
+pub fn mpa_fpdu_bytes(ulpdu: u32, crc: bool) -> u32 {
+    (MPA_LEN + ulpdu).next_multiple_of(4) + if crc { MPA_CRC } else { 0 }
+}
+
+/// MPA markers falling in `len` bytes of FPDU data that start at offset
+/// `seq` of the marker-free stream. Marker k sits just before data byte
+/// 508 k (508 data bytes + 4 of marker = the 512-byte period), so the count
+/// is the multiples of 508 in [seq, seq + len).
+#[inline]
+pub fn mpa_markers(seq: u64, len: u32) -> u32 {
+    let period = (MPA_MARKER_PERIOD - MPA_MARKER) as u64;
+    let end = seq + len as u64;
+    (end.div_ceil(period) - seq.div_ceil(period)) as u32
+}
+
+/// MULPDU (RFC 5044 section 8.1.1): the largest ULPDU (DDP header +
+/// payload) whose FPDU fits an effective MSS of `emss` bytes:
+/// EMSS - (6 + EMSS mod 4) without markers, EMSS - (6 + 4 ceil(EMSS / 512)
+/// + EMSS mod 4) with them. (Without CRC the 4 CRC bytes are free too.)
+pub fn mpa_mulpdu(emss: u32, markers: bool, crc: bool) -> u32 {
+    let marker_room = if markers {
+        MPA_MARKER * emss.div_ceil(MPA_MARKER_PERIOD)
+    } else {
+        0
+    };
+    let crc_b = if crc { MPA_CRC } else { 0 };
+    emss - (MPA_LEN + crc_b + emss % 4 + marker_room)
+}
+
+/// TCP MSS of an offloaded connection for an IP MTU: MTU - IPv4 - TCP,
+/// minus the 12-byte timestamps option when it is in use.
+#[inline]
+pub fn iwarp_mss(ip_mtu: u32, timestamps: bool) -> u32 {
+    ip_mtu - IPV4 - TCP - if timestamps { TCP_TIMESTAMPS } else { 0 }
+}
+
+/// Bytes on the wire of a TCP/IPv4 segment carrying `tcp_payload` bytes
+/// (FPDU bytes and markers; 0 for a pure ACK), with or without the
+/// timestamps option.
+#[inline]
+pub fn iwarp_wire_bytes(tcp_payload: u32, vlan: bool, timestamps: bool) -> u32 {
+    let l2 = ETH + if vlan { VLAN } else { 0 };
+    let ts = if timestamps { TCP_TIMESTAMPS } else { 0 };
+    let frame = l2 + IPV4 + TCP + ts + tcp_payload + FCS;
+    PREAMBLE_SFD + IFG + frame.max(MIN_FRAME)
+}
+
+/// Goodput of a long iWARP WRITE stream at `line_gbps`: payload share of
+/// full segments (MULPDU - 14 bytes of payload each), markers off, CRC on.
+pub fn iwarp_write_goodput_gbps(line_gbps: f64, ip_mtu: u32, vlan: bool, ts: bool) -> f64 {
+    let emss = iwarp_mss(ip_mtu, ts);
+    let payload = mpa_mulpdu(emss, false, true) - DDP_TAGGED;
+    let fpdu = mpa_fpdu_bytes(DDP_TAGGED + payload, true);
+    line_gbps * payload as f64 / iwarp_wire_bytes(fpdu, vlan, ts) as f64
 }
 
 /// InfiniBand local route header.
@@ -197,6 +307,44 @@ mod tests {
         assert!((ib_write_goodput_gbps(100.0, 4096) - 99.369).abs() < 0.001);
         // SDR 4x: 10 Gb/s of signalling, 8 Gb/s of data (8b/10b).
         assert_eq!(IB_LINK_SPEEDS[0], ("SDR", 10.0, 8.0));
+    }
+
+    #[test]
+    fn iwarp_framing_by_hand() {
+        // MTU 9000 with timestamps: EMSS = 9000 - 20 - 20 - 12 = 8948.
+        assert_eq!(iwarp_mss(9000, true), 8948);
+        assert_eq!(iwarp_mss(9000, false), 8960);
+        // MULPDU = 8948 - (6 + 8948 mod 4 = 0) = 8942; a WRITE segment
+        // then carries 8942 - 14 = 8928 bytes of payload, and its FPDU is
+        // 2 + 8942 (already a multiple of 4) + 4 = 8948: the whole EMSS.
+        assert_eq!(mpa_mulpdu(8948, false, true), 8942);
+        assert_eq!(mpa_fpdu_bytes(14 + 8928, true), 8948);
+        // On the wire: 8 + 12 + 14 + 20 + 20 + 12 + 8948 + 4 = 9038.
+        assert_eq!(iwarp_wire_bytes(8948, false, true), 9038);
+        // Goodput at 10 Gb/s: 10 x 8928 / 9038 = 9.8783 Gb/s.
+        assert!((iwarp_write_goodput_gbps(10.0, 9000, false, true) - 9.87829).abs() < 1e-5);
+        // EMSS 1448 (MTU 1500): 1448 mod 4 = 0, MULPDU 1442; with markers
+        // 4 x ceil(1448 / 512) = 12 more: 1430.
+        assert_eq!(mpa_mulpdu(1448, false, true), 1442);
+        assert_eq!(mpa_mulpdu(1448, true, true), 1430);
+        // EMSS 1450: 1450 mod 4 = 2 -> 1450 - 8 = 1442.
+        assert_eq!(mpa_mulpdu(1450, false, true), 1442);
+        // A 2-byte WRITE: ULPDU 14 + 2 = 16, 2 + 16 = 18 padded to 20,
+        // + CRC 4 = 24; frame 14 + 20 + 32 + 24 + 4 = 94, 114 on the wire.
+        assert_eq!(mpa_fpdu_bytes(16, true), 24);
+        assert_eq!(iwarp_wire_bytes(24, false, true), 114);
+        // A READ request: ULPDU 18 + 28 = 46, 2 + 46 = 48, + 4 = 52.
+        assert_eq!(Ddp::ReadRequest.header_bytes(), 46);
+        assert_eq!(mpa_fpdu_bytes(46, true), 52);
+        // A pure ACK with timestamps: 14 + 20 + 32 + 4 = 70, 90 on the wire;
+        // without: 58 B frame padded to 64, 84 on the wire.
+        assert_eq!(iwarp_wire_bytes(0, false, true), 90);
+        assert_eq!(iwarp_wire_bytes(0, false, false), 84);
+        // Markers every 508 data bytes: one before byte 0, one before 508.
+        assert_eq!(mpa_markers(0, 508), 1);
+        assert_eq!(mpa_markers(0, 509), 2);
+        assert_eq!(mpa_markers(1, 507), 0);
+        assert_eq!(mpa_markers(1016, 1), 1);
     }
 
     #[test]

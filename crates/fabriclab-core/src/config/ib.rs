@@ -49,6 +49,8 @@ pub enum Transport {
     Roce,
     /// InfiniBand.
     Infiniband,
+    /// Ethernet with iWARP: RDMA over TCP offloaded to the NIC.
+    Iwarp,
     /// A name that is neither (rejected by validation with a message).
     Unknown(String),
 }
@@ -65,6 +67,7 @@ impl Serialize for Transport {
         s.serialize_str(match self {
             Transport::Roce => "roce",
             Transport::Infiniband => "infiniband",
+            Transport::Iwarp => "iwarp",
             Transport::Unknown(name) => name,
         })
     }
@@ -76,6 +79,7 @@ impl<'de> Deserialize<'de> for Transport {
         Ok(match name.to_ascii_lowercase().as_str() {
             "roce" | "rocev2" | "ethernet" => Transport::Roce,
             "infiniband" | "ib" => Transport::Infiniband,
+            "iwarp" => Transport::Iwarp,
             _ => Transport::Unknown(name),
         })
     }
@@ -292,8 +296,13 @@ pub(super) fn validate(spec: &FabricSpec) -> Result<()> {
     match &spec.transport {
         Transport::Unknown(name) => fabric_err(format!(
             "transport = {name:?} is unknown; use \"roce\" (Ethernet with RoCEv2, the \
-             default) or \"infiniband\""
+             default), \"iwarp\" (Ethernet with RDMA over offloaded TCP) or \"infiniband\""
         )),
+        _ if spec.iwarp.is_some() && spec.transport != Transport::Iwarp => fabric_err(
+            "the [iwarp] section applies to iWARP fabrics only; add transport = \"iwarp\" at \
+             the top of the file or remove [iwarp]",
+        ),
+        Transport::Iwarp => super::iwarp::validate(spec),
         Transport::Roce if spec.ib.is_some() => fabric_err(
             "the [ib] section applies to InfiniBand fabrics only; add transport = \
              \"infiniband\" at the top of the file or remove [ib]",
@@ -351,9 +360,10 @@ pub(super) fn validate(spec: &FabricSpec) -> Result<()> {
 }
 
 /// After parsing: on an InfiniBand fabric, the Ethernet-only sections the
-/// file leaves out are off, and the switch latency defaults to an IB one.
+/// file leaves out are off, and the switch latency defaults to an IB one;
+/// on an iWARP fabric, `[cc]` (DCQCN) is off unless given.
 pub(super) fn apply_defaults(spec: &mut FabricSpec, text: &str) -> Result<()> {
-    if spec.transport != Transport::Infiniband {
+    if spec.transport == Transport::Roce {
         return Ok(());
     }
     let table: toml::Table = text
@@ -364,6 +374,14 @@ pub(super) fn apply_defaults(spec: &mut FabricSpec, text: &str) -> Result<()> {
         (s, None) => s.is_some(),
         (None, _) => false,
     };
+    if spec.transport == Transport::Iwarp {
+        // TCP has its own congestion control: no DCQCN unless the file asks
+        // (which validation then refuses with a message).
+        if !has("cc", None) {
+            spec.cc.algorithm = super::CcAlgorithm::None;
+        }
+        return Ok(());
+    }
     if !has("pfc", None) {
         spec.pfc.enabled = false;
     }

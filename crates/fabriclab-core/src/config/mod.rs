@@ -1,7 +1,8 @@
 //! Fabric descriptions: what a user writes in a fabric TOML file.
 //!
 //! A [`FabricSpec`] holds the link layer (`transport`: Ethernet with RoCEv2,
-//! or InfiniBand with its `[ib]` section), the topology (a leaf-spine
+//! Ethernet with iWARP and its `[iwarp]` section, or InfiniBand with its
+//! `[ib]` section), the topology (a leaf-spine
 //! builder or an explicit node/link list), the switch model, the NIC model,
 //! QoS, PFC, ECN, the congestion control and the hosts' TCP stack. Every
 //! field has a documented default, so a file only states what differs. Parsing rejects unknown keys (a typo is an error, not
@@ -10,11 +11,13 @@
 
 mod cc;
 mod ib;
+mod iwarp;
 mod presets;
 mod tcp;
 
 pub use cc::{CcAlgorithm, CcSpec, DcqcnParams};
 pub use ib::{IbCcSpec, IbSpec, Transport, IB_SWITCH_LATENCY_NS, MAX_VLS};
+pub use iwarp::IwarpSpec;
 pub use presets::{preset, preset_names, preset_toml};
 pub use tcp::{TcpCc, TcpSpec};
 
@@ -35,7 +38,8 @@ pub struct FabricSpec {
     /// Free text: what this fabric is and where its numbers come from.
     #[serde(default)]
     pub description: String,
-    /// Link layer: "roce" (Ethernet, the default) or "infiniband".
+    /// Link layer: "roce" (Ethernet, the default), "iwarp" (Ethernet with
+    /// RDMA over offloaded TCP) or "infiniband".
     #[serde(default, skip_serializing_if = "Transport::is_roce")]
     pub transport: Transport,
     /// Nodes and links.
@@ -68,6 +72,10 @@ pub struct FabricSpec {
     /// `transport = "infiniband"`; absent = the defaults).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ib: Option<IbSpec>,
+    /// iWARP's offloaded TCP and MPA framing (with `transport = "iwarp"`;
+    /// absent = the defaults).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iwarp: Option<IwarpSpec>,
 }
 
 /// The topology: a builder or an explicit list.
@@ -407,6 +415,16 @@ impl FabricSpec {
     /// True when the links are InfiniBand.
     pub fn is_infiniband(&self) -> bool {
         self.transport == Transport::Infiniband
+    }
+
+    /// True when RDMA runs over offloaded TCP (iWARP) on Ethernet.
+    pub fn is_iwarp(&self) -> bool {
+        self.transport == Transport::Iwarp
+    }
+
+    /// The `[iwarp]` section in force (its defaults when absent).
+    pub fn iwarp_spec(&self) -> IwarpSpec {
+        self.iwarp.clone().unwrap_or_default()
     }
 
     /// The `[ib]` section in force (its defaults when absent).

@@ -21,6 +21,10 @@ const PRESETS: &[(&str, &str)] = &[
     ("ihep-ib", include_str!("../../presets/ihep-ib.toml")),
     ("sandia-ib", include_str!("../../presets/sandia-ib.toml")),
     (
+        "sandia-iwarp",
+        include_str!("../../presets/sandia-iwarp.toml"),
+    ),
+    (
         "bench-a2a-32",
         include_str!("../../presets/bench-a2a-32.toml"),
     ),

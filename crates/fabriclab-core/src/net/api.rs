@@ -159,7 +159,9 @@ impl Net {
     /// Create a connected pair of RC QPs between hosts `a` and `b`, owned by
     /// workloads `app_a` and `app_b`, on priority `prio` (default: the
     /// fabric's data priority). Each QP gets a pseudo-random UDP source port
-    /// from the run seed (the ECMP entropy).
+    /// from the run seed (the ECMP entropy). On an iWARP fabric the pair is
+    /// carried by two offloaded TCP connections, whose client port is
+    /// `a`'s QP's.
     pub fn connect(
         &mut self,
         a: u32,
@@ -194,6 +196,9 @@ impl Net {
         self.qps.push(Qp::new(b, a, qa, sb, prio, app_b, rb, cc));
         self.qsched.push(QpSched::new(prio));
         self.qsched.push(QpSched::new(prio));
+        if self.iwarp.is_some() {
+            self.iwarp_connect(qa, qb, sa, prio);
+        }
         Ok((QpId(qa), QpId(qb)))
     }
 
@@ -211,7 +216,11 @@ impl Net {
             return arg_err(format!("message of {bytes} B exceeds the 2 GiB RDMA limit"));
         }
         let ready = self.now() + self.p.nic_tx;
-        self.push_msg(qp.0, op, bytes, token, ready, true);
+        if self.iwarp.is_some() {
+            self.iwarp_post(qp.0, op, bytes, token, ready, true);
+        } else {
+            self.push_msg(qp.0, op, bytes, token, ready, true);
+        }
         Ok(())
     }
 
@@ -229,7 +238,11 @@ impl Net {
             return arg_err(format!("message of {bytes} B exceeds the 2 GiB RDMA limit"));
         }
         let ready = self.now() + self.p.nic_tx;
-        self.push_msg(qp.0, op, bytes, token, ready, false);
+        if self.iwarp.is_some() {
+            self.iwarp_post(qp.0, op, bytes, token, ready, false);
+        } else {
+            self.push_msg(qp.0, op, bytes, token, ready, false);
+        }
         Ok(())
     }
 

@@ -8,7 +8,9 @@
 //! DCQCN reaction and notification points), `routing` (forwarding tables and
 //! ECMP), `tcp` (the hosts' TCP senders and receivers), `ib` (InfiniBand's
 //! credit-based link layer, D-mod-K routing and congestion control, which
-//! replace PFC, ECMP and DCQCN on an InfiniBand fabric). Workloads talk to
+//! replace PFC, ECMP and DCQCN on an InfiniBand fabric), `iwarp` (QPs
+//! carried by offloaded TCP connections of `tcp` instead of the RC
+//! transport of `nic`, on an iWARP fabric). Workloads talk to
 //! the network only through the methods in `api.rs` and `tcp/api.rs`:
 //! connect, post, write, and the events delivered to their [`App`].
 //!
@@ -18,6 +20,7 @@ mod api;
 pub mod counters;
 pub mod dcqcn;
 pub mod ib;
+pub mod iwarp;
 mod mmu;
 mod nic;
 pub mod packet;
@@ -82,6 +85,8 @@ pub enum Ev {
     IbDrain(u32),
     /// A QP's InfiniBand CCTI decrease timer (QP, generation).
     IbCcti(u32, u32),
+    /// iWARP: posted messages of this QP are ready for its TCP stream.
+    IwarpRelease(u32),
 }
 
 /// Per-host NIC state (the host's one port is `port`).
@@ -174,6 +179,8 @@ pub struct Net {
     pub(crate) tcp: tcp::Tcp,
     /// InfiniBand state (credits, HCA buffers, CC), on IB fabrics only.
     pub(crate) ib: Option<Box<ib::Ib>>,
+    /// iWARP state (QP streams), on iWARP fabrics only.
+    pub(crate) iwarp: Option<Box<iwarp::Iwarp>>,
 }
 
 impl Net {
@@ -224,8 +231,15 @@ impl Net {
             })
             .collect();
         // Ingress headroom of switch ports, derived from the link unless set.
+        let max_frame = if spec.is_iwarp() {
+            let iw = spec.iwarp_spec();
+            crate::wire::iwarp_wire_bytes(iw.mss(), p.vlan, iw.tcp_timestamps).max(
+                crate::wire::tcp_wire_bytes(crate::wire::tcp_mss(spec.tcp.host_mtu), p.vlan),
+            )
+        } else {
+            crate::wire::roce_wire_bytes(p.mtu, crate::wire::Ext::Reth, p.vlan)
+        };
         for port in ports.iter_mut() {
-            let max_frame = crate::wire::roce_wire_bytes(p.mtu, crate::wire::Ext::Reth, p.vlan);
             port.headroom = spec
                 .switch
                 .headroom_bytes
@@ -294,8 +308,11 @@ impl Net {
             packets_forwarded: 0,
             sample_period: None,
             samples: Vec::new(),
-            tcp: tcp::Tcp::new(&spec.tcp, spec.nic.vlan, seed),
+            tcp: tcp::Tcp::new(spec, seed),
             ib,
+            iwarp: spec
+                .is_iwarp()
+                .then(|| Box::new(iwarp::Iwarp::new(&spec.iwarp_spec()))),
             topo,
         })
     }
@@ -331,6 +348,7 @@ impl Net {
             Ev::TcpPush(c) => self.on_tcp_push(c),
             Ev::IbDrain(host) => self.on_ib_drain(host),
             Ev::IbCcti(qp, g) => self.on_ib_ccti(qp, g),
+            Ev::IwarpRelease(qp) => self.on_iwarp_release(qp),
             Ev::App(_) => debug_assert!(false, "App events are routed by Sim"),
         }
     }

@@ -233,6 +233,12 @@ pub fn run(fabric: &FabricSpec, opts: &Options, seed: u64) -> Result<Report> {
     let mut spec = fabric.clone();
     let infiniband = spec.is_infiniband();
     if let Some(mtu) = opts.mtu {
+        if spec.is_iwarp() {
+            return arg_err(format!(
+                "-m {mtu} sets the RoCE or InfiniBand path MTU; on an iWARP fabric segments \
+                 follow the IP MTU: set iwarp.mtu_bytes in the fabric instead"
+            ));
+        }
         check_mtu(mtu)?;
         if infiniband {
             spec.ib.get_or_insert_with(Default::default).mtu = mtu;
@@ -295,6 +301,8 @@ pub fn run(fabric: &FabricSpec, opts: &Options, seed: u64) -> Result<Report> {
         options: opts.clone(),
         mtu: if infiniband {
             spec.ib_spec().mtu
+        } else if spec.is_iwarp() {
+            spec.iwarp_spec().mtu_bytes
         } else {
             spec.nic.roce_mtu
         },

@@ -90,9 +90,36 @@ impl Net {
             conf.init_cwnd,
             rtt,
         );
+        conn.prio = conf.prio;
         conn.publish(self.now(), conf.mss);
         self.tcp.conns.push(conn);
         Ok(TcpId(id))
+    }
+
+    /// Open a connection offloaded to the RNIC of host `src` towards `dst`
+    /// (iWARP fabrics only), carrying the send stream of QP `qp` on
+    /// priority `prio`, with ports (`sport`, `dport`).
+    pub(crate) fn tcp_open_offload(
+        &mut self,
+        (src, dst): (u32, u32),
+        (sport, dport): (u16, u16),
+        prio: u8,
+        qp: u32,
+    ) -> u32 {
+        let conf = self
+            .tcp
+            .nic
+            .as_ref()
+            .expect("offloaded TCP exists on iWARP fabrics");
+        let cc = Cc::new(conf.default_cc);
+        let rtt = Rtt::new(conf.rto_min, conf.rto_initial, conf.rto_max);
+        let mut conn = Conn::new(src, dst, sport, dport, u32::MAX, cc, conf.init_cwnd, rtt);
+        conn.prio = prio;
+        conn.iw = Some(qp);
+        conn.ecn |= conf.ecn;
+        conn.publish(self.now(), conf.mss);
+        self.tcp.conns.push(conn);
+        self.tcp.conns.len() as u32 - 1
     }
 
     /// The application writes `bytes` more into the connection's stream.

@@ -4,7 +4,8 @@
 //!
 //! Sequence numbers are 64-bit byte offsets from 0 (no wrap, no initial
 //! sequence number). Data flows one way, client to server; the reverse
-//! direction carries pure ACKs. The RTT estimator follows RFC 6298 with
+//! direction carries pure ACKs (an iWARP QP uses two connections, one per
+//! direction). The RTT estimator follows RFC 6298 with
 //! Linux's floor: RTO = SRTT + max(4 RTTVAR, rto_min), doubled per backoff
 //! up to rto_max.
 
@@ -87,6 +88,13 @@ pub(crate) struct Conn {
     pub sport: u16,
     pub dport: u16,
     pub app: u32,
+    /// Priority of its segments and ACKs.
+    pub prio: u8,
+    /// For a connection offloaded to an iWARP RNIC: the QP whose send
+    /// stream it carries (its stack is then `Tcp::nic`).
+    pub iw: Option<u32>,
+    /// Segments are ECN-capable and ECN-Echo is acted on.
+    pub ecn: bool,
     // --- sender ---
     pub cc: Cc,
     pub w: Window,
@@ -149,6 +157,9 @@ impl Conn {
             sport,
             dport,
             app,
+            prio: 0,
+            iw: None,
+            ecn: cc.ecn(),
             cc,
             w: Window {
                 cwnd: init_cwnd,

@@ -31,6 +31,14 @@
 //! the NIC's RDMA data is served before the non-strict queues (as for any
 //! queued traffic there), so TCP waits behind RDMA sent from the same host.
 //!
+//! The same machinery carries iWARP (`net::iwarp`): a connection created by
+//! `Net::tcp_open_offload` runs in the RNIC, with the `[iwarp]` stack
+//! ([`TcpConf::offload`]): no Nagle (every message is pushed), no TCP small
+//! queues, no host-stack latencies (the RNIC's `[nic]` latencies are paid
+//! once per message by `net::iwarp`), segments cut at FPDU boundaries,
+//! ACKs at once unless `[iwarp] delayed_ack_ms` is set, and optionally
+//! RFC 3168-style ECN for NewReno and CUBIC.
+//!
 //! Left out: the three-way handshake and FIN (a connection is established
 //! at creation, with no RTT sample: the first RTO is 1 s), SACK, PRR (the
 //! ECN and recovery cuts apply at once), HyStart, pacing, limited transmit,
@@ -58,7 +66,8 @@ use conn::Conn;
 /// The well-known server port (iperf3's 5201).
 pub const SERVER_PORT: u16 = 5201;
 
-/// Parameters of the hosts' TCP stack, in simulation units.
+/// Parameters of a TCP stack (the hosts' or an RNIC's), in simulation
+/// units.
 pub(crate) struct TcpConf {
     pub prio: u8,
     pub host_mtu: u32,
@@ -75,6 +84,12 @@ pub(crate) struct TcpConf {
     pub tx_lat: Time,
     pub rx_lat: Time,
     pub default_cc: TcpCc,
+    /// Segments carry the 12-byte timestamps option.
+    pub timestamps: bool,
+    /// Delayed ACKs in use (else every segment is ACKed at once).
+    pub delack_on: bool,
+    /// Segments are ECN-capable whatever the congestion control.
+    pub ecn: bool,
 }
 
 impl TcpConf {
@@ -96,22 +111,75 @@ impl TcpConf {
             tx_lat: Time::from_ns_f64(spec.tx_latency_ns),
             rx_lat: Time::from_ns_f64(spec.rx_latency_ns),
             default_cc: spec.congestion,
+            timestamps: true,
+            delack_on: true,
+            ecn: false,
         }
+    }
+
+    /// The offloaded TCP of an iWARP RNIC.
+    pub fn offload(spec: &crate::config::IwarpSpec, vlan: bool) -> TcpConf {
+        let ms = |v: f64| Time::from_ns_f64(v * 1e6);
+        TcpConf {
+            prio: 0,
+            host_mtu: spec.mtu_bytes,
+            mss: spec.mss(),
+            vlan,
+            rcv_wnd: spec.rcv_wnd_bytes,
+            snd_buf: u64::MAX,
+            init_cwnd: spec.init_cwnd(),
+            rto_min: ms(spec.rto_min_ms),
+            rto_initial: ms(spec.rto_initial_ms),
+            rto_max: ms(spec.rto_max_ms),
+            delack: ms(spec.delayed_ack_ms),
+            tsq: u64::MAX,
+            tx_lat: Time::ZERO,
+            rx_lat: Time::ZERO,
+            default_cc: spec.congestion,
+            timestamps: spec.tcp_timestamps,
+            delack_on: spec.delayed_ack_ms > 0.0,
+            ecn: spec.ecn,
+        }
+    }
+
+    /// Bytes on the wire of a segment with `tcp_payload` bytes.
+    #[inline]
+    pub fn wire_bytes(&self, tcp_payload: u32) -> u32 {
+        if self.timestamps {
+            crate::wire::tcp_wire_bytes(tcp_payload, self.vlan)
+        } else {
+            crate::wire::iwarp_wire_bytes(tcp_payload, self.vlan, false)
+        }
+    }
+}
+
+/// The stack of a connection: the RNIC's for offloaded ones.
+#[inline]
+pub(crate) fn stack<'a>(host: &'a TcpConf, nic: &'a Option<TcpConf>, offload: bool) -> &'a TcpConf {
+    match nic {
+        Some(n) if offload => n,
+        _ => host,
     }
 }
 
 /// Every TCP connection of the network.
 pub(crate) struct Tcp {
     pub conf: TcpConf,
+    /// The RNICs' offloaded stack, on iWARP fabrics.
+    pub nic: Option<TcpConf>,
     pub conns: Vec<Conn>,
     /// Ephemeral source ports.
     pub rng: Rng,
 }
 
 impl Tcp {
-    pub fn new(spec: &TcpSpec, vlan: bool, seed: u64) -> Tcp {
+    pub fn new(spec: &crate::config::FabricSpec, seed: u64) -> Tcp {
+        let vlan = spec.nic.vlan;
         Tcp {
-            conf: TcpConf::new(spec, vlan),
+            conf: TcpConf::new(&spec.tcp, vlan),
+            nic: spec
+                .is_iwarp()
+                .then(|| TcpConf::offload(&spec.iwarp_spec(), vlan)),
             conns: Vec::new(),
             rng: Rng::new(seed, 8),
         }

@@ -12,12 +12,16 @@
 
 use crate::net::packet::{Packet, PktId, PktKind, F_CE, F_ECE};
 use crate::net::{AppEvent, Ev, Net};
-use crate::wire::tcp_wire_bytes;
 
 impl Net {
     /// A TCP packet reached its host's NIC: TCP acts on it after the
     /// stack's receive latency.
+    /// An offloaded (iWARP) connection's RNIC acts on it at once.
     pub(crate) fn tcp_arrive(&mut self, pkt: PktId) {
+        let c = self.pkts.get(pkt).dst_qp;
+        if self.tcp.conns[c as usize].iw.is_some() {
+            return self.on_tcp_rx(pkt);
+        }
         let at = self.now() + self.tcp.conf.rx_lat;
         self.q.schedule(at, Ev::TcpRx(pkt));
     }
@@ -35,7 +39,9 @@ impl Net {
     fn tcp_on_segment(&mut self, p: &Packet) {
         let now = self.now();
         let c = p.dst_qp;
-        let mss = self.tcp.conf.mss as u64;
+        let iw = self.tcp.conns[c as usize].iw;
+        let conf = super::stack(&self.tcp.conf, &self.tcp.nic, iw.is_some());
+        let (mss, delack_on, delack) = (conf.mss as u64, conf.delack_on, conf.delack);
         let (seq, end) = (p.aux, p.aux + p.payload as u64);
         let ce = p.flags & F_CE != 0;
         let conn = &mut self.tcp.conns[c as usize];
@@ -43,7 +49,7 @@ impl Net {
         if ce {
             conn.c.rx_ce_segments += 1;
         }
-        if conn.cc.ecn() && ce != conn.ce_state {
+        if conn.ecn && ce != conn.ce_state {
             // ACK what came before with the old CE state, then switch.
             if conn.rcv_nxt > conn.last_ack_sent {
                 self.tcp_send_ack(c);
@@ -71,6 +77,11 @@ impl Net {
         conn.pull_held();
         let bytes = conn.rcv_nxt - from;
         conn.c.rx_bytes += bytes;
+        if let Some(q) = iw {
+            let rcv_nxt = conn.rcv_nxt;
+            self.iwarp_delivered(q, rcv_nxt);
+        }
+        let conn = &mut self.tcp.conns[c as usize];
         if conn.notify_delivery {
             let app = conn.app;
             let ev = AppEvent::TcpDelivered {
@@ -81,10 +92,10 @@ impl Net {
             self.deliver(now, app, ev);
         }
         let conn = &mut self.tcp.conns[c as usize];
-        if filled_hole || conn.rcv_nxt - conn.last_ack_sent > mss {
+        if !delack_on || filled_hole || conn.rcv_nxt - conn.last_ack_sent > mss {
             self.tcp_send_ack(c);
         } else if conn.delack.due().is_none() {
-            let at = now + self.tcp.conf.delack;
+            let at = now + delack;
             let g = conn.delack.arm(at);
             self.q.schedule(at, Ev::TcpDelAck(c, g));
         }
@@ -93,17 +104,15 @@ impl Net {
     /// Send a cumulative ACK for connection `c` now.
     fn tcp_send_ack(&mut self, c: u32) {
         let now = self.now();
-        let conf = &self.tcp.conf;
-        let (prio, at, wire) = (conf.prio, now + conf.tx_lat, tcp_wire_bytes(0, conf.vlan));
+        let offload = self.tcp.conns[c as usize].iw.is_some();
+        let conf = super::stack(&self.tcp.conf, &self.tcp.nic, offload);
+        let (at, wire) = (now + conf.tx_lat, conf.wire_bytes(0));
         let conn = &mut self.tcp.conns[c as usize];
+        let prio = conn.prio;
         conn.last_ack_sent = conn.rcv_nxt;
         conn.delack.cancel();
         conn.c.acks_tx += 1;
-        let flags = if conn.cc.ecn() && conn.ce_state {
-            F_ECE
-        } else {
-            0
-        };
+        let flags = if conn.ecn && conn.ce_state { F_ECE } else { 0 };
         let pkt = self.pkts.alloc(Packet {
             kind: PktKind::TcpAck,
             prio,

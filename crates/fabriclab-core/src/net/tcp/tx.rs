@@ -10,13 +10,14 @@ use super::conn::CaState;
 use crate::net::packet::{Packet, PktId, PktKind, F_ECT, F_RETX};
 use crate::net::{AppEvent, Ev, Net};
 use crate::units::Time;
-use crate::wire::tcp_wire_bytes;
 
 impl Net {
-    /// Send what the window, TCP small queues and Nagle allow.
+    /// Send what the window, TCP small queues and Nagle allow (an
+    /// offloaded connection: what the window allows, in whole FPDUs).
     pub(crate) fn tcp_try_send(&mut self, c: u32) {
-        let mss = self.tcp.conf.mss as u64;
-        let (tsq, rwnd) = (self.tcp.conf.tsq, self.tcp.conf.rcv_wnd);
+        let iw = self.tcp.conns[c as usize].iw;
+        let conf = super::stack(&self.tcp.conf, &self.tcp.nic, iw.is_some());
+        let (mss, tsq, rwnd) = (conf.mss as u64, conf.tsq, conf.rcv_wnd);
         loop {
             let conn = &mut self.tcp.conns[c as usize];
             if conn.in_host >= tsq {
@@ -28,8 +29,13 @@ impl Net {
                 return;
             }
             let retx = conn.snd_nxt < conn.snd_max;
-            let len = avail.min(mss);
-            if len < mss && !retx && conn.snd_nxt > conn.snd_una {
+            let seq = conn.snd_nxt;
+            let len = match iw {
+                Some(q) => self.iwarp_fpdu_len(q, seq) as u64,
+                None => avail.min(mss),
+            };
+            let conn = &mut self.tcp.conns[c as usize];
+            if iw.is_none() && len < mss && !retx && conn.snd_nxt > conn.snd_una {
                 return; // Nagle: hold a partial segment while data is in flight
             }
             let wnd = (conn.w.cwnd as u64 * mss).min(rwnd);
@@ -37,7 +43,6 @@ impl Net {
                 conn.cwnd_limited = true;
                 return;
             }
-            let seq = conn.snd_nxt;
             conn.snd_nxt += len;
             conn.snd_max = conn.snd_max.max(conn.snd_nxt);
             self.tcp_emit(c, seq, len as u32, retx);
@@ -48,14 +53,21 @@ impl Net {
     /// transmit latency.
     fn tcp_emit(&mut self, c: u32, seq: u64, len: u32, retx: bool) {
         let now = self.now();
-        let conf = &self.tcp.conf;
-        let (prio, tx_lat) = (conf.prio, conf.tx_lat);
-        let wire = tcp_wire_bytes(len, conf.vlan);
+        let iw = self.tcp.conns[c as usize].iw;
+        let conf = super::stack(&self.tcp.conf, &self.tcp.nic, iw.is_some());
+        let tx_lat = conf.tx_lat;
+        let wire = match iw {
+            Some(q) => conf.wire_bytes(len + self.iwarp_marker_bytes(q, seq, len)),
+            None => conf.wire_bytes(len),
+        };
+        if let Some(q) = iw {
+            self.iwarp_sent(q, seq, retx);
+        }
         let conn = &mut self.tcp.conns[c as usize];
         conn.c.tx_bytes += len as u64;
         conn.c.tx_segments += 1;
         let mut flags = 0;
-        if conn.cc.ecn() {
+        if conn.ecn {
             flags |= F_ECT;
         }
         if retx {
@@ -76,7 +88,7 @@ impl Net {
         conn.in_host += wire as u64;
         let pkt = self.pkts.alloc(Packet {
             kind: PktKind::TcpData,
-            prio,
+            prio: conn.prio,
             flags,
             sport: conn.sport,
             dport: conn.dport,
@@ -100,10 +112,15 @@ impl Net {
     fn tcp_retransmit_head(&mut self, c: u32) {
         let mss = self.tcp.conf.mss as u64;
         let conn = &self.tcp.conns[c as usize];
-        let len = (conn.snd_max - conn.snd_una).min(mss);
-        if len > 0 {
-            self.tcp_emit(c, conn.snd_una, len as u32, true);
+        let (una, max) = (conn.snd_una, conn.snd_max);
+        if una >= max {
+            return;
         }
+        let len = match conn.iw {
+            Some(q) => self.iwarp_fpdu_len(q, una) as u64,
+            None => (max - una).min(mss),
+        };
+        self.tcp_emit(c, una, len as u32, true);
     }
 
     /// Point the retransmission timer at `at`.
@@ -141,7 +158,8 @@ impl Net {
     /// `tsecr` (ps), ECN-Echo `ece`.
     pub(crate) fn tcp_on_ack(&mut self, c: u32, ack: u64, tsecr: u64, ece: bool) {
         let now = self.now();
-        let mss = self.tcp.conf.mss as u64;
+        let iw = self.tcp.conns[c as usize].iw;
+        let mss = super::stack(&self.tcp.conf, &self.tcp.nic, iw.is_some()).mss as u64;
         let conn = &mut self.tcp.conns[c as usize];
         conn.c.acks_rx += 1;
         if ece {
@@ -151,6 +169,10 @@ impl Net {
             return;
         }
         if ack > conn.snd_una {
+            if let Some(q) = iw {
+                self.iwarp_acked(q, ack);
+            }
+            let conn = &mut self.tcp.conns[c as usize];
             let acked = ack - conn.snd_una;
             let flight_pkts = (conn.snd_nxt.max(ack) - conn.snd_una).div_ceil(mss) as u32;
             let acked_pkts = (acked.div_ceil(mss) as u32).max(1);
@@ -197,7 +219,7 @@ impl Net {
                 CaState::Open => {}
             }
             let conn = &mut self.tcp.conns[c as usize];
-            if ece && conn.cc.ecn() && conn.state == CaState::Open {
+            if ece && conn.ecn && conn.state == CaState::Open {
                 conn.w.ssthresh = conn.cc.ecn_ssthresh(conn.w.cwnd);
                 conn.w.cwnd = conn.w.ssthresh;
                 conn.w.cwnd_cnt = 0;
@@ -249,7 +271,9 @@ impl Net {
 
     /// After an ACK: publish the state, wake a blocked writer, send more.
     fn tcp_after_ack(&mut self, c: u32, now: Time) {
-        let (mss, snd_buf) = (self.tcp.conf.mss, self.tcp.conf.snd_buf);
+        let offload = self.tcp.conns[c as usize].iw.is_some();
+        let conf = super::stack(&self.tcp.conf, &self.tcp.nic, offload);
+        let (mss, snd_buf) = (conf.mss, conf.snd_buf);
         let conn = &mut self.tcp.conns[c as usize];
         conn.publish(now, mss);
         if conn.want_writable && conn.written - conn.snd_una < snd_buf {
@@ -269,7 +293,8 @@ impl Net {
     /// The retransmission timer of connection `c` popped.
     pub(crate) fn on_tcp_rto(&mut self, c: u32, g: u32) {
         let now = self.now();
-        let mss = self.tcp.conf.mss;
+        let offload = self.tcp.conns[c as usize].iw.is_some();
+        let mss = super::stack(&self.tcp.conf, &self.tcp.nic, offload).mss;
         let conn = &mut self.tcp.conns[c as usize];
         if !conn.rto_timer.fire(g) || conn.rto_deadline == Time::NEVER {
             return;
@@ -285,6 +310,10 @@ impl Net {
             return;
         }
         conn.c.timeouts += 1;
+        if let Some(q) = conn.iw {
+            self.qps[q as usize].counters.timeouts += 1;
+        }
+        let conn = &mut self.tcp.conns[c as usize];
         if conn.state != CaState::Loss {
             conn.w.ssthresh = conn.cc.loss_ssthresh(conn.w.cwnd);
         }
