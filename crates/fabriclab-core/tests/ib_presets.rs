@@ -6,30 +6,12 @@
 //! runs at SDR's 8 Gb/s data rate; MPI runs on IB repeat bit for bit.
 
 mod common;
+use common::imb_opts;
 
 use fabriclab_core::config::preset;
 use fabriclab_core::units::{Rate, Time};
 use fabriclab_core::wire::{ib_wire_bytes, roce_wire_bytes, Ext};
 use fabriclab_core::workload::{imb, osu};
-
-fn imb_opts(benchmarks: &[&str], np: u32) -> imb::Options {
-    imb::Options {
-        benchmarks: benchmarks.iter().map(|s| s.to_string()).collect(),
-        np,
-        ppn: None,
-        hosts: None,
-        placement: Default::default(),
-        msglog: None,
-        npmin: Some(np),
-        iter: None,
-        root_shift: false,
-        algorithms: Default::default(),
-        library: None,
-        max_volume: None,
-        background: Vec::new(),
-        background_iperf: Vec::new(),
-    }
-}
 
 fn osu_h0_h1(test: &str, sizes: (u64, u64)) -> osu::Options {
     osu::Options {

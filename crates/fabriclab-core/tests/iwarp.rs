@@ -51,20 +51,8 @@ fn perf(test: Test, size: Option<u64>, iters: u64) -> Options {
 
 fn imb_opts(benchmarks: &[&str], np: u32, hosts: Option<&[&str]>) -> imb::Options {
     imb::Options {
-        benchmarks: benchmarks.iter().map(|s| s.to_string()).collect(),
-        np,
-        ppn: None,
         hosts: hosts.map(|h| h.iter().map(|s| s.to_string()).collect()),
-        placement: Default::default(),
-        msglog: None,
-        npmin: Some(np),
-        iter: None,
-        root_shift: false,
-        algorithms: Default::default(),
-        library: None,
-        max_volume: None,
-        background: Vec::new(),
-        background_iperf: Vec::new(),
+        ..common::imb_opts(benchmarks, np)
     }
 }
 

@@ -6,6 +6,7 @@
 //! selector's and forcing one changes the run; runs repeat bit for bit.
 
 mod common;
+use common::imb_opts;
 
 use fabriclab_core::config::FabricSpec;
 use fabriclab_core::mpi::coll::{Coll, CollArgs};
@@ -13,25 +14,6 @@ use fabriclab_core::mpi::select::{select, Library};
 use fabriclab_core::units::{Rate, Time};
 use fabriclab_core::wire::{roce_wire_bytes, Ext};
 use fabriclab_core::workload::{imb, osu};
-
-fn imb_opts(benchmarks: &[&str], np: u32) -> imb::Options {
-    imb::Options {
-        benchmarks: benchmarks.iter().map(|s| s.to_string()).collect(),
-        np,
-        ppn: None,
-        hosts: None,
-        placement: Default::default(),
-        msglog: None,
-        npmin: Some(np),
-        iter: None,
-        root_shift: false,
-        algorithms: Default::default(),
-        library: None,
-        max_volume: None,
-        background: Vec::new(),
-        background_iperf: Vec::new(),
-    }
-}
 
 #[test]
 fn imb_pingpong_is_half_the_round_trip_and_the_sum_of_its_parts() {

@@ -5,6 +5,7 @@ use fabriclab_core::config::FabricSpec;
 use fabriclab_core::net::Net;
 use fabriclab_core::sim::{Outcome, Sim};
 use fabriclab_core::workload::flows::{FlowResult, FlowSpec, Flows};
+use fabriclab_core::workload::imb;
 
 /// One leaf with `hosts` hosts at 100G, 1 us cables, store-and-forward,
 /// plus extra TOML appended (sections override nothing already set).
@@ -64,4 +65,25 @@ pub fn switch_total(sim: &Sim, f: impl Fn(&fabriclab_core::net::PortCounters) ->
         .filter(|p| !p.node.starts_with('h'))
         .map(|p| f(&p.counters))
         .sum()
+}
+
+/// IMB options for `benchmarks` on `np` ranks, run at exactly `np` ranks
+/// (`-npmin np`), everything else at IMB's defaults.
+pub fn imb_opts(benchmarks: &[&str], np: u32) -> imb::Options {
+    imb::Options {
+        benchmarks: benchmarks.iter().map(|s| s.to_string()).collect(),
+        np,
+        ppn: None,
+        hosts: None,
+        placement: Default::default(),
+        msglog: None,
+        npmin: Some(np),
+        iter: None,
+        root_shift: false,
+        algorithms: Default::default(),
+        library: None,
+        max_volume: None,
+        background: Vec::new(),
+        background_iperf: Vec::new(),
+    }
 }
