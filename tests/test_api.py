@@ -12,7 +12,7 @@ from conftest import MALFORMED_TOML, NEGATIVE_RATE_TOML, TWO_HOSTS_TOML, ZERO_HO
 
 import fabriclab
 from fabriclab import errors
-from fabriclab.api import FLOW_COLUMNS, PORT_COLUMNS, QP_COLUMNS, SAMPLE_COLUMNS
+from fabriclab.api import FLOW_COLUMNS, PORT_COLUMNS, PORT_SAMPLE_COLUMNS, QP_COLUMNS, SAMPLE_COLUMNS
 
 
 def test_presets():
@@ -181,6 +181,27 @@ def test_flows():
     # Without sampling there are no samples, but the columns are there.
     q = fabriclab.flows([{"src": "h0", "dst": "h1", "bytes": 4096}])
     assert q.samples.empty and list(q.samples.columns) == SAMPLE_COLUMNS
+    assert q.port_samples.empty and list(q.port_samples.columns) == PORT_SAMPLE_COLUMNS
+
+
+def test_flows_port_telemetry_matches_the_counters():
+    # A 1 MiB WRITE h0 -> h4 (leaf0 -> leaf1 on heps) sampled every 2 us:
+    # every port is sampled at every tick, bytes sent only grow, and the
+    # last sample of each port is at most its final tx counter; the path's
+    # host port sends about 100 Gb/s x 2 us = 25 000 wire bytes per tick
+    # while the transfer runs.
+    r = fabriclab.flows([fabriclab.Flow("h0", "h4", 1 << 20)], fabric="heps", sample_us=2.0)
+    ps = r.port_samples
+    assert list(ps.columns) == PORT_SAMPLE_COLUMNS
+    ticks = ps.time_ps.nunique()
+    assert len(ps) == ticks * len(r.ports)
+    assert ps.groupby(["node", "port"]).tx_bytes.apply(lambda s: s.is_monotonic_increasing).all()
+    last = ps.groupby(["node", "port"]).tx_bytes.last()
+    final = r.ports.set_index(["node", "port"]).tx_bytes
+    assert (last <= final.loc[last.index]).all()
+    host = ps[(ps.node == "h0") & (ps.peer == "leaf0")].tx_bytes.diff().dropna()
+    busy = host[host > 0].iloc[1:-1]
+    assert len(busy) > 10 and abs(busy.mean() - 25_000) < 500
 
 
 def test_flows_time_limit():

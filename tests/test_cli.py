@@ -6,6 +6,7 @@ import json
 import shutil
 import subprocess
 
+import pandas as pd
 import pytest
 from conftest import GOLDEN, MALFORMED_TOML, NEGATIVE_RATE_TOML, ROOT, ZERO_HOSTS_TOML, run_cli
 
@@ -143,6 +144,26 @@ def test_cli_flows():
     assert lines[0].split()[:3] == ["h0", "h4", "1048576"]
     assert lines[1].split()[:4] == ["h1", "h4", "1048576", "2.500"]
     assert "Port counters:" in r.stdout and "QP counters:" in r.stdout
+
+
+def test_cli_flows_telemetry_csv(tmp_path):
+    # Two senders into h4 (heps, 2:1 on h4's port), sampled every 5 us: the
+    # ports file has one row per port per tick, and h4's egress queue on
+    # leaf1 is seen non-empty while the two share it.
+    prefix = tmp_path / "incast"
+    r = run_cli(
+        "flows", "--fabric", "heps", "--flow", "h0:h4:1M", "--flow", "h1:h4:1M",
+        "--telemetry", str(prefix), "--sample-us", "5",
+    )
+    assert r.returncode == 0, r.stderr
+    ports = pd.read_csv(f"{prefix}.ports.csv")
+    qps = pd.read_csv(f"{prefix}.qps.csv")
+    assert list(ports.columns) == ["time_ps", "node", "port", "peer", "queue_bytes", "tx_bytes", "paused"]
+    assert len(ports) % ports.time_ps.nunique() == 0 and (ports.time_ps % 5_000_000 == 0).all()
+    assert ports[(ports.node == "leaf1") & (ports.peer == "h4")].queue_bytes.max() > 0
+    assert len(qps) > 0 and "telemetry:" in r.stdout
+    bad = run_cli("flows", "--flow", "h0:h4:1M", "--telemetry", str(tmp_path / "no" / "such" / "x"))
+    assert_cli_error(bad, "cannot write telemetry")
 
 
 def test_cli_fabric_list_and_show():

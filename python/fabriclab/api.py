@@ -114,6 +114,11 @@ FLOW_COLUMNS = [
 ]
 #: Columns of the telemetry samples.
 SAMPLE_COLUMNS = ["time_ps", "qp", "acked_bytes", "rate_bps"]
+#: Columns of the port telemetry samples: the egress of ``node``'s port
+#: ``port`` (towards ``peer``; parallel links differ by ``port``) at
+#: ``time_ps``: bytes queued (all priorities), wire bytes sent so far, and
+#: whether PFC holds any of its priorities paused.
+PORT_SAMPLE_COLUMNS = ["time_ps", "node", "port", "peer", "queue_bytes", "tx_bytes", "paused"]
 #: Columns of a fabric's link table.
 LINK_COLUMNS = ["a", "b", "gbps", "delay_ns"]
 
@@ -372,6 +377,9 @@ class FlowsResult:
     qps: pd.DataFrame
     #: Telemetry samples (empty unless ``sample_us`` was given).
     samples: pd.DataFrame
+    #: Port telemetry samples (see :data:`PORT_SAMPLE_COLUMNS`; empty unless
+    #: ``sample_us`` was given).
+    port_samples: pd.DataFrame
     #: "Finished", "Drained", "TimeLimit" or "Stalled".
     outcome: str
     #: Simulated time at the end, us.
@@ -409,7 +417,9 @@ def flows(
     """Run a set of flows (each a :class:`Flow` or a dict with the same keys)
     on ``fabric`` until they complete (or ``limit_us`` of simulated time).
 
-    ``sample_us`` turns on per-QP telemetry every that many microseconds.
+    ``sample_us`` turns on telemetry every that many microseconds: per QP
+    (``samples``: bytes acknowledged and received, current rate) and per
+    port (``port_samples``: queue depth, bytes sent, PFC pause state).
     """
     fl = _flow_list("flows", flows)
     out = json.loads(
@@ -428,6 +438,7 @@ def flows(
         ports=_frame(out["ports"], PORT_COLUMNS),
         qps=_frame(out["qps"], QP_COLUMNS),
         samples=_frame(out["samples"], SAMPLE_COLUMNS),
+        port_samples=_frame(out["port_samples"], PORT_SAMPLE_COLUMNS),
         outcome=out["outcome"],
         sim_time_us=out["sim_time_ps"] / 1e6,
         events=out["events"],

@@ -31,7 +31,7 @@ import sys
 from typing import Any, NoReturn, Sequence
 
 from . import api, cli_iperf, cli_mpi
-from .errors import FabriclabError
+from .errors import FabriclabError, InvalidArgumentError
 from .scenario import load_scenario, run_item
 
 PROG = "fabriclab"
@@ -163,6 +163,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     pl.add_argument("--limit-us", "--limit_us", dest="limit_us", type=float, help="stop after this much simulated time")
     pl.add_argument("--counters", action="store_true", help="also print the port and QP counters")
+    pl.add_argument(
+        "--telemetry",
+        metavar="PREFIX",
+        help="sample every --sample-us and write PREFIX.ports.csv (queue, bytes sent, pause per port) "
+        "and PREFIX.qps.csv (acked bytes, rate per QP)",
+    )
+    pl.add_argument(
+        "--sample-us", "--sample_us", dest="sample_us", type=float, default=10.0, help="telemetry period, us (default 10)"
+    )
 
     # run
     pr = sub.add_parser("run", help="run a scenario file")
@@ -285,8 +294,17 @@ def _print_flows(res: api.FlowsResult, counters: bool) -> None:
 
 
 def _cmd_flows(a: argparse.Namespace) -> None:
-    res = api.flows(a.flow, fabric=a.fabric, seed=a.seed, limit_us=a.limit_us)
+    sample_us = a.sample_us if a.telemetry else None
+    res = api.flows(a.flow, fabric=a.fabric, seed=a.seed, sample_us=sample_us, limit_us=a.limit_us)
     _print_flows(res, a.counters)
+    if a.telemetry:
+        for what, df in (("ports", res.port_samples), ("qps", res.samples)):
+            path = f"{a.telemetry}.{what}.csv"
+            try:
+                df.to_csv(path, index=False)
+            except OSError as e:
+                raise InvalidArgumentError(f"cannot write telemetry to {path}: {e.strerror or e}") from None
+            _out(f"telemetry: {len(df)} samples of {what} in {path}")
 
 
 def _cmd_run(a: argparse.Namespace) -> None:

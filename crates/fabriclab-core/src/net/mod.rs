@@ -156,6 +156,22 @@ pub struct Sample {
     pub rate_bps: u64,
 }
 
+/// A port telemetry row (opt-in; see [`Net::enable_sampling`]): the state
+/// of one port's egress at a sample time.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct PortSample {
+    /// Sample time, ps.
+    pub time_ps: u64,
+    /// Global port index ([`Net::port_ends`] names its two ends).
+    pub port: u32,
+    /// Bytes queued for transmission now, all priorities.
+    pub queue_bytes: u64,
+    /// Bytes transmitted so far (wire bytes, as the port counters).
+    pub tx_bytes: u64,
+    /// Whether PFC holds any priority of this port paused now.
+    pub paused: bool,
+}
+
 /// The simulated network.
 pub struct Net {
     pub(crate) q: EventQueue<Ev>,
@@ -176,6 +192,7 @@ pub struct Net {
     pub(crate) packets_forwarded: u64,
     pub(crate) sample_period: Option<Time>,
     pub(crate) samples: Vec<Sample>,
+    pub(crate) port_samples: Vec<PortSample>,
     pub(crate) tcp: tcp::Tcp,
     /// InfiniBand state (credits, HCA buffers, CC), on IB fabrics only.
     pub(crate) ib: Option<Box<ib::Ib>>,
@@ -308,6 +325,7 @@ impl Net {
             packets_forwarded: 0,
             sample_period: None,
             samples: Vec::new(),
+            port_samples: Vec::new(),
             tcp: tcp::Tcp::new(spec, seed),
             ib,
             iwarp: spec
@@ -353,7 +371,8 @@ impl Net {
         }
     }
 
-    /// Record per-QP acked bytes and rate every `period` (opt-in telemetry).
+    /// Record per-QP acked bytes and rate, and every port's queue, bytes
+    /// sent and pause state, every `period` (opt-in telemetry).
     pub fn enable_sampling(&mut self, period: Time) {
         if self.sample_period.is_none() {
             self.q.schedule_in(Time::ZERO, Ev::Sample);
@@ -372,6 +391,15 @@ impl Net {
                 rate_bps: qp.rate().as_bps(),
             });
         }
+        for (i, port) in self.ports.iter().enumerate() {
+            self.port_samples.push(PortSample {
+                time_ps: now.0,
+                port: i as u32,
+                queue_bytes: port.total_qbytes,
+                tx_bytes: port.c.tx_bytes,
+                paused: port.paused_until.iter().any(|&t| t > now),
+            });
+        }
         if let Some(p) = self.sample_period {
             self.q.schedule_in(p, Ev::Sample);
         }
@@ -380,6 +408,27 @@ impl Net {
     /// Telemetry samples taken so far.
     pub fn samples(&self) -> &[Sample] {
         &self.samples
+    }
+
+    /// Port telemetry samples taken so far.
+    pub fn port_samples(&self) -> &[PortSample] {
+        &self.port_samples
+    }
+
+    /// Names of the node owning global port `port` and of the node at the
+    /// other end of its link.
+    pub fn port_ends(&self, port: u32) -> (&str, &str) {
+        let p = &self.ports[port as usize];
+        (
+            &self.topo.nodes[p.node as usize].name,
+            &self.topo.nodes[p.peer_node as usize].name,
+        )
+    }
+
+    /// Index of global port `port` among its node's ports (as in
+    /// [`PortReport::port`]; parallel links share both node names).
+    pub fn port_index_in_node(&self, port: u32) -> u32 {
+        port - self.node_ports[self.ports[port as usize].node as usize]
     }
 
     /// Events processed so far.

@@ -1,0 +1,99 @@
+//! Opt-in telemetry: per-port samples of queue depth, bytes sent and pause
+//! state, checked against line-rate arithmetic and the port counters.
+
+mod common;
+use common::*;
+use fabriclab_core::net::Net;
+use fabriclab_core::sim::{Outcome, Sim};
+use fabriclab_core::units::Time;
+use fabriclab_core::wire::{roce_wire_bytes, Ext};
+use fabriclab_core::workload::flows::Flows;
+
+#[test]
+fn port_samples_follow_line_rate_and_end_at_the_counters() {
+    // One 1 MiB WRITE h0 -> h1 through one switch at 100G, MTU 4096,
+    // sampled every microsecond. While the transfer runs, the switch port
+    // towards h1 sends 100 Gb/s x 1 us = 12 500 wire bytes per sample
+    // period, give or take the one frame in serialisation at each edge;
+    // its queue never holds more than a frame or two (equal rates).
+    let spec = one_switch(2, "[nic]\nroce_mtu = 4096\n");
+    let net = Net::new(&spec, 1).unwrap();
+    let app = Flows::new(&net, &[flow("h0", "h1", 1 << 20)]).unwrap();
+    let mut sim = Sim::new(net);
+    sim.net.enable_sampling(Time::us(1));
+    let id = sim.add_app(Box::new(app));
+    assert_eq!(sim.run(None), Outcome::Finished);
+    let done = sim.app::<Flows>(id).unwrap().results()[0]
+        .delivered_ps
+        .unwrap();
+    let frame = roce_wire_bytes(4096, Ext::None, false) as i64;
+    let port = (0..)
+        .find(|&p| sim.net.port_ends(p) == ("leaf0", "h1"))
+        .unwrap();
+    let rows: Vec<_> = sim
+        .net
+        .port_samples()
+        .iter()
+        .filter(|s| s.port == port)
+        .collect();
+    assert!(rows
+        .windows(2)
+        .all(|w| w[1].time_ps - w[0].time_ps == 1_000_000));
+    let busy: Vec<_> = rows
+        .windows(2)
+        .filter(|w| w[0].time_ps >= 10_000_000 && w[1].time_ps + 10_000_000 <= done)
+        .map(|w| (w[1].tx_bytes - w[0].tx_bytes) as i64)
+        .collect();
+    assert!(busy.len() > 50, "{} busy periods", busy.len());
+    for d in &busy {
+        assert!((d - 12_500).abs() <= frame, "{d} bytes in 1 us");
+    }
+    let mean = busy.iter().sum::<i64>() as f64 / busy.len() as f64;
+    assert!((mean - 12_500.0).abs() < 250.0, "mean {mean}");
+    assert!(rows
+        .iter()
+        .all(|s| s.queue_bytes <= 2 * frame as u64 && !s.paused));
+    // Sent bytes never decrease and never pass the final counter.
+    let total = sim.net.port_between("leaf0", "h1").unwrap().tx_bytes;
+    assert!(rows.windows(2).all(|w| w[1].tx_bytes >= w[0].tx_bytes));
+    assert!(rows.last().unwrap().tx_bytes <= total);
+}
+
+#[test]
+fn port_samples_show_pfc_pauses_and_the_incast_queue() {
+    // A 4-to-1 incast with PFC on and no congestion control: the queue
+    // towards h0 builds and the senders' host ports are paused at times;
+    // the deepest sampled queue never exceeds the port's recorded peak.
+    let spec = one_switch(5, "[cc]\nalgorithm = \"none\"\n");
+    let flows: Vec<_> = (1..5)
+        .map(|i| flow(&format!("h{i}"), "h0", 4 << 20))
+        .collect();
+    let net = Net::new(&spec, 1).unwrap();
+    let app = Flows::new(&net, &flows).unwrap();
+    let mut sim = Sim::new(net);
+    sim.net.enable_sampling(Time::us(2));
+    sim.add_app(Box::new(app));
+    assert_eq!(sim.run(None), Outcome::Finished);
+    let port_of = |a: &str, b: &str| (0..).find(|&p| sim.net.port_ends(p) == (a, b)).unwrap();
+    let bottleneck = port_of("leaf0", "h0");
+    let deepest = sim
+        .net
+        .port_samples()
+        .iter()
+        .filter(|s| s.port == bottleneck)
+        .map(|s| s.queue_bytes)
+        .max()
+        .unwrap();
+    let peak = sim
+        .net
+        .port_between("leaf0", "h0")
+        .unwrap()
+        .peak_queue_bytes;
+    assert!(deepest > 0 && deepest <= peak, "{deepest} vs {peak}");
+    let paused_host = sim
+        .net
+        .port_samples()
+        .iter()
+        .any(|s| s.paused && sim.net.port_ends(s.port).0.starts_with('h'));
+    assert!(paused_host, "no sender host port was ever sampled paused");
+}
