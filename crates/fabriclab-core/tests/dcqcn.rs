@@ -202,15 +202,7 @@ fn connectx_defaults_idle_the_bottleneck_then_rebound_together() {
         .map(|r| r.delivered_ps.unwrap())
         .min()
         .unwrap();
-    let port = (0..)
-        .find(|&p| sim.net.port_ends(p) == ("leaf0", "h0"))
-        .unwrap();
-    let rows: Vec<_> = sim
-        .net
-        .port_samples()
-        .iter()
-        .filter(|s| s.port == port)
-        .collect();
+    let rows = port_series(&sim.net, "leaf0", "h0");
     // Idle 10 us periods (under one frame sent) before any sender is done.
     let idle: Vec<u64> = rows
         .windows(2)

@@ -27,15 +27,7 @@ fn port_samples_follow_line_rate_and_end_at_the_counters() {
         .delivered_ps
         .unwrap();
     let frame = roce_wire_bytes(4096, Ext::None, false) as i64;
-    let port = (0..)
-        .find(|&p| sim.net.port_ends(p) == ("leaf0", "h1"))
-        .unwrap();
-    let rows: Vec<_> = sim
-        .net
-        .port_samples()
-        .iter()
-        .filter(|s| s.port == port)
-        .collect();
+    let rows = port_series(&sim.net, "leaf0", "h1");
     assert!(rows
         .windows(2)
         .all(|w| w[1].time_ps - w[0].time_ps == 1_000_000));

@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use fabriclab_core::config::FabricSpec;
-use fabriclab_core::net::Net;
+use fabriclab_core::net::{Net, PortSample};
 use fabriclab_core::sim::{Outcome, Sim};
 use fabriclab_core::workload::flows::{FlowResult, FlowSpec, Flows};
 use fabriclab_core::workload::imb;
@@ -86,4 +86,14 @@ pub fn imb_opts(benchmarks: &[&str], np: u32) -> imb::Options {
         background: Vec::new(),
         background_iperf: Vec::new(),
     }
+}
+
+/// The telemetry samples of the egress of `node` towards `peer` (the first
+/// such port), in time order.
+pub fn port_series<'a>(net: &'a Net, node: &str, peer: &str) -> Vec<&'a PortSample> {
+    let port = (0..).find(|&p| net.port_ends(p) == (node, peer)).unwrap();
+    net.port_samples()
+        .iter()
+        .filter(|s| s.port == port)
+        .collect()
 }
