@@ -9,7 +9,6 @@ mod common;
 use common::imb_opts;
 
 use fabriclab_core::config::preset;
-use fabriclab_core::units::{Rate, Time};
 use fabriclab_core::wire::{ib_wire_bytes, roce_wire_bytes, Ext};
 use fabriclab_core::workload::{imb, osu};
 
@@ -51,16 +50,7 @@ fn imb_pingpong_over_ib_is_the_sum_of_its_parts() {
     for row in &r.sections[0].rows {
         let b = row.bytes;
         let wire = ib_wire_bytes((m.header + b) as u32, Ext::None) as u64;
-        let link = Rate::gbps(100).tx_time(wire) + Time::ns(1000);
-        let one_way = m.o_send
-            + m.memcpy.tx_time(b)
-            + Time::ns(500)
-            + link
-            + Time::ns(100)
-            + link
-            + Time::ns(300)
-            + m.o_recv
-            + m.memcpy.tx_time(b);
+        let one_way = common::eager_one_way(&m, b, wire, 100);
         assert!(
             (row.t_max_us - one_way.as_us_f64()).abs() < 1e-6,
             "{b} B: {} us vs sum of parts {}",

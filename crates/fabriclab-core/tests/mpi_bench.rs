@@ -11,7 +11,6 @@ use common::imb_opts;
 use fabriclab_core::config::FabricSpec;
 use fabriclab_core::mpi::coll::{Coll, CollArgs};
 use fabriclab_core::mpi::select::{select, Library};
-use fabriclab_core::units::{Rate, Time};
 use fabriclab_core::wire::{roce_wire_bytes, Ext};
 use fabriclab_core::workload::{imb, osu};
 
@@ -31,16 +30,7 @@ fn imb_pingpong_is_half_the_round_trip_and_the_sum_of_its_parts() {
     for row in rows {
         let b = row.bytes;
         let wire = roce_wire_bytes((m.header + b) as u32, Ext::None, false) as u64;
-        let link = Rate::gbps(100).tx_time(wire) + Time::ns(1000);
-        let one_way = m.o_send
-            + m.memcpy.tx_time(b)
-            + Time::ns(500)
-            + link
-            + Time::ns(300)
-            + link
-            + Time::ns(300)
-            + m.o_recv
-            + m.memcpy.tx_time(b);
+        let one_way = common::eager_one_way(&m, b, wire, 300);
         assert!(
             (row.t_max_us - one_way.as_us_f64()).abs() < 1e-6,
             "{b} B: {} us vs sum of parts {}",

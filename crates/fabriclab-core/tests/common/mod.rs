@@ -97,3 +97,27 @@ pub fn port_series<'a>(net: &'a Net, node: &str, peer: &str) -> Vec<&'a PortSamp
         .filter(|s| s.port == port)
         .collect()
 }
+
+/// One-way time of an MPI eager message of `b` payload bytes across one
+/// store-and-forward switch with 1 us cables at 100G, by hand: send
+/// overhead and copy, NIC send latency (500 ns), the frame of `wire` bytes
+/// serialised on both links plus propagation, `switch_ns`, NIC receive
+/// latency (300 ns), receive overhead and copy.
+pub fn eager_one_way(
+    m: &fabriclab_core::mpi::params::MpiParams,
+    b: u64,
+    wire: u64,
+    switch_ns: u64,
+) -> fabriclab_core::units::Time {
+    use fabriclab_core::units::{Rate, Time};
+    let link = Rate::gbps(100).tx_time(wire) + Time::ns(1000);
+    m.o_send
+        + m.memcpy.tx_time(b)
+        + Time::ns(500)
+        + link
+        + Time::ns(switch_ns)
+        + link
+        + Time::ns(300)
+        + m.o_recv
+        + m.memcpy.tx_time(b)
+}
