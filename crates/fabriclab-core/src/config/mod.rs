@@ -10,12 +10,15 @@
 //! impossible values with a message that names the field to change.
 
 mod cc;
+mod failures;
 mod ib;
 mod iwarp;
 mod presets;
 mod tcp;
 
 pub use cc::{CcAlgorithm, CcSpec, DcqcnParams};
+pub(crate) use failures::resolve as resolve_failure;
+pub use failures::{FailoverSpec, LinkFailure};
 pub use ib::{IbCcSpec, IbSpec, Transport, IB_SWITCH_LATENCY_NS, MAX_VLS};
 pub use iwarp::IwarpSpec;
 pub use presets::{preset, preset_names, preset_toml};
@@ -76,6 +79,12 @@ pub struct FabricSpec {
     /// absent = the defaults).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iwarp: Option<IwarpSpec>,
+    /// How fast the fabric reacts to link failures.
+    #[serde(default, skip_serializing_if = "FailoverSpec::is_default")]
+    pub failover: FailoverSpec,
+    /// Cables pulled (and put back) during the run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub link_failures: Vec<LinkFailure>,
 }
 
 /// The topology: a builder or an explicit list.
@@ -408,8 +417,11 @@ impl FabricSpec {
         self.cc.validate()?;
         self.tcp.validate()?;
         ib::validate(self)?;
-        // Connectivity and host links are checked on the built graph.
-        crate::topology::Topology::build(self).map(|_| ())
+        self.failover.validate()?;
+        // Connectivity, host links and failed links are checked on the
+        // built graph.
+        let topo = crate::topology::Topology::build(self)?;
+        failures::validate(&self.link_failures, &topo, self.is_infiniband())
     }
 
     /// True when the links are InfiniBand.

@@ -40,6 +40,12 @@ pub struct PortCounters {
     /// Peak switch buffer held by packets that entered through this port,
     /// bytes.
     pub peak_buffer_bytes: u64,
+    /// Packets lost to a link failure at this port: on its wire when the
+    /// link went down, in its queues, routed to it while it was down, or
+    /// (at an ingress) with no route left.
+    pub lost_packets: u64,
+    /// Wire bytes of the lost packets.
+    pub lost_bytes: u64,
 }
 
 /// Counters of one queue pair (the sending side of its data stream).

@@ -19,6 +19,7 @@
 mod api;
 pub mod counters;
 pub mod dcqcn;
+mod failures;
 pub mod ib;
 pub mod iwarp;
 mod mmu;
@@ -32,6 +33,7 @@ pub mod tcp;
 
 pub use api::{AppEvent, OpKind, PortReport, QpId, QpReport};
 pub use counters::{PortCounters, QpCounters};
+pub use failures::LinkStep;
 pub use tcp::{TcpCounters, TcpId, TcpReport};
 
 use crate::config::{CcAlgorithm, FabricSpec, Forwarding, NodeKind};
@@ -87,6 +89,8 @@ pub enum Ev {
     IbCcti(u32, u32),
     /// iWARP: posted messages of this QP are ready for its TCP stream.
     IwarpRelease(u32),
+    /// A step of a scheduled link failure (failing link, step).
+    Link(u32, LinkStep),
 }
 
 /// Per-host NIC state (the host's one port is `port`).
@@ -198,6 +202,8 @@ pub struct Net {
     pub(crate) ib: Option<Box<ib::Ib>>,
     /// iWARP state (QP streams), on iWARP fabrics only.
     pub(crate) iwarp: Option<Box<iwarp::Iwarp>>,
+    /// Scheduled link failures and the routing views of them.
+    pub(crate) fail: Option<Box<failures::Failures>>,
 }
 
 impl Net {
@@ -220,8 +226,10 @@ impl Net {
         let total = node_ports[n] as usize;
         let mut ends: Vec<(usize, usize)> = vec![(0, 0); total]; // (node, link)
         let mut peer = vec![0u32; total];
+        let mut link_port = vec![0u32; topo.links.len()];
         for (li, l) in topo.links.iter().enumerate() {
             let pa = next[l.a];
+            link_port[li] = pa;
             next[l.a] += 1;
             let pb = next[l.b];
             next[l.b] += 1;
@@ -305,12 +313,40 @@ impl Net {
             ));
         }
         let mut routing = Routing::build(&topo, &ports, &node_ports, seed);
+        // Scheduled link failures: each failing link's two ports, and its
+        // down (and up) events.
+        let mut q = EventQueue::new();
+        let mut failing = Vec::new();
+        for (i, f) in spec.link_failures.iter().enumerate() {
+            for li in crate::config::resolve_failure(f, i, &topo)? {
+                let pa = link_port[li];
+                let k = failing.len() as u32;
+                failing.push([pa, peer[pa as usize]]);
+                q.schedule(
+                    Time::from_ns_f64(f.down_us * 1e3),
+                    Ev::Link(k, LinkStep::Down),
+                );
+                if let Some(up) = f.up_us {
+                    q.schedule(Time::from_ns_f64(up * 1e3), Ev::Link(k, LinkStep::Up));
+                }
+            }
+        }
+        let fail = (!failing.is_empty()).then(|| {
+            Box::new(failures::Failures::new(
+                failing,
+                Time::from_ns_f64(spec.failover.detect_us * 1e3),
+                Time::from_ns_f64(spec.failover.converge_us * 1e3),
+                total,
+                seed,
+            ))
+        });
         let ib = spec.is_infiniband().then(|| {
             ib::pin_dmodk(&mut routing);
             Box::new(ib::Ib::new(spec, &topo, &ports))
         });
         Ok(Net {
-            q: EventQueue::new(),
+            q,
+            fail,
             p,
             ports,
             node_ports,
@@ -367,6 +403,7 @@ impl Net {
             Ev::IbDrain(host) => self.on_ib_drain(host),
             Ev::IbCcti(qp, g) => self.on_ib_ccti(qp, g),
             Ev::IwarpRelease(qp) => self.on_iwarp_release(qp),
+            Ev::Link(link, step) => self.on_link(link, step),
             Ev::App(_) => debug_assert!(false, "App events are routed by Sim"),
         }
     }

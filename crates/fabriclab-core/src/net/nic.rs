@@ -266,6 +266,12 @@ impl Net {
     pub(crate) fn on_inject(&mut self, pkt: PktId) {
         let src = self.pkts.get(pkt).src as usize;
         let port = self.nics[src].port;
+        if !self.ports[port as usize].up {
+            if self.pkts.get(pkt).kind == PktKind::TcpData {
+                self.tcp_left_host(pkt);
+            }
+            return self.lose(port, pkt);
+        }
         self.enqueue(port, pkt);
     }
 

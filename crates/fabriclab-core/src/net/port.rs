@@ -41,6 +41,8 @@ pub(crate) struct Port {
     pub rr: u8,
     // --- egress ---
     pub total_qbytes: u64,
+    /// The link is up (false between a failure and its repair).
+    pub up: bool,
     /// Time of the pending `Wake`, if any (to avoid duplicates).
     pub wake_at: Time,
     pub qbytes: [u64; 8],
@@ -83,6 +85,7 @@ impl Port {
             queues: Default::default(),
             qbytes: [0; 8],
             total_qbytes: 0,
+            up: true,
             pfc_out: VecDeque::new(),
             busy: false,
             paused_until: [Time::ZERO; 8],
@@ -140,7 +143,7 @@ impl Net {
     pub(crate) fn try_tx(&mut self, pi: PortIdx) {
         let now = self.now();
         let port = &mut self.ports[pi as usize];
-        if port.busy {
+        if port.busy || !port.up {
             return;
         }
         if let Some(pkt) = port.pfc_out.pop_front() {
@@ -269,6 +272,14 @@ impl Net {
 
     /// The head of port `pi`'s wire reaches the peer port.
     pub(crate) fn on_arrive(&mut self, pi: PortIdx) {
+        if self.fail.is_some() {
+            // A link failure empties the wire; its pending event is then stale.
+            let now = self.now();
+            match self.ports[pi as usize].wire.front() {
+                Some(&(t, _)) if t == now => {}
+                _ => return,
+            }
+        }
         let port = &mut self.ports[pi as usize];
         let (_, pkt) = port.wire.pop_front().unwrap();
         if let Some(&(t, next)) = port.wire.front() {
@@ -327,7 +338,7 @@ impl Net {
         }
     }
 
-    fn on_unpause(&mut self, pi: PortIdx, prio: usize) {
+    pub(crate) fn on_unpause(&mut self, pi: PortIdx, prio: usize) {
         let node = self.ports[pi as usize].node;
         if !self.is_switch(node) {
             self.nic_unpark(node, prio);

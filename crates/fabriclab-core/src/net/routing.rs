@@ -9,13 +9,19 @@
 //! the switch's own seed, derived from the run seed: without per-switch seeds
 //! all tiers would make correlated choices (polarisation). InfiniBand
 //! replaces each group by one port (`Routing::pin`, see `ib/routing.rs`).
-//! Not modelled yet: failures and reconvergence, weighted ECMP, adaptive
-//! routing.
+//! After a link failure (`failures.rs`) the tables are rebuilt without the
+//! links the fabric has converged around, and without the ports a switch
+//! has detected down. Not modelled yet: weighted ECMP, adaptive routing.
 
 use super::port::Port;
 use crate::rng::splitmix64;
 use crate::topology::Topology;
 use std::collections::VecDeque;
+
+/// What [`Routing::next_port`] returns when a switch has no way to the
+/// destination (a link failure it has detected, before the fabric routes
+/// around it).
+pub(crate) const NO_ROUTE: u32 = u32::MAX;
 
 pub(crate) struct Routing {
     n_hosts: usize,
@@ -27,6 +33,22 @@ pub(crate) struct Routing {
 
 impl Routing {
     pub fn build(topo: &Topology, ports: &[Port], node_ports: &[u32], seed: u64) -> Routing {
+        Routing::build_masked(topo, ports, node_ports, seed, &[], &[])
+    }
+
+    /// Tables for a fabric whose links at ports with `global_down` set are
+    /// gone for every switch, and whose switches do not use their own
+    /// ports with `local_down` set (an empty slice: none).
+    pub fn build_masked(
+        topo: &Topology,
+        ports: &[Port],
+        node_ports: &[u32],
+        seed: u64,
+        global_down: &[bool],
+        local_down: &[bool],
+    ) -> Routing {
+        let gone = |pi: u32| global_down.get(pi as usize).copied().unwrap_or(false);
+        let unused = |pi: u32| gone(pi) || local_down.get(pi as usize).copied().unwrap_or(false);
         let n = topo.nodes.len();
         let h = topo.n_hosts;
         let mut groups = vec![(0u32, 0u32); (n - h) * h];
@@ -44,7 +66,7 @@ impl Routing {
                 }
                 for pi in node_ports[u]..node_ports[u + 1] {
                     let v = ports[pi as usize].peer_node as usize;
-                    if dist[v] == u32::MAX {
+                    if dist[v] == u32::MAX && !gone(pi) {
                         dist[v] = dist[u] + 1;
                         queue.push_back(v);
                     }
@@ -57,7 +79,7 @@ impl Routing {
                 let off = members.len() as u32;
                 for pi in node_ports[sw]..node_ports[sw + 1] {
                     let v = ports[pi as usize].peer_node as usize;
-                    if dist[v] + 1 == dist[sw] && (v >= h || v == dst) {
+                    if dist[v] + 1 == dist[sw] && (v >= h || v == dst) && !unused(pi) {
                         members.push(pi);
                     }
                 }
@@ -94,9 +116,11 @@ impl Routing {
     pub fn next_port(&self, node: u32, src: u32, dst: u32, sport: u16, dport: u16) -> u32 {
         let sw = node as usize - self.n_hosts;
         let (off, len) = self.groups[sw * self.n_hosts + dst as usize];
-        debug_assert!(len > 0, "no route");
         if len == 1 {
             return self.members[off as usize];
+        }
+        if len == 0 {
+            return NO_ROUTE; // only after a link failure
         }
         let key =
             ((src as u64) << 40) ^ ((dst as u64) << 16) ^ ((sport as u64) << 48) ^ dport as u64;
@@ -118,6 +142,9 @@ impl super::Net {
             let out = self
                 .routing
                 .next_port(node, src, dst, q.sport, crate::wire::ROCEV2_UDP_PORT);
+            if out == NO_ROUTE {
+                break;
+            }
             let first = self.node_ports[node as usize];
             path.push((self.topo.nodes[node as usize].name.clone(), out - first));
             node = self.ports[out as usize].peer_node;

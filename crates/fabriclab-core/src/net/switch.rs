@@ -28,6 +28,16 @@ impl Net {
         let (prio, size) = (p.prio as usize, p.wire as u64);
         let node = self.ports[in_port as usize].node;
         let out = self.routing.next_port(node, src, dst, sport, dport);
+        if self.fail.is_some() && (out == super::routing::NO_ROUTE || !self.ports[out as usize].up)
+        {
+            // A link failure: no route yet, or a dead port not yet detected.
+            let at = if out == super::routing::NO_ROUTE {
+                in_port
+            } else {
+                out
+            };
+            return self.lose(at, pkt);
+        }
         let sw = node as usize - self.topo.n_hosts;
         let admit = if self.p.lossless[prio] {
             self.mmus[sw].admit_lossless(&mut self.ports[in_port as usize], prio, size)
@@ -91,7 +101,7 @@ impl Net {
     }
 
     /// Send XOFF (`pause`) or XON for `prio` out of switch port `pi`.
-    fn send_pfc(&mut self, pi: PortIdx, prio: u8, pause: bool) {
+    pub(crate) fn send_pfc(&mut self, pi: PortIdx, prio: u8, pause: bool) {
         let now = self.now();
         let port = &mut self.ports[pi as usize];
         port.xoff[prio as usize] = pause;
@@ -101,6 +111,9 @@ impl Net {
             // Refresh halfway through the pause time while still congested.
             let half = port.rate.tx_time(quanta * 64 / 2);
             self.q.schedule(now + half, Ev::PfcRefresh(pi, prio));
+        }
+        if !port.up {
+            return; // the link is down: nothing to tell
         }
         let node = port.node;
         let pkt = self.pkts.alloc(Packet {

@@ -4,7 +4,8 @@ use crate::net::{PortReport, QpReport, TcpReport};
 use std::fmt::Write;
 
 /// A table of the ports that carried traffic or saw an event (with credit
-/// columns instead of PFC and ECN ones on an InfiniBand fabric).
+/// columns instead of PFC and ECN ones on an InfiniBand fabric, and a
+/// `lost` column when a link failure lost packets).
 pub fn ports(ports: &[PortReport]) -> String {
     if ports.first().is_some_and(|p| p.ib.is_some()) {
         return ib_ports(ports);
@@ -26,9 +27,14 @@ pub fn ports(ports: &[PortReport]) -> String {
         "peak_q_KB",
         "peak_buf_KB"
     );
+    let lost = ports.iter().any(|p| p.counters.lost_packets > 0);
+    if lost {
+        out.pop();
+        out.push_str(&format!(" {:>7}\n", "lost"));
+    }
     for p in ports {
         let c = &p.counters;
-        if c.tx_packets + c.rx_packets + c.pause_tx + c.pause_rx + c.drops == 0 {
+        if c.tx_packets + c.rx_packets + c.pause_tx + c.pause_rx + c.drops + c.lost_packets == 0 {
             continue;
         }
         let _ = writeln!(
@@ -47,6 +53,10 @@ pub fn ports(ports: &[PortReport]) -> String {
             c.peak_queue_bytes as f64 / 1e3,
             c.peak_buffer_bytes as f64 / 1e3
         );
+        if lost {
+            out.pop();
+            let _ = writeln!(out, " {:>7}", c.lost_packets);
+        }
     }
     out
 }

@@ -1,0 +1,207 @@
+//! Link failures: a cable pulled at a given time, what is lost with it, and
+//! how routing catches up.
+//!
+//! When a link goes down, both directions stop at once: the packets on its
+//! wires and in the egress queues of its two ports are lost (counted as
+//! `lost_packets` / `lost_bytes` of the port), PFC pauses on it end, and
+//! whatever is routed to a dead port is lost there too. Routing then
+//! catches up in two steps (`[failover]` in the fabric):
+//!
+//! - after `detect_us`, the two nodes at the ends of the link stop using it
+//!   (loss of signal; hardware ECMP member removal). A switch whose only
+//!   way towards a destination was that link now has no route and loses
+//!   the packets (a spine that lost its only cable to a leaf, until the
+//!   other leaves stop sending through it);
+//! - after `converge_us`, every switch routes around it (the routing
+//!   protocol's withdrawal and FIB updates): the forwarding tables are those
+//!   of the fabric without the link.
+//!
+//! A link that comes back up carries traffic at once; its ends use it again
+//! after `detect_us` and the rest of the fabric after `converge_us` (but a
+//! link the fabric had converged without is used again only at
+//! `converge_us`: the shortest paths are computed once for all switches).
+//! ECMP is not resilient: when a group loses or regains a member, the
+//! flows of that group are re-hashed over the new member list.
+//!
+//! RC QPs recover what was lost by their retransmission timeout (or a NAK
+//! when later packets take another path); TCP by its own. Not modelled:
+//! InfiniBand (refused at validation), one-way failures, RC retry limits
+//! (a QP retries until the path is back; validation refuses failures that
+//! cut hosts off for good).
+
+use super::packet::{PktId, PktKind};
+use super::routing::Routing;
+use super::{Ev, Net, PortIdx};
+use crate::units::Time;
+
+/// One step of a link's failure and repair.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum LinkStep {
+    /// The cable is pulled.
+    Down,
+    /// The cable is back.
+    Up,
+    /// The link's two ends learn its state (true = up).
+    Local(bool),
+    /// The whole fabric has converged on its state (true = up).
+    Global(bool),
+}
+
+/// Failure state of a network with scheduled link failures.
+pub(crate) struct Failures {
+    /// The two ports of each failing link.
+    links: Vec<[PortIdx; 2]>,
+    detect: Time,
+    converge: Time,
+    /// Per port: its node has detected the link down and stopped using it.
+    local_down: Vec<bool>,
+    /// Per port: the fabric routes without this link.
+    global_down: Vec<bool>,
+    seed: u64,
+}
+
+impl Failures {
+    pub fn new(
+        links: Vec<[PortIdx; 2]>,
+        detect: Time,
+        converge: Time,
+        ports: usize,
+        seed: u64,
+    ) -> Failures {
+        Failures {
+            links,
+            detect,
+            converge,
+            local_down: vec![false; ports],
+            global_down: vec![false; ports],
+            seed,
+        }
+    }
+}
+
+impl Net {
+    /// A step of failing link `i` (an index into the scheduled links).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn on_link(&mut self, i: u32, step: LinkStep) {
+        let now = self.now();
+        let f = self.fail.as_ref().expect("link events only with failures");
+        let (ends, detect, converge) = (f.links[i as usize], f.detect, f.converge);
+        match step {
+            LinkStep::Down | LinkStep::Up => {
+                let up = step == LinkStep::Up;
+                for pi in ends {
+                    if up {
+                        self.ports[pi as usize].up = true;
+                    } else {
+                        self.port_down(pi);
+                    }
+                }
+                if up {
+                    for pi in ends {
+                        self.try_tx(pi);
+                    }
+                }
+                self.q
+                    .schedule(now + detect, Ev::Link(i, LinkStep::Local(up)));
+                self.q
+                    .schedule(now + converge, Ev::Link(i, LinkStep::Global(up)));
+            }
+            LinkStep::Local(up) => {
+                let f = self.fail.as_mut().expect("failures");
+                for pi in ends {
+                    f.local_down[pi as usize] = !up;
+                }
+                self.rebuild_routing();
+            }
+            LinkStep::Global(up) => {
+                let f = self.fail.as_mut().expect("failures");
+                for pi in ends {
+                    f.global_down[pi as usize] = !up;
+                }
+                self.rebuild_routing();
+            }
+        }
+    }
+
+    fn rebuild_routing(&mut self) {
+        let f = self.fail.as_ref().expect("failures");
+        self.routing = Routing::build_masked(
+            &self.topo,
+            &self.ports,
+            &self.node_ports,
+            f.seed,
+            &f.global_down,
+            &f.local_down,
+        );
+    }
+
+    /// Port `pi`'s link went down: lose what is on its wire and in its
+    /// queues, and end the pauses of its egress.
+    fn port_down(&mut self, pi: PortIdx) {
+        let now = self.now();
+        let port = &mut self.ports[pi as usize];
+        port.up = false;
+        // Frames in flight never arrive (their `Arrive` event finds the
+        // wire changed and does nothing); the one being serialised still
+        // ends its `TxDone`, which keeps the port's transmitter consistent.
+        let wire = std::mem::take(&mut port.wire);
+        let pfc = std::mem::take(&mut port.pfc_out);
+        for pkt in pfc {
+            self.pkts.free(pkt);
+        }
+        for (_, pkt) in wire {
+            self.lose(pi, pkt);
+        }
+        let node = self.ports[pi as usize].node;
+        let switch = self.is_switch(node);
+        for prio in 0..8 {
+            while let Some(pkt) = self.ports[pi as usize].queues[prio].pop_front() {
+                let (wire, in_port, kind) = {
+                    let p = self.pkts.get(pkt);
+                    (p.wire as u64, p.ingress, p.kind)
+                };
+                let port = &mut self.ports[pi as usize];
+                port.qbytes[prio] -= wire;
+                port.total_qbytes -= wire;
+                if switch {
+                    let sw = node as usize - self.topo.n_hosts;
+                    let resume =
+                        self.mmus[sw].release(&mut self.ports[in_port as usize], prio, wire);
+                    if resume {
+                        self.send_pfc(in_port, prio as u8, false);
+                    }
+                } else if kind == PktKind::TcpData {
+                    self.tcp_left_host(pkt);
+                }
+                self.lose(pi, pkt);
+            }
+            let port = &mut self.ports[pi as usize];
+            port.nonempty &= !(1 << prio);
+            if port.pause_since[prio].is_some() {
+                port.paused_until[prio] = now;
+                port.settle_pause(prio, now);
+                self.on_unpause(pi, prio);
+            }
+        }
+    }
+
+    /// A packet lost at (or on the wire of) port `pi` to a link failure.
+    pub(crate) fn lose(&mut self, pi: PortIdx, pkt: PktId) {
+        let (kind, wire) = {
+            let p = self.pkts.get(pkt);
+            (p.kind, p.wire as u64)
+        };
+        if !matches!(kind, PktKind::Pause | PktKind::FlowCtl) {
+            let c = &mut self.ports[pi as usize].c;
+            c.lost_packets += 1;
+            c.lost_bytes += wire;
+        }
+        self.pkts.free(pkt);
+    }
+
+    /// Whether the link of port `pi` is up now.
+    pub fn port_up(&self, pi: u32) -> bool {
+        self.ports[pi as usize].up
+    }
+}
