@@ -81,6 +81,8 @@ PORT_COLUMNS = [
     "paused_ps",
     "peak_queue_bytes",
     "peak_buffer_bytes",
+    "lost_packets",
+    "lost_bytes",
 ]
 #: Columns of the QP counters.
 QP_COLUMNS = [
