@@ -79,7 +79,11 @@ impl Routing {
                 let off = members.len() as u32;
                 for pi in node_ports[sw]..node_ports[sw + 1] {
                     let v = ports[pi as usize].peer_node as usize;
-                    if dist[v] + 1 == dist[sw] && (v >= h || v == dst) && !unused(pi) {
+                    if dist[v] != u32::MAX
+                        && dist[v] + 1 == dist[sw]
+                        && (v >= h || v == dst)
+                        && !unused(pi)
+                    {
                         members.push(pi);
                     }
                 }
