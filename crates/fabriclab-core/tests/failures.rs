@@ -22,17 +22,24 @@ fn spec(failures: &str) -> FabricSpec {
 }
 
 fn spec_leaves(leaves: u32, failures: &str) -> FabricSpec {
+    fabric(leaves, 2, "", failures)
+}
+
+/// The test fabric with `leaves` x `hosts` and extra `[switch]` settings.
+fn fabric(leaves: u32, hosts: u32, switch: &str, failures: &str) -> FabricSpec {
     FabricSpec::from_toml(&format!(
         r#"
 [topology]
 kind = "leaf_spine"
 spines = 2
 leaves = {leaves}
-hosts_per_leaf = 2
+hosts_per_leaf = {hosts}
 host_link_gbps = 100
 uplink_gbps = 100
 host_link_delay_ns = 1000
 uplink_delay_ns = 1000
+[switch]
+{switch}
 [nic]
 roce_mtu = 4096
 ack_timeout_exponent = 8
@@ -227,35 +234,15 @@ fn a_host_cable_put_back_lets_the_flow_finish_after_the_fabric_relearns_it() {
 
 #[test]
 fn an_incast_across_a_failing_spine_stays_drop_free_and_completes() {
-    // Four senders on leaf0 and leaf1's other host, all to h3, while one
-    // spine loses its cable to leaf1: PFC stays lossless (no buffer drops),
-    // the buffer of the flushed queue is released, and every byte arrives.
-    let spec = FabricSpec::from_toml(&format!(
-        r#"
-[topology]
-kind = "leaf_spine"
-spines = 2
-leaves = 3
-hosts_per_leaf = 4
-host_link_gbps = 100
-uplink_gbps = 100
-host_link_delay_ns = 1000
-uplink_delay_ns = 1000
-[switch]
-buffer_bytes = 2000000
-[nic]
-roce_mtu = 4096
-ack_timeout_exponent = 8
-[cc]
-algorithm = "none"
-[failover]
-detect_us = {DETECT_US}
-converge_us = {CONVERGE_US}
-{}
-"#,
-        fail("spine0", "leaf2", None)
-    ))
-    .unwrap();
+    // Eight senders on leaf0 and leaf1, all to h8 on leaf2, while spine0
+    // loses its cable to leaf2: PFC stays lossless (no buffer drops), the
+    // buffer of the flushed queue is released, and every byte arrives.
+    let spec = fabric(
+        3,
+        4,
+        "buffer_bytes = 2000000",
+        &fail("spine0", "leaf2", None),
+    );
     let flows: Vec<_> = ["h0", "h1", "h2", "h3", "h4", "h5", "h6", "h7"]
         .iter()
         .map(|s| flow(s, "h8", MIB))

@@ -199,9 +199,4 @@ impl Net {
         }
         self.pkts.free(pkt);
     }
-
-    /// Whether the link of port `pi` is up now.
-    pub fn port_up(&self, pi: u32) -> bool {
-        self.ports[pi as usize].up
-    }
 }
