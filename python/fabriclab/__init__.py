@@ -3,7 +3,8 @@
 The simulator (in Rust) models leaf-spine fabrics with shared-buffer
 switches, PFC, ECN and RoCEv2 NICs with DCQCN, and runs the benchmarks
 people run on such fabrics: perftest, IMB and OSU on a model of an MPI
-library (:func:`imb`, :func:`osu`), and iperf3 over a Linux-like TCP that
+library (:func:`imb`, :func:`osu`, Cbench's rotate bisection tests
+:func:`cbench`), and iperf3 over a Linux-like TCP that
 runs beside RDMA in its own class (:func:`iperf`). Results come back as
 pandas DataFrames::
 
@@ -60,6 +61,7 @@ from .errors import (
     ParseError,
     UnknownHostError,
 )
+from .cbench import CBENCH_COLUMNS, CBENCH_TESTS, cbench
 from .iperf import IPERF_COLUMNS, iperf
 from .mpi import IMB_BENCHMARKS, OSU_TESTS, imb, osu
 from .scenario import run_scenario
@@ -81,6 +83,9 @@ __all__ = [
     "run_scenario",
     "imb",
     "osu",
+    "cbench",
+    "CBENCH_TESTS",
+    "CBENCH_COLUMNS",
     "iperf",
     "IPERF_COLUMNS",
     "IMB_BENCHMARKS",

@@ -47,6 +47,9 @@ def imb(fabric: str, options: str, seed: int = 1, progress: bool = False) -> str
 def osu(fabric: str, options: str, seed: int = 1, progress: bool = False) -> str:
     """Run an OSU micro-benchmark; ``options`` is JSON. Returns JSON with
     the OSU text and the report."""
+def cbench(fabric: str, options: str, seed: int = 1, progress: bool = False) -> str:
+    """Run a Cbench rotate test; ``options`` is JSON. Returns JSON with
+    the Cbench text and the report."""
 
 def iperf(fabric: str, options: str, seed: int = 1) -> str:
     """Run iperf3 (TCP). ``options``: JSON object with the keys client,

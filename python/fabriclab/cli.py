@@ -16,7 +16,7 @@
     fabriclab iperf [-c H] [--server H] [-P N] [-b RATE] [-t SECS] [-i SECS]
                     [-l BYTES] [-C reno|cubic|dctcp] [-J] [--fabric F]
                     [--seed N] [--counters]
-    fabriclab imb ... / fabriclab osu ...     (see cli_mpi)
+    fabriclab imb ... / osu ... / cbench ...  (see cli_mpi)
 
 Sizes (BYTES, -s) are integers, optionally with a K, M or G suffix (powers
 of 1024). Errors print ``fabriclab: error: MESSAGE`` and exit with status 2.
@@ -316,7 +316,7 @@ def _cmd_run(a: argparse.Namespace) -> None:
             what = f"{len(o['flows'])} flow(s)"
         elif item.kind == "imb":
             what = f"{' '.join(o.get('benchmarks', ['all']))}, -np {o['np']}"
-        elif item.kind == "osu":
+        elif item.kind in ("osu", "cbench"):
             what = f"{o['test']}, -np {o['np']}"
         else:
             what = o.get("test", "")
@@ -326,7 +326,7 @@ def _cmd_run(a: argparse.Namespace) -> None:
         res = run_item(sc, item, progress=True)
         if item.kind == "perftest":
             _print_perftest(res, a.counters)
-        elif item.kind in ("imb", "osu"):
+        elif item.kind in ("imb", "osu", "cbench"):
             cli_mpi.print_result(res, a.counters)
         else:
             _print_flows(res, a.counters)
@@ -369,6 +369,7 @@ _COMMANDS = {
     "bench": _cmd_bench,
     "imb": cli_mpi.cmd_imb,
     "osu": cli_mpi.cmd_osu,
+    "cbench": cli_mpi.cmd_cbench,
     "iperf": cli_iperf.cmd_iperf,
 }
 

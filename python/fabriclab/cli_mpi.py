@@ -1,7 +1,8 @@
-"""The ``fabriclab imb`` and ``fabriclab osu`` commands: IMB-MPI1 and OSU
-micro-benchmarks with their own option spellings (``-np``, ``-msglog``,
-``-npmin``, ``-iter``, ``-root_shift on``; ``-m``, ``-i``, ``-x``, ``-f``)
-plus mpirun-like placement (``--ppn``, ``--hosts``, ``--map-by``)."""
+"""The ``fabriclab imb``, ``fabriclab osu`` and ``fabriclab cbench``
+commands: IMB-MPI1 and OSU micro-benchmarks with their own option spellings
+(``-np``, ``-msglog``, ``-npmin``, ``-iter``, ``-root_shift on``; ``-m``,
+``-i``, ``-x``, ``-f``), Cbench rotate (its compiled-in constants as
+options), plus mpirun-like placement (``--ppn``, ``--hosts``, ``--map-by``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import sys
 from typing import Any, Callable
 
 from . import mpi
+from .cbench import CBENCH_TESTS, cbench
 
 
 def _forced(text: str) -> tuple[str, str]:
@@ -40,7 +42,7 @@ def _iperf_bg(text: str) -> dict[str, Any]:
     return out
 
 
-def _job_opts(p: argparse.ArgumentParser, default_fabric: str, background: Callable[[str], Any]) -> None:
+def _job_opts(p: argparse.ArgumentParser, default_fabric: str, background: Callable[[str], Any], collectives: bool = True) -> None:
     p.add_argument("--fabric", default=default_fabric, help=f"preset name or fabric TOML file (default {default_fabric})")
     p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
     p.add_argument("-np", "--np", dest="np", type=int, required=True, help="number of ranks")
@@ -53,14 +55,15 @@ def _job_opts(p: argparse.ArgumentParser, default_fabric: str, background: Calla
         default="block",
         help="rank order: block/slot fills a host first, round_robin/node deals ranks over hosts",
     )
-    p.add_argument("--library", choices=["openmpi", "mpich"], help="collective selection rules (default: the fabric's)")
-    p.add_argument(
-        "--max-volume",
-        dest="max_volume",
-        type=int,
-        metavar="BYTES",
-        help="simulation budget: fewer repetitions where one size would move more than BYTES in all (default 1 GiB; 0 = the tool's counts)",
-    )
+    if collectives:
+        p.add_argument("--library", choices=["openmpi", "mpich"], help="collective selection rules (default: the fabric's)")
+        p.add_argument(
+            "--max-volume",
+            dest="max_volume",
+            type=int,
+            metavar="BYTES",
+            help="simulation budget: fewer repetitions where one size would move more than BYTES in all (default 1 GiB; 0 = the tool's counts)",
+        )
     p.add_argument(
         "--background",
         type=background,
@@ -110,6 +113,14 @@ def add_parsers(sub: Any, background: Callable[[str], Any]) -> None:
     po.add_argument("-f", "--full", dest="full", action="store_true", help="print min, max and iterations")
     po.add_argument("--algorithm", metavar="ALG", help="force the collective's algorithm")
 
+    pc = sub.add_parser("cbench", help="run Sandia Cbench rotate (bisection bandwidth) or rotate_latency")
+    pc.add_argument("test", metavar="TEST", help=" ".join(CBENCH_TESTS))
+    _job_opts(pc, "sandia-iwarp", background, collectives=False)
+    pc.add_argument("--bytes", type=int, help="message size (Cbench: 8388608 for rotate, 0 for rotate_latency)")
+    pc.add_argument("--iterations", type=int, help="messages or round trips per test (Cbench: 10 / 10000)")
+    pc.add_argument("--tests", type=int, help="tests per rotation, best kept (Cbench: 3 / 1)")
+    pc.add_argument("--rotations", type=int, help="run only the first N bisections (default all np/2)")
+
 
 def print_result(df: Any, counters: bool) -> None:
     """Print an IMB/OSU result: the tool's text, then counters if asked."""
@@ -128,21 +139,23 @@ def print_result(df: Any, counters: bool) -> None:
     )
 
 
-def _job_kwargs(a: argparse.Namespace) -> dict[str, Any]:
-    """The keywords ``imb`` and ``osu`` take alike from the command line."""
-    return dict(
+def _job_kwargs(a: argparse.Namespace, collectives: bool = True) -> dict[str, Any]:
+    """The keywords ``imb``, ``osu`` (and, without the collectives' two,
+    ``cbench``) take alike from the command line."""
+    kw: dict[str, Any] = dict(
         np=a.np,
         fabric=a.fabric,
         seed=a.seed,
         ppn=a.ppn,
         hosts=a.hosts,
         placement={"slot": "block", "node": "round_robin"}.get(a.placement, a.placement),
-        library=a.library,
-        max_volume=a.max_volume,
         background=a.background,
         background_iperf=a.background_iperf,
         progress=not a.quiet,
     )
+    if collectives:
+        kw.update(library=a.library, max_volume=a.max_volume)
+    return kw
 
 
 def cmd_imb(a: argparse.Namespace) -> None:
@@ -169,5 +182,18 @@ def cmd_osu(a: argparse.Namespace) -> None:
         full=a.full,
         algorithm=a.algorithm,
         **_job_kwargs(a),
+    )
+    print_result(df, a.counters)
+
+
+def cmd_cbench(a: argparse.Namespace) -> None:
+    """``fabriclab cbench``."""
+    df = cbench(
+        a.test,
+        bytes=a.bytes,
+        iterations=a.iterations,
+        tests=a.tests,
+        rotations=a.rotations,
+        **_job_kwargs(a, collectives=False),
     )
     print_result(df, a.counters)

@@ -51,6 +51,11 @@ the file gives them. The format::
     ppn = 24                  # and hosts, placement, sizes = [8, 256],
                               # iterations, warmup, full, algorithm, library
 
+    [[cbench]]                # Cbench rotate; keys as fabriclab.cbench()
+    test = "rotate"           # or "rotate_latency"
+    np = 128                  # and ppn, hosts, placement, bytes,
+    rotations = 4             # iterations, tests
+
 Unknown keys are errors (:class:`fabriclab.errors.ParseError` for the
 scenario's own keys; the core rejects unknown perftest options and flow
 keys).
@@ -68,6 +73,7 @@ from typing import Any, Union
 import pandas as pd
 
 from . import api, mpi
+from .cbench import cbench
 from .errors import ParseError
 
 if sys.version_info >= (3, 11):
@@ -77,10 +83,11 @@ else:  # pragma: no cover
 
 __all__ = ["run_scenario", "load_scenario", "Scenario", "ScenarioItem", "toml_dumps"]
 
-_KINDS = ("perftest", "flows", "imb", "osu")
+_KINDS = ("perftest", "flows", "imb", "osu", "cbench")
 _TOP_KEYS = {"fabric", "seed", *_KINDS}
 _FLOWS_KEYS = {"name", "seed", "flows", "sample_us", "limit_us"}
 _IMB_KEYS = {"benchmarks", "np", "ppn", "hosts", "placement", "msglog", "npmin", "iters", "root_shift", "algorithms", "library", "max_volume", "background", "background_iperf"}
+_CBENCH_KEYS = {"test", "np", "ppn", "hosts", "placement", "bytes", "iterations", "tests", "rotations", "background", "background_iperf"}
 _OSU_KEYS = {"test", "np", "ppn", "hosts", "placement", "sizes", "iterations", "warmup", "full", "algorithm", "library", "max_volume", "background", "background_iperf"}
 
 
@@ -180,7 +187,7 @@ def toml_dumps(doc: dict[str, Any]) -> str:
 def _item_order(text: str) -> list[str]:
     """The kinds of the [[perftest]] / [[flows]] headers in file order
     (tomllib keeps each array's order, not how the two interleave)."""
-    return re.findall(r"(?m)^[ \t]*\[\[[ \t]*(perftest|flows|imb|osu)[ \t]*\]\]", text)
+    return re.findall(r"(?m)^[ \t]*\[\[[ \t]*(perftest|flows|imb|osu|cbench)[ \t]*\]\]", text)
 
 
 def _seed(where: str, v: Any) -> int:
@@ -203,7 +210,7 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
     if unknown:
         raise ParseError(
             f"scenario {path}: unknown key {unknown[0]!r}; the keys are fabric, seed, "
-            "[[perftest]], [[flows]], [[imb]] and [[osu]]"
+            "[[perftest]], [[flows]], [[imb]], [[osu]] and [[cbench]]"
         )
     base = os.path.dirname(os.path.abspath(path))
     fab = doc.get("fabric", "heps")
@@ -247,8 +254,8 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
                 )
             if "flows" not in t:
                 raise ParseError(f"{where}: missing the flows list")
-        elif kind in ("imb", "osu"):
-            keys = _IMB_KEYS if kind == "imb" else _OSU_KEYS
+        elif kind in ("imb", "osu", "cbench"):
+            keys = {"imb": _IMB_KEYS, "osu": _OSU_KEYS, "cbench": _CBENCH_KEYS}[kind]
             unknown = sorted(set(t) - keys)
             if unknown:
                 raise ParseError(
@@ -284,8 +291,8 @@ def run_item(scenario: Scenario, item: ScenarioItem, progress: bool = False) -> 
         df = api._run_perftest(scenario.fabric, item.options, item.seed)
         df.attrs["name"] = item.name
         return df
-    if item.kind in ("imb", "osu"):
-        run = mpi.imb if item.kind == "imb" else mpi.osu
+    if item.kind in ("imb", "osu", "cbench"):
+        run = {"imb": mpi.imb, "osu": mpi.osu, "cbench": cbench}[item.kind]
         df = run(fabric=scenario.fabric, seed=item.seed, progress=progress, **_mpi_kwargs(item.options))
         df.attrs["name"] = item.name
         return df

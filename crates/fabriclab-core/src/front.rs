@@ -243,3 +243,23 @@ pub fn osu_json(fabric: &str, options: &str, seed: u64, progress: bool) -> Resul
     })
     .to_string())
 }
+
+/// Run a Cbench rotate test; `options` is the JSON form of
+/// [`crate::workload::cbench::Options`].
+pub fn cbench_json(fabric: &str, options: &str, seed: u64, progress: bool) -> Result<String> {
+    let spec = resolve_fabric(fabric)?;
+    let opts: crate::workload::cbench::Options = serde_json::from_str(options)
+        .map_err(|e| Error::InvalidArgument(format!("Cbench options: {e}")))?;
+    let mut p = progress_printer(progress);
+    let cb = p
+        .as_mut()
+        .map(|f| f as &mut dyn FnMut(Time, u64, usize, usize, &str));
+    let r = crate::workload::cbench::run(&spec, &opts, seed, cb)?;
+    Ok(json!({
+        "text": report::cbench::text(&r),
+        "iperf_text": r.iperf.iter().map(report::iperf::text).collect::<Vec<_>>(),
+        "ports_table": report::table::ports(&r.ports),
+        "report": r,
+    })
+    .to_string())
+}

@@ -59,6 +59,7 @@ fn pingpong_half_rtt(
 ) -> (Time, MpiCounters) {
     let phases = vec![Phase {
         scheds: vec![0],
+        setup: None,
         n: 2,
         warmup: 2,
         reps,
@@ -140,6 +141,7 @@ fn same_seed_same_times() {
     let phases = vec![
         Phase {
             scheds: vec![0],
+            setup: None,
             n: 4,
             warmup: 1,
             reps: 5,
@@ -148,6 +150,7 @@ fn same_seed_same_times() {
         },
         Phase {
             scheds: vec![1],
+            setup: None,
             n: 4,
             warmup: 1,
             reps: 3,
@@ -180,6 +183,7 @@ fn qps_per_host_pair_are_shared_by_the_ranks() {
     // 4 ranks, 2 per host: every rank exchanges with both neighbours.
     let phases = vec![Phase {
         scheds: vec![0],
+        setup: None,
         n: 4,
         warmup: 0,
         reps: 2,
@@ -211,6 +215,7 @@ fn copies_on_one_host_share_its_memory_bandwidth() {
     let m = spec.mpi.params().unwrap();
     let one = vec![Phase {
         scheds: vec![0],
+        setup: None,
         n: 4,
         warmup: 0,
         reps: 1,

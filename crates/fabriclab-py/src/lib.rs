@@ -127,6 +127,21 @@ fn osu(
     run(py, || front::osu_json(&fabric, &options, seed, progress))
 }
 
+/// Run a Cbench rotate test on `fabric`; `options` is a JSON object of
+/// Cbench options (test, np, ppn, hosts, bytes, iterations, tests,
+/// rotations). Returns the report (Cbench text and figures) as JSON.
+#[pyfunction]
+#[pyo3(signature = (fabric, options, seed=1, progress=false))]
+fn cbench(
+    py: Python<'_>,
+    fabric: String,
+    options: String,
+    seed: u64,
+    progress: bool,
+) -> PyResult<String> {
+    run(py, || front::cbench_json(&fabric, &options, seed, progress))
+}
+
 /// Run iperf3 on `fabric`; `options` is a JSON object of iperf options
 /// (client, server, parallel, bitrate_bps, time_s, interval_s, length,
 /// congestion, background). Returns the text, the `-J` document, tables and
@@ -148,6 +163,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
     m.add_function(wrap_pyfunction!(imb, m)?)?;
     m.add_function(wrap_pyfunction!(osu, m)?)?;
+    m.add_function(wrap_pyfunction!(cbench, m)?)?;
     m.add_function(wrap_pyfunction!(iperf, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

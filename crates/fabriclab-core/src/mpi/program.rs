@@ -10,8 +10,10 @@
 //! - `Loop`: the calls run back to back and the whole loop is timed
 //!   (IMB PingPong/Sendrecv/Exchange, osu_latency, osu_bw).
 //!
-//! Warm-up calls run first and are not timed. Ranks beyond `n` wait in the
-//! next barrier, as IMB's "additional processes waiting in MPI_Barrier".
+//! A phase may open with one untimed setup call (Cbench's zero-byte
+//! `MPI_Sendrecv` that lines each pair up before its clock starts). Warm-up
+//! calls run next and are not timed. Ranks beyond `n` wait in the next
+//! barrier, as IMB's "additional processes waiting in MPI_Barrier".
 //! The result of a phase is, per rank, the summed timed duration.
 
 use super::job::Job;
@@ -40,6 +42,8 @@ pub struct Phase {
     /// Schedules of the calls, used in turn (call i runs
     /// `scheds[i % len]`, e.g. a rotating root).
     pub scheds: Vec<SchedId>,
+    /// An untimed call before the first one (warm-up included).
+    pub setup: Option<SchedId>,
     /// Ranks taking part: 0..n.
     pub n: u32,
     /// Untimed calls first.
@@ -69,6 +73,7 @@ pub struct PhaseResult {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Stage {
     Sync,
+    Setup,
     Call,
     After,
     Waiting,
@@ -195,6 +200,18 @@ impl Program {
                     rt.start(net, rank, self.sync);
                     return;
                 }
+                if let Some(setup) = ph.setup {
+                    pos.stage = Stage::Setup;
+                    rt.start(net, rank, setup);
+                    return;
+                }
+                pos.call = 0;
+                pos.stage = Stage::Call;
+                pos.t0 = now;
+                rt.start(net, rank, next_call(0));
+            }
+            // The untimed setup call is done: the calls begin.
+            Stage::Setup => {
                 pos.call = 0;
                 pos.stage = Stage::Call;
                 pos.t0 = now;

@@ -2,6 +2,7 @@
 //! plotting scripts keep working. String formatting lives here, never in the
 //! engine.
 
+pub mod cbench;
 pub mod cjson;
 pub mod imb;
 pub mod iperf;

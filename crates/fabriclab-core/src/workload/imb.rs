@@ -323,6 +323,7 @@ pub fn run(
                 let alg = plan.scheds[bar as usize].algorithm.clone();
                 plan.phases.push(Phase {
                     scheds: vec![bar],
+                    setup: None,
                     n,
                     warmup: warmup(reps),
                     reps,
@@ -399,6 +400,7 @@ pub fn run(
                 let ids = scheds.into_iter().map(|s| plan.add(s)).collect();
                 plan.phases.push(Phase {
                     scheds: ids,
+                    setup: None,
                     n,
                     warmup: warm,
                     reps,

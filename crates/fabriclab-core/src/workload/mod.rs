@@ -1,8 +1,10 @@
 //! Workloads: programs that drive the network through the [`crate::sim::App`]
 //! interface. `flows` moves bulk data (incasts, all-to-all, background
 //! traffic); `perftest` imitates the perftest suite; `iperf` imitates iperf3
-//! over the hosts' TCP (`iperf_stats` computes its figures).
+//! over the hosts' TCP (`iperf_stats` computes its figures); `cbench` runs
+//! Sandia Cbench's rotate bisection tests.
 
+pub mod cbench;
 pub mod flows;
 pub mod imb;
 pub mod iperf;

@@ -303,6 +303,7 @@ pub fn run(
         scheds.push(s);
         phases.push(Phase {
             scheds: vec![scheds.len() as u32 - 1],
+            setup: None,
             n,
             warmup: skip,
             reps: iters,

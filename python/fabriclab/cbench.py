@@ -1,0 +1,88 @@
+"""Sandia Cbench's bisection tests on a simulated fabric: ``rotate``
+(pairwise bandwidth, 10 x 8 MiB ``MPI_Ssend`` per pair, best of 3) and
+``rotate_latency`` (10 000 zero-byte round trips per pair), over every
+bisection of the job into a lower and an upper half (np/2 rotations, all
+pairs of a rotation at once).
+
+One row per pair and rotation; ``df.attrs["text"]`` is Cbench's own
+output and ``df.attrs["rotations"]`` its per-rotation lines::
+
+    >>> import fabriclab
+    >>> df = fabriclab.cbench("rotate_latency", np=4, fabric="sandia-iwarp",
+    ...                       iterations=100)
+    >>> list(df.columns[:4])
+    ['rotation', 'rank', 'peer', 'host']
+    >>> print(df.attrs["text"])          # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable, Mapping, Sequence
+
+import pandas as pd
+
+from . import _core
+from .errors import InvalidArgumentError
+from .api import FabricLike, Flow, _bool, _dumps, _fabric_arg, _frame, _int, _str
+from .mpi import _attrs, _extras, _job
+
+__all__ = ["cbench", "CBENCH_TESTS", "CBENCH_COLUMNS", "CBENCH_ROTATION_COLUMNS"]
+
+#: The Cbench programs the simulator runs.
+CBENCH_TESTS = ("rotate", "rotate_latency")
+#: Columns of :func:`cbench`'s DataFrame (``value`` is MB/s for rotate, us
+#: for rotate_latency, as Cbench prints it).
+CBENCH_COLUMNS = ["rotation", "rank", "peer", "host", "peer_host", "time_us", "value"]
+#: Columns of ``df.attrs["rotations"]``.
+CBENCH_ROTATION_COLUMNS = ["rotation", "min", "max", "ave", "aggregate", "aggregate_floor"]
+
+
+def cbench(
+    test: str = "rotate",
+    np: int = 2,
+    fabric: FabricLike = "sandia-iwarp",
+    seed: int = 1,
+    *,
+    ppn: int | None = None,
+    hosts: Sequence[str] | str | None = None,
+    placement: str = "block",
+    bytes: int | None = None,
+    iterations: int | None = None,
+    tests: int | None = None,
+    rotations: int | None = None,
+    background: Iterable[Flow | Mapping[str, Any]] | None = None,
+    background_iperf: Iterable[Mapping[str, Any]] | None = None,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """Run Cbench ``test`` (``"rotate"`` or ``"rotate_latency"``) with
+    ``np`` ranks on ``fabric`` (an odd ``np`` leaves the last rank out, as
+    Cbench does). Cbench compiles its constants in; here ``bytes``
+    (8 MiB / 0), ``iterations`` (10 / 10000) and ``tests`` (3 / 1) override
+    them, and ``rotations`` runs only the first that many bisections (the
+    simulation budget of a large job; default all np/2). Placement,
+    ``background``, ``background_iperf`` and ``progress`` as
+    :func:`fabriclab.imb`.
+
+    Returns one row per (rotation, pair) with :data:`CBENCH_COLUMNS`;
+    ``df.attrs``: ``text`` (Cbench's output), ``rotations`` (a DataFrame of
+    :data:`CBENCH_ROTATION_COLUMNS`), ``summary`` (overall min, max,
+    average link and average aggregate), port, QP and MPI counters.
+    """
+    opts: dict[str, Any] = {"test": _str("test", test)}
+    _job(opts, np, ppn, hosts, placement)
+    for name, value, least in (("bytes", bytes, 0), ("iterations", iterations, 1), ("tests", tests, 1), ("rotations", rotations, 1)):
+        if value is not None:
+            opts[name] = _int(name, value)
+            if opts[name] < least:
+                raise InvalidArgumentError(f"{name} must be at least {least}, got {opts[name]}")
+    _extras(opts, None, None, background, background_iperf)
+    out = json.loads(_core.cbench(_fabric_arg(fabric), _dumps(opts), _int("seed", seed), _bool("progress", progress)))
+    rep = out["report"]
+    df = _attrs(_frame(rep["pairs"], CBENCH_COLUMNS), out)
+    df.attrs["test"] = rep["test"]
+    df.attrs["rotations"] = _frame(rep["rotations"], CBENCH_ROTATION_COLUMNS)
+    df.attrs["summary"] = {
+        k: rep[k] for k in ("overall_min", "overall_max", "average_link", "average_aggregate", "rotations_total")
+    }
+    return df
