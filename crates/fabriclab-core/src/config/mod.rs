@@ -14,6 +14,7 @@ mod failures;
 mod ib;
 mod iwarp;
 mod presets;
+mod routing;
 mod tcp;
 
 pub use cc::{CcAlgorithm, CcSpec, DcqcnParams};
@@ -22,6 +23,7 @@ pub use failures::{FailoverSpec, LinkFailure};
 pub use ib::{IbCcSpec, IbSpec, Transport, IB_SWITCH_LATENCY_NS, MAX_VLS};
 pub use iwarp::IwarpSpec;
 pub use presets::{preset, preset_names, preset_toml};
+pub use routing::{Ordering, RoutingMode, RoutingSpec};
 pub use tcp::{TcpCc, TcpSpec};
 
 use crate::error::{fabric_err, Error, Result};
@@ -85,6 +87,9 @@ pub struct FabricSpec {
     /// Cables pulled (and put back) during the run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub link_failures: Vec<LinkFailure>,
+    /// Next-hop choice: ECMP hashing or adaptive routing.
+    #[serde(default, skip_serializing_if = "RoutingSpec::is_default")]
+    pub routing: RoutingSpec,
 }
 
 /// The topology: a builder or an explicit list.
@@ -418,6 +423,7 @@ impl FabricSpec {
         self.tcp.validate()?;
         ib::validate(self)?;
         self.failover.validate()?;
+        self.routing.validate(self.is_infiniband())?;
         // Connectivity, host links and failed links are checked on the
         // built graph.
         let topo = crate::topology::Topology::build(self)?;

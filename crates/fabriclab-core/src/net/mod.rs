@@ -16,6 +16,7 @@
 //!
 //! [`App`]: crate::sim::App
 
+mod adaptive;
 mod api;
 pub mod counters;
 pub mod dcqcn;
@@ -204,6 +205,8 @@ pub struct Net {
     pub(crate) iwarp: Option<Box<iwarp::Iwarp>>,
     /// Scheduled link failures and the routing views of them.
     pub(crate) fail: Option<Box<failures::Failures>>,
+    /// Adaptive routing state (with `[routing] mode = "adaptive"`).
+    pub(crate) ar: Option<Box<adaptive::Adaptive>>,
 }
 
 impl Net {
@@ -347,6 +350,7 @@ impl Net {
         Ok(Net {
             q,
             fail,
+            ar: adaptive::Adaptive::new(&spec.routing, n - topo.n_hosts),
             p,
             ports,
             node_ports,

@@ -11,7 +11,8 @@
 //! replaces each group by one port (`Routing::pin`, see `ib/routing.rs`).
 //! After a link failure (`failures.rs`) the tables are rebuilt without the
 //! links the fabric has converged around, and without the ports a switch
-//! has detected down. Not modelled yet: weighted ECMP, adaptive routing.
+//! has detected down. Adaptive routing (`adaptive.rs`) chooses among the
+//! same groups by queue depth. Not modelled: weighted ECMP.
 
 use super::port::Port;
 use crate::rng::splitmix64;
@@ -118,19 +119,31 @@ impl Routing {
     /// The egress port at switch `node` for a packet to `dst`.
     #[inline]
     pub fn next_port(&self, node: u32, src: u32, dst: u32, sport: u16, dport: u16) -> u32 {
+        let g = self.group(node, dst);
+        match g.len() {
+            1 => g[0],
+            0 => NO_ROUTE, // only after a link failure
+            len => g[self.pick(node, src, dst, sport, dport, len)],
+        }
+    }
+
+    /// The minimal next hops of switch `node` towards host `dst`.
+    #[inline]
+    pub fn group(&self, node: u32, dst: u32) -> &[u32] {
         let sw = node as usize - self.n_hosts;
         let (off, len) = self.groups[sw * self.n_hosts + dst as usize];
-        if len == 1 {
-            return self.members[off as usize];
-        }
-        if len == 0 {
-            return NO_ROUTE; // only after a link failure
-        }
+        &self.members[off as usize..(off + len) as usize]
+    }
+
+    /// The ECMP choice among `len` members: the flow's 5-tuple hashed with
+    /// the switch's seed, scaled to 0..len.
+    #[inline]
+    pub fn pick(&self, node: u32, src: u32, dst: u32, sport: u16, dport: u16, len: usize) -> usize {
+        let sw = node as usize - self.n_hosts;
         let key =
             ((src as u64) << 40) ^ ((dst as u64) << 16) ^ ((sport as u64) << 48) ^ dport as u64;
         let h = splitmix64(key ^ self.seeds[sw]);
-        let idx = ((h as u128 * len as u128) >> 64) as u32;
-        self.members[(off + idx) as usize]
+        ((h as u128 * len as u128) >> 64) as usize
     }
 }
 

@@ -27,7 +27,11 @@ impl Net {
         let (src, dst, sport, dport) = (p.src, p.dst, p.sport, p.dport);
         let (prio, size) = (p.prio as usize, p.wire as u64);
         let node = self.ports[in_port as usize].node;
-        let out = self.routing.next_port(node, src, dst, sport, dport);
+        let out = if self.ar.is_some() {
+            self.adaptive_port(node, (src, dst, sport, dport), prio)
+        } else {
+            self.routing.next_port(node, src, dst, sport, dport)
+        };
         if self.fail.is_some() && (out == super::routing::NO_ROUTE || !self.ports[out as usize].up)
         {
             // A link failure: no route yet, or a dead port not yet detected.
