@@ -47,6 +47,7 @@ impl Adaptive {
 impl Net {
     /// The egress port at switch `node` for a packet of priority `prio`,
     /// chosen by queue depth.
+    #[inline(never)]
     pub(crate) fn adaptive_port(
         &mut self,
         node: u32,

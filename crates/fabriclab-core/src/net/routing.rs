@@ -119,12 +119,16 @@ impl Routing {
     /// The egress port at switch `node` for a packet to `dst`.
     #[inline]
     pub fn next_port(&self, node: u32, src: u32, dst: u32, sport: u16, dport: u16) -> u32 {
-        let g = self.group(node, dst);
-        match g.len() {
-            1 => g[0],
-            0 => NO_ROUTE, // only after a link failure
-            len => g[self.pick(node, src, dst, sport, dport, len)],
+        let sw = node as usize - self.n_hosts;
+        let (off, len) = self.groups[sw * self.n_hosts + dst as usize];
+        if len == 1 {
+            return self.members[off as usize];
         }
+        if len == 0 {
+            return NO_ROUTE; // only after a link failure
+        }
+        let idx = self.pick(node, src, dst, sport, dport, len as usize);
+        self.members[off as usize + idx]
     }
 
     /// The minimal next hops of switch `node` towards host `dst`.
