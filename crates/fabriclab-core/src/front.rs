@@ -198,68 +198,88 @@ fn progress_printer(on: bool) -> Option<impl FnMut(Time, u64, usize, usize, &str
     })
 }
 
-/// Run Intel MPI Benchmarks; `options` is the JSON form of
-/// [`crate::workload::imb::Options`]. Progress lines go to stderr when
-/// `progress` is true.
-pub fn imb_json(fabric: &str, options: &str, seed: u64, progress: bool) -> Result<String> {
+/// Parse `options` as `O`, run `run` on the fabric with an optional
+/// progress printer, and return `{text, iperf_text, ports_table, report}`
+/// (what every MPI benchmark driver returns; `tool` names it in errors).
+fn run_mpi_json<O, R: serde::Serialize>(
+    fabric: &str,
+    options: &str,
+    tool: &str,
+    progress: bool,
+    run: impl FnOnce(&FabricSpec, &O, Option<crate::mpi::run::Progress<'_>>) -> Result<R>,
+    text: impl FnOnce(&FabricSpec, &R) -> String,
+    parts: impl FnOnce(&R) -> (&[crate::workload::iperf::Report], &[crate::net::PortReport]),
+) -> Result<String>
+where
+    O: serde::de::DeserializeOwned,
+{
     let spec = resolve_fabric(fabric)?;
-    let opts: crate::workload::imb::Options = serde_json::from_str(options)
-        .map_err(|e| Error::InvalidArgument(format!("IMB options: {e}")))?;
+    let opts: O = serde_json::from_str(options)
+        .map_err(|e| Error::InvalidArgument(format!("{tool} options: {e}")))?;
     let mut p = progress_printer(progress);
     let cb = p
         .as_mut()
         .map(|f| f as &mut dyn FnMut(Time, u64, usize, usize, &str));
-    let r = crate::workload::imb::run(&spec, &opts, seed, cb)?;
-    let name = if spec.name.is_empty() {
-        "custom fabric"
-    } else {
-        &spec.name
-    };
+    let r = run(&spec, &opts, cb)?;
+    let (iperf, ports) = parts(&r);
     Ok(json!({
-        "text": report::imb::text(&r, name),
-        "iperf_text": r.iperf.iter().map(report::iperf::text).collect::<Vec<_>>(),
-        "ports_table": report::table::ports(&r.ports),
+        "text": text(&spec, &r),
+        "iperf_text": iperf.iter().map(report::iperf::text).collect::<Vec<_>>(),
+        "ports_table": report::table::ports(ports),
         "report": r,
     })
     .to_string())
+}
+
+/// Run Intel MPI Benchmarks; `options` is the JSON form of
+/// [`crate::workload::imb::Options`]. Progress lines go to stderr when
+/// `progress` is true.
+pub fn imb_json(fabric: &str, options: &str, seed: u64, progress: bool) -> Result<String> {
+    use crate::workload::imb;
+    run_mpi_json(
+        fabric,
+        options,
+        "IMB",
+        progress,
+        |spec, o: &imb::Options, cb| imb::run(spec, o, seed, cb),
+        |spec, r| {
+            let name = if spec.name.is_empty() {
+                "custom fabric"
+            } else {
+                &spec.name
+            };
+            report::imb::text(r, name)
+        },
+        |r| (&r.iperf, &r.ports),
+    )
 }
 
 /// Run an OSU micro-benchmark; `options` is the JSON form of
 /// [`crate::workload::osu::Options`].
 pub fn osu_json(fabric: &str, options: &str, seed: u64, progress: bool) -> Result<String> {
-    let spec = resolve_fabric(fabric)?;
-    let opts: crate::workload::osu::Options = serde_json::from_str(options)
-        .map_err(|e| Error::InvalidArgument(format!("OSU options: {e}")))?;
-    let mut p = progress_printer(progress);
-    let cb = p
-        .as_mut()
-        .map(|f| f as &mut dyn FnMut(Time, u64, usize, usize, &str));
-    let r = crate::workload::osu::run(&spec, &opts, seed, cb)?;
-    Ok(json!({
-        "text": report::osu::text(&r),
-        "iperf_text": r.iperf.iter().map(report::iperf::text).collect::<Vec<_>>(),
-        "ports_table": report::table::ports(&r.ports),
-        "report": r,
-    })
-    .to_string())
+    use crate::workload::osu;
+    run_mpi_json(
+        fabric,
+        options,
+        "OSU",
+        progress,
+        |spec, o: &osu::Options, cb| osu::run(spec, o, seed, cb),
+        |_, r| report::osu::text(r),
+        |r| (&r.iperf, &r.ports),
+    )
 }
 
 /// Run a Cbench rotate test; `options` is the JSON form of
 /// [`crate::workload::cbench::Options`].
 pub fn cbench_json(fabric: &str, options: &str, seed: u64, progress: bool) -> Result<String> {
-    let spec = resolve_fabric(fabric)?;
-    let opts: crate::workload::cbench::Options = serde_json::from_str(options)
-        .map_err(|e| Error::InvalidArgument(format!("Cbench options: {e}")))?;
-    let mut p = progress_printer(progress);
-    let cb = p
-        .as_mut()
-        .map(|f| f as &mut dyn FnMut(Time, u64, usize, usize, &str));
-    let r = crate::workload::cbench::run(&spec, &opts, seed, cb)?;
-    Ok(json!({
-        "text": report::cbench::text(&r),
-        "iperf_text": r.iperf.iter().map(report::iperf::text).collect::<Vec<_>>(),
-        "ports_table": report::table::ports(&r.ports),
-        "report": r,
-    })
-    .to_string())
+    use crate::workload::cbench;
+    run_mpi_json(
+        fabric,
+        options,
+        "Cbench",
+        progress,
+        |spec, o: &cbench::Options, cb| cbench::run(spec, o, seed, cb),
+        |_, r| report::cbench::text(r),
+        |r| (&r.iperf, &r.ports),
+    )
 }

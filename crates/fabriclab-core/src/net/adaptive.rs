@@ -63,10 +63,13 @@ impl Net {
         let now = self.q.now();
         let ar = self.ar.as_mut().expect("adaptive routing on");
         let sw = node as usize - self.topo.n_hosts;
-        let key = splitmix64(
-            ((src as u64) << 40) ^ ((dst as u64) << 16) ^ ((sport as u64) << 48) ^ dport as u64,
-        );
-        if let Some(gap) = ar.gap {
+        // The flow's key in the flowlet table (strict ordering only).
+        let key = ar.gap.map(|_| {
+            splitmix64(
+                ((src as u64) << 40) ^ ((dst as u64) << 16) ^ ((sport as u64) << 48) ^ dport as u64,
+            )
+        });
+        if let (Some(gap), Some(key)) = (ar.gap, key) {
             if let Some(&(port, last)) = ar.flowlets[sw].get(&key) {
                 if now - last < gap && g.contains(&port) {
                     ar.flowlets[sw].insert(key, (port, now));
@@ -86,7 +89,7 @@ impl Net {
                 best_load = load;
             }
         }
-        if ar.gap.is_some() {
+        if let Some(key) = key {
             ar.flowlets[sw].insert(key, (best, now));
         }
         best
