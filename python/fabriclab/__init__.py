@@ -10,7 +10,7 @@ pandas DataFrames::
 
     >>> import fabriclab
     >>> fabriclab.presets()
-    ['heps', 'leaf-spine', 'eantc-hpc', 'ihep-roce', 'stackhpc-roce', 'stackhpc-ib', 'ihep-ib', 'sandia-ib', 'sandia-iwarp', 'bench-a2a-32', 'bench-a2a-128']
+    ['heps', 'leaf-spine', 'eantc-hpc', 'eantc-hpc-dynamic', 'ihep-roce', 'stackhpc-roce', 'stackhpc-ib', 'ihep-ib', 'sandia-ib', 'sandia-iwarp', 'bench-a2a-32', 'bench-a2a-128']
     >>> bw = fabriclab.perftest("ib_write_bw", client="h0", server="h4",
     ...                         fabric="heps", report_gbits=True)
     >>> round(float(bw.bw_avg_gbps[0]), 1)

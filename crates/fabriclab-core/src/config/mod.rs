@@ -10,6 +10,7 @@
 //! impossible values with a message that names the field to change.
 
 mod cc;
+mod dyn_ecn;
 mod failures;
 mod ib;
 mod iwarp;
@@ -18,6 +19,7 @@ mod routing;
 mod tcp;
 
 pub use cc::{CcAlgorithm, CcSpec, DcqcnParams};
+pub use dyn_ecn::{DynamicEcnSpec, EcnMode};
 pub(crate) use failures::resolve as resolve_failure;
 pub use failures::{FailoverSpec, LinkFailure};
 pub use ib::{IbCcSpec, IbSpec, Transport, IB_SWITCH_LATENCY_NS, MAX_VLS};
@@ -334,6 +336,17 @@ pub struct EcnSpec {
     pub kmax_bytes: u64,
     /// Marking probability at Kmax.
     pub pmax: f64,
+    /// "static" (the thresholds above for the whole run) or "dynamic"
+    /// (retuned per queue at run time, starting from them).
+    #[serde(skip_serializing_if = "is_static")]
+    pub mode: EcnMode,
+    /// The dynamic controller's settings (`mode = "dynamic"` only).
+    #[serde(skip_serializing_if = "DynamicEcnSpec::is_default")]
+    pub dynamic: DynamicEcnSpec,
+}
+
+fn is_static(m: &EcnMode) -> bool {
+    *m == EcnMode::Static
 }
 
 impl Default for EcnSpec {
@@ -345,6 +358,8 @@ impl Default for EcnSpec {
             kmin_bytes: 5_000,
             kmax_bytes: 200_000,
             pmax: 0.01,
+            mode: EcnMode::Static,
+            dynamic: DynamicEcnSpec::default(),
         }
     }
 }
@@ -418,6 +433,29 @@ impl FabricSpec {
         }
         if e.kmax_bytes < e.kmin_bytes {
             return fabric_err("ecn.kmax_bytes must be at least ecn.kmin_bytes");
+        }
+        e.dynamic.validate()?;
+        if e.mode == EcnMode::Dynamic {
+            if !e.enabled {
+                return fabric_err(
+                    "ecn.mode = \"dynamic\" needs ecn.enabled = true (there is nothing to tune)",
+                );
+            }
+            if self.is_infiniband() {
+                return fabric_err(
+                    "ecn.mode = \"dynamic\" is for Ethernet fabrics; InfiniBand marks FECN \
+                     with its own [ib.cc] thresholds",
+                );
+            }
+            if e.kmin_bytes == 0 {
+                return fabric_err(
+                    "ecn.mode = \"dynamic\" scales ecn.kmin_bytes up and down; set it above 0",
+                );
+            }
+        } else if !e.dynamic.is_default() {
+            return fabric_err(
+                "[ecn.dynamic] is set but ecn.mode is \"static\"; add mode = \"dynamic\" to [ecn]",
+            );
         }
         self.cc.validate()?;
         self.tcp.validate()?;

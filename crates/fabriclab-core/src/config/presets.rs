@@ -9,6 +9,10 @@ const PRESETS: &[(&str, &str)] = &[
     ("heps", include_str!("../../presets/heps.toml")),
     ("leaf-spine", include_str!("../../presets/leaf-spine.toml")),
     ("eantc-hpc", include_str!("../../presets/eantc-hpc.toml")),
+    (
+        "eantc-hpc-dynamic",
+        include_str!("../../presets/eantc-hpc-dynamic.toml"),
+    ),
     ("ihep-roce", include_str!("../../presets/ihep-roce.toml")),
     (
         "stackhpc-roce",

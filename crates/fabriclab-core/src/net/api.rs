@@ -108,6 +108,10 @@ pub struct PortReport {
     /// InfiniBand fabrics only.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub ib: Option<super::ib::IbPortCounters>,
+    /// Dynamic-ECN state of the port's data-priority queue, on switch ports
+    /// of fabrics with `[ecn] mode = "dynamic"` only.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub dyn_ecn: Option<super::DynEcnPort>,
 }
 
 /// A QP's identity and counters, for reports.
@@ -283,6 +287,7 @@ impl Net {
                     rate_gbps: port.rate.as_gbps_f64(),
                     counters,
                     ib: self.ib_port_counters(pi),
+                    dyn_ecn: self.dyn_ecn_report(pi),
                 });
             }
         }

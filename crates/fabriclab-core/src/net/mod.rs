@@ -20,6 +20,7 @@ mod adaptive;
 mod api;
 pub mod counters;
 pub mod dcqcn;
+mod dyn_ecn;
 mod failures;
 pub mod ib;
 pub mod iwarp;
@@ -34,6 +35,7 @@ pub mod tcp;
 
 pub use api::{AppEvent, OpKind, PortReport, QpId, QpReport};
 pub use counters::{PortCounters, QpCounters};
+pub use dyn_ecn::DynEcnPort;
 pub use failures::LinkStep;
 pub use tcp::{TcpCounters, TcpId, TcpReport};
 
@@ -92,6 +94,8 @@ pub enum Ev {
     IwarpRelease(u32),
     /// A step of a scheduled link failure (failing link, step).
     Link(u32, LinkStep),
+    /// End of a dynamic-ECN control interval (switch egress port, priority).
+    EcnTick(PortIdx, u8),
 }
 
 /// Per-host NIC state (the host's one port is `port`).
@@ -207,6 +211,8 @@ pub struct Net {
     pub(crate) fail: Option<Box<failures::Failures>>,
     /// Adaptive routing state (with `[routing] mode = "adaptive"`).
     pub(crate) ar: Option<Box<adaptive::Adaptive>>,
+    /// Dynamic ECN state (with `[ecn] mode = "dynamic"`).
+    pub(crate) decn: Option<Box<dyn_ecn::DynEcn>>,
 }
 
 impl Net {
@@ -351,6 +357,7 @@ impl Net {
             q,
             fail,
             ar: adaptive::Adaptive::new(&spec.routing, n - topo.n_hosts),
+            decn: dyn_ecn::DynEcn::new(&spec.ecn, total),
             p,
             ports,
             node_ports,
@@ -408,6 +415,7 @@ impl Net {
             Ev::IbCcti(qp, g) => self.on_ib_ccti(qp, g),
             Ev::IwarpRelease(qp) => self.on_iwarp_release(qp),
             Ev::Link(link, step) => self.on_link(link, step),
+            Ev::EcnTick(port, prio) => self.on_ecn_tick(port, prio),
             Ev::App(_) => debug_assert!(false, "App events are routed by Sim"),
         }
     }

@@ -88,18 +88,24 @@ impl Net {
         let ect = kind.is_data() || (kind == PktKind::TcpData && flags & F_ECT != 0);
         if self.p.ecn && self.p.ecn_prio[prio] && ect {
             let q = self.ports[out as usize].qbytes[prio];
-            let mark = if q <= self.p.kmin {
+            let (kmin, kmax) = match &self.decn {
+                None => (self.p.kmin, self.p.kmax),
+                Some(d) => d.thresholds(out, prio),
+            };
+            let mark = if q <= kmin {
                 false
-            } else if q >= self.p.kmax {
+            } else if q >= kmax {
                 true
             } else {
-                let prob =
-                    self.p.pmax * (q - self.p.kmin) as f64 / (self.p.kmax - self.p.kmin) as f64;
+                let prob = self.p.pmax * (q - kmin) as f64 / (kmax - kmin) as f64;
                 self.mmus[sw].rng.next_f64() < prob
             };
             if mark {
                 self.pkts.get_mut(pkt).flags |= F_CE;
                 self.ports[out as usize].c.ecn_marks += 1;
+            }
+            if self.decn.is_some() {
+                self.dyn_ecn_departure(out, prio, q, mark);
             }
         }
     }

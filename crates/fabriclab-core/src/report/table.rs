@@ -32,6 +32,14 @@ pub fn ports(ports: &[PortReport]) -> String {
         out.pop();
         out.push_str(&format!(" {:>7}\n", "lost"));
     }
+    let dynamic = ports.iter().any(|p| p.dyn_ecn.is_some());
+    if dynamic {
+        out.pop();
+        out.push_str(&format!(
+            " {:>7} {:>9} {:>9}\n",
+            "ecn_adj", "kmin_KB", "kmax_KB"
+        ));
+    }
     for p in ports {
         let c = &p.counters;
         if c.tx_packets + c.rx_packets + c.pause_tx + c.pause_rx + c.drops + c.lost_packets == 0 {
@@ -56,6 +64,23 @@ pub fn ports(ports: &[PortReport]) -> String {
         if lost {
             out.pop();
             let _ = writeln!(out, " {:>7}", c.lost_packets);
+        }
+        if dynamic {
+            out.pop();
+            match &p.dyn_ecn {
+                Some(d) => {
+                    let _ = writeln!(
+                        out,
+                        " {:>7} {:>9.1} {:>9.1}",
+                        d.ecn_adjustments,
+                        d.ecn_kmin_bytes as f64 / 1e3,
+                        d.ecn_kmax_bytes as f64 / 1e3
+                    );
+                }
+                None => {
+                    let _ = writeln!(out, " {:>7} {:>9} {:>9}", "-", "-", "-");
+                }
+            }
         }
     }
     out
