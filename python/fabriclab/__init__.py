@@ -38,7 +38,8 @@ A fabric is a preset name, the path of a fabric TOML file or a
 ``Fabric.from_toml(text)``). Errors are :class:`FabriclabError` subclasses
 (see :mod:`fabriclab.errors`). Scenario files (:mod:`fabriclab.scenario`)
 and the ``fabriclab`` command line (:mod:`fabriclab.cli`) sit on the same
-API.
+API; :func:`sweep` runs a scenario over a grid of parameters on Dask
+(this machine's cores, or a cluster such as Slurm through dask-jobqueue).
 """
 
 from .api import (
@@ -65,6 +66,7 @@ from .cbench import CBENCH_COLUMNS, CBENCH_TESTS, cbench
 from .iperf import IPERF_COLUMNS, iperf
 from .mpi import IMB_BENCHMARKS, OSU_TESTS, imb, osu
 from .scenario import run_scenario
+from .sweep import sweep
 
 __version__ = "0.1.0"
 
@@ -81,6 +83,7 @@ __all__ = [
     "preset_toml",
     "presets",
     "run_scenario",
+    "sweep",
     "imb",
     "osu",
     "cbench",

@@ -17,6 +17,7 @@
                     [-l BYTES] [-C reno|cubic|dctcp] [-J] [--fabric F]
                     [--seed N] [--counters]
     fabriclab imb ... / osu ... / cbench ...  (see cli_mpi)
+    fabriclab sweep SCENARIO.toml --set PATH=V1,V2,... ...  (see cli_sweep)
 
 Sizes (BYTES, -s) are integers, optionally with a K, M or G suffix (powers
 of 1024). Errors print ``fabriclab: error: MESSAGE`` and exit with status 2.
@@ -30,7 +31,7 @@ import os
 import sys
 from typing import Any, NoReturn, Sequence
 
-from . import api, cli_iperf, cli_mpi
+from . import api, cli_iperf, cli_mpi, cli_sweep
 from .errors import FabriclabError, InvalidArgumentError
 from .scenario import load_scenario, run_item
 
@@ -188,6 +189,8 @@ def _parser() -> argparse.ArgumentParser:
     cli_mpi.add_parsers(sub, _background)
     # iperf
     cli_iperf.add_parser(sub)
+    # sweep
+    cli_sweep.add_parser(sub)
     return p
 
 
@@ -371,6 +374,7 @@ _COMMANDS = {
     "osu": cli_mpi.cmd_osu,
     "cbench": cli_mpi.cmd_cbench,
     "iperf": cli_iperf.cmd_iperf,
+    "sweep": cli_sweep.cmd_sweep,
 }
 
 
@@ -381,11 +385,12 @@ def _fail(message: str) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status (0, or 2 on error)."""
+    """Run the command line; returns the exit status (0, or 2 on error; a
+    command may return its own, e.g. 1 for a sweep with failed points)."""
     parser = _parser()
     args = parser.parse_args(argv)  # exits 2 with "fabriclab: error: ..." on bad usage
     try:
-        _COMMANDS[args.command](args)
+        status = _COMMANDS[args.command](args)
     except FabriclabError as e:
         return _fail(str(e))
     except FileNotFoundError as e:
@@ -406,7 +411,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
-    return 0
+    return status or 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,314 @@
+"""The ``fabriclab sweep`` command: a scenario file over a grid of
+overrides, on Dask (see :mod:`fabriclab.sweep` and ``docs/sweeps.md``).
+
+::
+
+    fabriclab sweep SCENARIO.toml --set PATH=V1,V2,... [--set PATH=...]...
+                    [--workers N | --scheduler ADDRESS] [-o FILE.csv|FILE.parquet]
+                    [--dry-run] [--quiet]
+
+Each ``--set`` gives one path's values; the sweep runs their cartesian
+product. Values are TOML scalars (``64``, ``2.5``, ``true``, ``"quoted"``)
+or bare strings (``none``, ``dcqcn``); ``A..B`` is the integers A to B;
+commas inside ``[...]``, ``{...}`` or quotes do not split. The table has
+one line per point and item, with each item's key figure. Exit status: 0;
+1 if some point or item failed (the table shows its error); 2 on bad
+input (nothing runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import math
+import re
+import sys
+from typing import Any, Callable, Sequence
+
+import pandas as pd
+
+from .errors import FabriclabError, InvalidArgumentError
+from .scenario import _value
+from .sweep import sweep, sweep_points
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+_RANGE = re.compile(r"(-?\d+)\.\.(-?\d+)")
+_MAX_RANGE = 100_000
+_ERROR_WIDTH = 100
+
+
+# --------------------------------------------------------------------------
+# --set PATH=V1,V2,...
+
+
+def _split_values(text: str) -> list[str]:
+    """``text`` split at the commas outside brackets, braces and quotes."""
+    parts: list[str] = []
+    cur: list[str] = []
+    depth, quote, escaped = 0, "", False
+    for ch in text:
+        if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\" and quote == '"':
+                escaped = True
+            elif ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append("".join(cur).strip())
+            cur = []
+            continue
+        cur.append(ch)
+    parts.append("".join(cur).strip())
+    return parts
+
+
+def _parse_one(piece: str, whole: str) -> list[Any]:
+    """One comma-separated piece: a range of integers, a TOML value or a bare
+    string."""
+    if not piece:
+        raise argparse.ArgumentTypeError(f"empty value in {whole!r}")
+    m = _RANGE.fullmatch(piece)
+    if m:
+        lo, hi = int(m.group(1)), int(m.group(2))
+        if hi < lo:
+            raise argparse.ArgumentTypeError(f"range {piece!r} is empty: write LOW..HIGH")
+        if hi - lo >= _MAX_RANGE:
+            raise argparse.ArgumentTypeError(f"range {piece!r} has more than {_MAX_RANGE} values")
+        return list(range(lo, hi + 1))
+    try:
+        doc = tomllib.loads(f"v = {piece}")
+    except tomllib.TOMLDecodeError as e:
+        if piece[0] in "[{\"'":
+            raise argparse.ArgumentTypeError(f"{piece!r} is not a TOML value ({e})") from None
+        return [piece]  # a bare string
+    v = doc.get("v")
+    if set(doc) != {"v"} or isinstance(v, (datetime.date, datetime.time)):
+        return [piece]
+    return [v]
+
+
+def parse_values(text: str) -> list[Any]:
+    """The values of ``--set PATH=VALUES``: ``"none,dcqcn"`` ->
+    ``["none", "dcqcn"]``, ``"1..3,8"`` -> ``[1, 2, 3, 8]``,
+    ``"[0, 10],[0, 20]"`` -> ``[[0, 10], [0, 20]]``."""
+    return [v for piece in _split_values(text) for v in _parse_one(piece, text)]
+
+
+def _set_spec(text: str) -> tuple[str, list[Any]]:
+    path, sep, values = text.partition("=")
+    if not sep or not path.strip():
+        raise argparse.ArgumentTypeError(
+            f"expected PATH=V1,V2,... (e.g. fabric.cc.algorithm=none,dcqcn), got {text!r}"
+        )
+    return path.strip(), parse_values(values)
+
+
+def _grid(sets: Sequence[tuple[str, list[Any]]]) -> dict[str, list[Any]]:
+    grid: dict[str, list[Any]] = {}
+    for path, values in sets:
+        if path in grid:
+            raise InvalidArgumentError(
+                f"--set {path} is given twice; put all its values in one --set ({path}=V1,V2,...)"
+            )
+        grid[path] = values
+    return grid
+
+
+# --------------------------------------------------------------------------
+# The parser
+
+
+def add_parser(sub: Any) -> None:
+    """Add the ``sweep`` subcommand to ``sub``."""
+    p = sub.add_parser("sweep", help="run a scenario over a grid of parameters, on Dask")
+    p.add_argument("scenario", metavar="SCENARIO.toml")
+    p.add_argument(
+        "--set",
+        dest="sets",
+        type=_set_spec,
+        action="append",
+        required=True,
+        metavar="PATH=V1,V2,...",
+        help="a swept path and its values, e.g. fabric.cc.algorithm=none,dcqcn or seed=1..8 (repeatable: "
+        "the sweep runs every combination); paths: seed, fabric, fabric.SECTION.KEY, KIND.KEY, KIND[I].KEY",
+    )
+    where = p.add_mutually_exclusive_group()
+    where.add_argument(
+        "--workers", type=int, metavar="N", help="worker processes of the local Dask cluster (default: one per CPU)"
+    )
+    where.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="run on an existing Dask scheduler, e.g. tcp://login1:8786 (one started with dask-jobqueue on Slurm)",
+    )
+    p.add_argument("-o", "--out", metavar="FILE", help="write every result row to FILE (.csv, or .parquet with pyarrow) as points finish")
+    p.add_argument("--dry-run", action="store_true", help="check the points and list them; run nothing")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+
+
+# --------------------------------------------------------------------------
+# The summary table
+
+
+def _show(v: Any) -> str:
+    """A cell of the table."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    if isinstance(v, float):
+        return f"{v:g}"
+    if isinstance(v, str):
+        return v
+    if isinstance(v, (bool, list, tuple, dict)):
+        return _value(v)
+    return str(v)
+
+
+def _short(message: str) -> str:
+    text = " ".join(str(message).split())
+    return text if len(text) <= _ERROR_WIDTH else text[: _ERROR_WIDTH - 3] + "..."
+
+
+def _at(nbytes: Any) -> str:
+    return "" if pd.isna(nbytes) else f" at {int(nbytes)} B"
+
+
+def _perftest_text(g: pd.DataFrame) -> str:
+    sizes = f" (of {len(g)} sizes)" if len(g) > 1 else ""
+    if "bw_avg_gbps" in g and g["bw_avg_gbps"].notna().any():
+        r = g.loc[g["bytes"].idxmax()]
+        return f"bw_avg {r['bw_avg_gbps']:.2f} Gb/s{_at(r['bytes'])}{sizes}"
+    if "t_typical_us" in g and g["t_typical_us"].notna().any():
+        r = g.loc[g["bytes"].idxmin()]
+        return f"t_typical {r['t_typical_us']:.2f} us, p99 {r['p99_us']:.2f} us{_at(r['bytes'])}{sizes}"
+    return f"{len(g)} row(s)"
+
+
+def _flows_text(g: pd.DataFrame) -> str:
+    fct = g["fct_us"]
+    done = int(fct.notna().sum())
+    if done == 0:
+        return f"{len(g)} flow(s), none finished"
+    text = f"{len(g)} flow(s), fct max {fct.max():.3f} us, mean {fct.mean():.3f} us"
+    return text + (f", {len(g) - done} unfinished" if done < len(g) else "")
+
+
+def _imb_text(g: pd.DataFrame) -> str:
+    parts = []
+    for bench, rows in g.groupby("bench", sort=False):
+        r = rows.loc[rows["bytes"].idxmax()] if rows["bytes"].notna().any() else rows.iloc[-1]
+        parts.append(f"{bench} t_avg {r['t_avg_us']:.2f} us{_at(r['bytes'])}")
+    more = f"; +{len(parts) - 2} more" if len(parts) > 2 else ""
+    return "; ".join(parts[:2]) + more
+
+
+def _osu_text(g: pd.DataFrame) -> str:
+    r = g.loc[g["bytes"].idxmax()] if g["bytes"].notna().any() else g.iloc[-1]
+    if pd.notna(r.get("mb_per_s")):
+        return f"{r['mb_per_s']:.1f} MB/s{_at(r['bytes'])}"
+    return f"avg {r['avg_us']:.2f} us{_at(r['bytes'])}"
+
+
+def _cbench_text(g: pd.DataFrame) -> str:
+    v = g["value"]
+    return f"{len(g)} pair(s): value min {v.min():.1f}, mean {v.mean():.1f}, max {v.max():.1f}"
+
+
+_KIND_TEXT: dict[str, Callable[[pd.DataFrame], str]] = {
+    "perftest": _perftest_text,
+    "flows": _flows_text,
+    "imb": _imb_text,
+    "osu": _osu_text,
+    "cbench": _cbench_text,
+}
+
+
+def _result_text(g: pd.DataFrame) -> str:
+    """The key figure of one item at one point (or its error)."""
+    errors = g["error"].dropna()
+    if len(errors):
+        return "error: " + _short(errors.iloc[0])
+    text = _KIND_TEXT.get(g["kind"].iloc[0], lambda g: f"{len(g)} row(s)")(g)
+    outcome = g["outcome"].iloc[0] if "outcome" in g else None
+    if isinstance(outcome, str) and outcome != "Finished":
+        text += f" ({outcome})"
+    return text
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[str] = ("point",)) -> str:
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
+
+    def line(cells: Sequence[str]) -> str:
+        out = [
+            c.rjust(w) if h in right else c.ljust(w) for c, w, h in zip(cells, widths, headers)
+        ]
+        return "  ".join(out).rstrip()
+
+    return "\n".join([line(headers)] + [line(r) for r in rows]) + "\n"
+
+
+def summary(df: pd.DataFrame) -> str:
+    """One line per point and item of a sweep result: the swept values,
+    the item, its name and its key figure."""
+    params = list(df.attrs.get("params", []))
+    names = "name" in df and df["name"].notna().any()
+    headers = ["point", *params, "item", *(["name"] if names else []), "result"]
+    rows = []
+    for _, g in df.groupby(["point", "item"], sort=False, dropna=False):
+        first = g.iloc[0]
+        cells = [str(first["point"]), *(_show(first[p]) for p in params), _show(first["item"])]
+        if names:
+            cells.append(_show(first["name"]))
+        cells.append(_result_text(g))
+        rows.append(cells)
+    return _table(headers, rows)
+
+
+def _points_text(points: Sequence[Any]) -> str:
+    params = list(dict.fromkeys(p for pt in points for p in pt.params))
+    rows = [[str(pt.index), *(_show(pt.params.get(p)) for p in params)] for pt in points]
+    return _table(["point", *params], rows)
+
+
+# --------------------------------------------------------------------------
+
+
+def cmd_sweep(a: argparse.Namespace) -> int:
+    """Run ``fabriclab sweep``; the exit status (0, or 1 if points failed)."""
+    grid = _grid(a.sets)
+    if a.dry_run:
+        points = sweep_points(a.scenario, grid)
+        sys.stdout.write(_points_text(points))
+        print(f"{len(points)} point(s) checked; nothing run (--dry-run)", file=sys.stderr)
+        return 0
+    try:
+        df = sweep(a.scenario, grid, client=a.scheduler, workers=a.workers, progress=not a.quiet, out=a.out)
+    except ImportError as e:
+        raise FabriclabError(str(e)) from None
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        raise
+    except OSError as e:  # the scheduler could not be reached
+        raise FabriclabError(str(e)) from None
+    sys.stdout.write(summary(df))
+    sys.stdout.flush()
+    if a.out:
+        print(f"{len(df)} rows written to {a.out}", file=sys.stderr)
+    failed = df.attrs["failed"]
+    if failed:
+        where = f", the error column of {a.out} has them in full" if a.out else ""
+        print(
+            f"fabriclab: {len(failed)} of {df.attrs['points']} points had errors: the table shows them{where}",
+            file=sys.stderr,
+        )
+        return 1
+    return 0

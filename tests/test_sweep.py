@@ -1,0 +1,452 @@
+"""Parameter sweeps on Dask (fabriclab.sweep, ``fabriclab sweep``)."""
+
+from __future__ import annotations
+
+import logging
+import shlex
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+from conftest import run_cli
+
+import fabriclab
+from fabriclab.cli import main as cli_main
+from fabriclab.cli_sweep import parse_values
+from fabriclab.errors import InvalidArgumentError, ParseError, UnknownHostError
+from fabriclab.scenario import load_scenario
+from fabriclab.sweep import SweepPoint, _Writer, expand_grid, sweep_points
+
+# fabriclab.sweep is the function; the module is here (to monkeypatch it)
+sweep_module = sys.modules["fabriclab.sweep"]
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+distributed = pytest.importorskip("distributed")
+
+# Three hosts on one switch; a perftest beside background traffic and a
+# 2-to-1 incast: DCQCN and the seed change the figures, each run takes
+# milliseconds.
+TEMPLATE = """
+seed = @SEED@
+
+[fabric]
+name = "three-hosts"
+[fabric.topology]
+kind = "leaf_spine"
+spines = 0
+leaves = 1
+hosts_per_leaf = 3
+host_link_gbps = 100
+uplink_gbps = 100
+[fabric.ecn]
+enabled = true
+kmin_bytes = 5000
+kmax_bytes = 50000
+pmax = 0.2
+[fabric.cc]
+algorithm = "@CC@"
+
+[[perftest]]
+name = "bw"
+test = "ib_write_bw"
+client = "h0"
+server = "h1"
+size = 65536
+iters = 50
+report_gbits = true
+background = [{src = "h2", dst = "h1", bytes = 65536, repeat = true}]
+
+[[flows]]
+name = "incast"
+flows = [{src = "h0", dst = "h2", bytes = 300000}, {src = "h1", dst = "h2", bytes = 300000}]
+"""
+
+GRID = {"fabric.cc.algorithm": ["none", "dcqcn"], "seed": [1, 2]}
+
+
+def scenario_text(seed: int = 1, cc: str = "dcqcn") -> str:
+    return TEMPLATE.replace("@SEED@", str(seed)).replace("@CC@", cc)
+
+
+@pytest.fixture
+def scenario(tmp_path):
+    p = tmp_path / "tiny.toml"
+    p.write_text(scenario_text())
+    return p
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A 2-worker LocalCluster shared by the tests that run sweeps."""
+    with distributed.LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address="127.0.0.1:0",
+        silence_logs=logging.ERROR,
+    ) as cluster, distributed.Client(cluster, set_as_default=False) as c:
+        yield c
+
+
+class NoClient:
+    """Fails the test if a sweep submits anything."""
+
+    def submit(self, *a, **k):  # pragma: no cover - must not be reached
+        raise AssertionError("a point was submitted")
+
+
+def main_in_process(capsys, *args) -> subprocess.CompletedProcess:
+    """``fabriclab ARGS`` in this process (for what fails before a cluster starts)."""
+    try:
+        code = cli_main([str(a) for a in args])
+    except SystemExit as e:  # argparse's usage errors
+        code = e.code
+    out = capsys.readouterr()
+    return subprocess.CompletedProcess(args, code, out.out, out.err)
+
+
+def assert_cli_error(r: subprocess.CompletedProcess, *words: str) -> None:
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+    assert "fabriclab: error:" in r.stderr and "Traceback" not in r.stderr + r.stdout
+    for w in words:
+        assert w in r.stderr, (w, r.stderr)
+
+
+# --------------------------------------------------------------------------
+# Grids and paths (no cluster)
+
+
+def test_expand_grid_product_and_points():
+    np = pytest.importorskip("numpy")
+    pts = expand_grid({"a.x": [1, 2], "seed": np.arange(3, 5), "b.y": [(0, 1)]})
+    assert pts == [
+        {"a.x": 1, "seed": 3, "b.y": [0, 1]},
+        {"a.x": 1, "seed": 4, "b.y": [0, 1]},
+        {"a.x": 2, "seed": 3, "b.y": [0, 1]},
+        {"a.x": 2, "seed": 4, "b.y": [0, 1]},
+    ]
+    assert all(type(p["seed"]) is int for p in pts)
+    assert expand_grid([{"seed": 1}, {"perftest.size": 8}]) == [{"seed": 1}, {"perftest.size": 8}]
+    with pytest.raises(InvalidArgumentError, match=r"must be a list of values, e.g. \[3\]"):
+        expand_grid({"seed": 3})
+    with pytest.raises(InvalidArgumentError, match="is empty"):
+        expand_grid({"seed": []})
+    with pytest.raises(InvalidArgumentError, match="None is not a value"):
+        expand_grid({"seed": [None]})
+    with pytest.raises(InvalidArgumentError, match="no points"):
+        expand_grid([])
+
+
+def test_paths_apply_to_the_scenario(tmp_path):
+    (tmp_path / "base.toml").write_text(scenario_text())
+    text = scenario_text().replace(
+        "[[flows]]", '[[perftest]]\nname = "lat"\ntest = "ib_write_lat"\nclient = "h0"\nserver = "h2"\n\n[[flows]]'
+    )
+    path = tmp_path / "two.toml"
+    path.write_text(text)
+    pts = sweep_points(
+        path,
+        [
+            {
+                "seed": 5,
+                "fabric.cc.algorithm": "none",
+                "fabric.ecn.kmax_bytes": 80000,
+                "fabric.switch.latency_ns": 300,  # a section the fabric does not have yet
+                "perftest.iters": 60,  # every [[perftest]]
+                "perftest[1].size": 8,  # only the second
+                "flows[0].flows[1].bytes": 1000,
+                "flows.limit_us": 500.0,
+            }
+        ],
+    )
+    (pt,) = pts
+    assert isinstance(pt, SweepPoint) and pt.index == 0
+    doc = tomllib.loads(pt.toml)
+    assert doc["seed"] == 5
+    assert doc["fabric"]["cc"] == {"algorithm": "none"}
+    assert doc["fabric"]["ecn"]["kmax_bytes"] == 80000 and doc["fabric"]["ecn"]["kmin_bytes"] == 5000
+    assert doc["fabric"]["switch"] == {"latency_ns": 300}
+    assert [t["iters"] for t in doc["perftest"]] == [60, 60]
+    assert doc["perftest"][0]["size"] == 65536 and doc["perftest"][1]["size"] == 8
+    assert doc["flows"][0]["flows"][1]["bytes"] == 1000 and doc["flows"][0]["limit_us"] == 500.0
+    # The point's file is a scenario of its own, items in file order.
+    point_file = tmp_path / "point.toml"
+    point_file.write_text(pt.toml)
+    sc = load_scenario(point_file)
+    assert [(i.kind, i.name, i.seed) for i in sc.items] == [("perftest", "bw", 5), ("perftest", "lat", 5), ("flows", "incast", 5)]
+    assert 'algorithm = "none"' in sc.fabric.normalized_toml
+    assert pt.label() == (
+        'point 0 (seed = 5, fabric.cc.algorithm = "none", fabric.ecn.kmax_bytes = 80000, '
+        "fabric.switch.latency_ns = 300, perftest.iters = 60, perftest[1].size = 8, "
+        "flows[0].flows[1].bytes = 1000, flows.limit_us = 500.0)"
+    )
+
+
+def test_preset_and_file_fabrics_are_inlined(tmp_path):
+    fab = tmp_path / "fabrics" / "mine.toml"
+    fab.parent.mkdir()
+    fab.write_text(fabriclab.preset_toml("leaf-spine"))
+    path = tmp_path / "s.toml"
+    path.write_text('fabric = "fabrics/mine.toml"\n[[perftest]]\ntest = "ib_write_bw"\nclient = "h0"\nserver = "h4"\n')
+    # A fabric file is inlined (points need no shared files) ...
+    (pt,) = sweep_points(path, {"seed": [3]})
+    doc = tomllib.loads(pt.toml)
+    assert doc["fabric"]["name"] == "leaf-spine" and doc["seed"] == 3
+    # ... a preset stays a name unless one of its settings is swept ...
+    a, b = sweep_points(path, {"fabric": ["heps", "leaf-spine"]})
+    assert tomllib.loads(a.toml)["fabric"] == "heps" and tomllib.loads(b.toml)["fabric"] == "leaf-spine"
+    (c,) = sweep_points(path, {"fabric": ["heps"], "fabric.ecn.kmax_bytes": [200000]})
+    heps = tomllib.loads(c.toml)["fabric"]
+    assert heps["name"] == "heps" and heps["ecn"]["kmax_bytes"] == 200000 and heps["ecn"]["kmin_bytes"] == 7000
+
+
+@pytest.mark.parametrize(
+    "grid, error, words",
+    [
+        ({"fabrik.cc.algorithm": ["none"]}, ParseError, ["unknown sweep path 'fabrik.cc.algorithm'", "perftest, flows"]),
+        ({"iperf.size": [1]}, ParseError, ["unknown sweep path 'iperf.size'"]),
+        ({"imb.np": [2]}, ParseError, ["no [[imb]] tables", "it has [[perftest]], [[flows]]"]),
+        ({"perftest[1].size": [1]}, InvalidArgumentError, ["1 [[perftest]] table(s)", "index must be 0"]),
+        ({"perftest": [1]}, ParseError, ["say which key", "perftest.size"]),
+        ({"fabric..cc": [1]}, ParseError, ["invalid sweep path"]),
+        ({"seed": ["x"]}, ParseError, ['point 0 (seed = "x")', "seed must be a non-negative integer"]),
+        # values the core rejects, with the point named
+        ({"fabric.topology.spines": [0, "two"]}, ParseError, ['point 1 (fabric.topology.spines = "two")', "expected u32"]),
+        ({"fabric.cc.algorithm": ["none", "bogus"]}, ParseError, ["point 1", "unknown variant `bogus`"]),
+        ({"fabric.cc.bogus": [1]}, ParseError, ["unknown field `bogus`"]),
+        ({"fabric": ["no-such-preset"]}, InvalidArgumentError, ["no preset named"]),
+        # what the core checks only when it runs is checked up front too
+        ({"perftest.sise": [1]}, ParseError, ["perftest[0]: unknown perftest key 'sise'", "size"]),
+        ({"perftest.size": ["big"]}, InvalidArgumentError, ["size must be an integer"]),
+        ({"flows.bogus": [1]}, ParseError, ["unknown key 'bogus'"]),
+        ({"perftest.server": ["h9"]}, UnknownHostError, ['server: the fabric has no host "h9"']),
+        ({"flows[0].flows[2].bytes": [1]}, InvalidArgumentError, ["flows has 2 element(s)"]),
+        ({"flows.flows.bytes": [1]}, InvalidArgumentError, ["flows is a list", "flows[0]"]),
+    ],
+)
+def test_validation_errors_before_any_run(scenario, grid, error, words):
+    with pytest.raises(error) as e:
+        sweep_points(scenario, grid)
+    for w in words:
+        assert w in str(e.value), (w, str(e.value))
+    with pytest.raises(error):  # sweep checks before it submits anything
+        fabriclab.sweep(scenario, grid, client=NoClient())
+
+
+def test_out_and_worker_errors(scenario, tmp_path, monkeypatch):
+    with pytest.raises(InvalidArgumentError, match="write a .csv or a .parquet file"):
+        fabriclab.sweep(scenario, GRID, client=NoClient(), out=tmp_path / "x.txt")
+    monkeypatch.setattr(sweep_module, "_has_pyarrow", lambda: False)
+    with pytest.raises(InvalidArgumentError, match=r"needs pyarrow \(pip install pyarrow\)"):
+        fabriclab.sweep(scenario, GRID, client=NoClient(), out=tmp_path / "x.parquet")
+    with pytest.raises(InvalidArgumentError, match="cannot write"):
+        fabriclab.sweep(scenario, GRID, client=NoClient(), out=tmp_path / "no-dir" / "x.csv")
+    with pytest.raises(InvalidArgumentError, match="a client or scheduler brings its own workers"):
+        fabriclab.sweep(scenario, GRID, client=NoClient(), workers=2)
+    with pytest.raises(InvalidArgumentError, match="positive integer"):
+        fabriclab.sweep(scenario, GRID, workers=0)
+
+
+def test_csv_written_incrementally(tmp_path):
+    out = tmp_path / "rows.csv"
+    w = _Writer.open(out, ["seed"])
+    w.add([{"point": 2, "seed": 3, "item": "perftest[0]", "kind": "perftest", "name": None, "bytes": 8, "error": None}])
+    first = pd.read_csv(out)
+    assert list(first.columns) == ["point", "seed", "item", "kind", "name", "bytes", "error"]
+    assert list(first.point) == [2]
+    w.add([{"point": 0, "seed": 1, "item": "perftest[0]", "kind": "perftest", "name": None, "bytes": 16, "error": None}])
+    assert list(pd.read_csv(out).point) == [2, 0]  # appended as it finished
+    # a new column: the file is rewritten with it
+    w.add([{"point": 1, "seed": 2, "item": "flows[0]", "kind": "flows", "name": None, "fct_us": 1.5, "error": None}])
+    again = pd.read_csv(out)
+    assert list(again.columns) == ["point", "seed", "item", "kind", "name", "bytes", "fct_us", "error"]
+    assert list(again.point) == [2, 0, 1] and again.fct_us.iloc[2] == 1.5
+    w.finish(again.sort_values("point"))
+    assert list(pd.read_csv(out).point) == [0, 1, 2]
+
+
+def test_parse_cli_values():
+    assert parse_values("none,dcqcn") == ["none", "dcqcn"]
+    assert parse_values("1,2.5,true,-3") == [1, 2.5, True, -3]
+    assert parse_values("1..3,8") == [1, 2, 3, 8]
+    assert parse_values("[0, 10],[0,20]") == [[0, 10], [0, 20]]
+    assert parse_values('"a,b",c,{x = 1}') == ["a,b", "c", {"x": 1}]
+    assert parse_values("fabrics/my.toml,heps") == ["fabrics/my.toml", "heps"]
+
+
+def test_import_does_not_load_dask():
+    r = subprocess.run(
+        [sys.executable, "-c", "import sys, fabriclab; print('distributed' in sys.modules)"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.stdout.strip() == "False", r.stderr
+
+
+# --------------------------------------------------------------------------
+# Sweeps on a LocalCluster
+
+
+def test_sweep_matches_direct_runs(scenario, tmp_path, client, capsys):
+    df = fabriclab.sweep(scenario, GRID, client=client, progress=True)
+    assert "4/4 points done" in capsys.readouterr().err
+    lead = ["point", "fabric.cc.algorithm", "seed", "item", "kind", "name"]
+    assert list(df.columns[: len(lead)]) == lead and df.columns[-1] == "error"
+    assert df.error.isna().all() and df.attrs["failed"] == [] and df.attrs["points"] == 4
+    assert df.attrs["params"] == ["fabric.cc.algorithm", "seed"]
+    assert list(df.point) == [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3]
+    assert list(df.item[:3]) == ["perftest[0]", "flows[0]", "flows[0]"]
+    for point, (cc, seed) in enumerate([("none", 1), ("none", 2), ("dcqcn", 1), ("dcqcn", 2)]):
+        rows = df[df.point == point]
+        assert set(rows["fabric.cc.algorithm"]) == {cc} and set(rows.seed) == {seed}
+        direct = tmp_path / f"direct{point}.toml"
+        direct.write_text(scenario_text(seed, cc))
+        bw, fl = fabriclab.run_scenario(direct)
+        got = rows[rows.kind == "perftest"]
+        pd.testing.assert_frame_equal(
+            got[fabriclab.BW_COLUMNS].reset_index(drop=True), bw[fabriclab.BW_COLUMNS], check_dtype=False
+        )
+        assert got.outcome.iloc[0] == bw.attrs["outcome"] and got.events.iloc[0] == bw.attrs["events"]
+        got = rows[rows.kind == "flows"]
+        cols = list(fl.flows.columns)
+        pd.testing.assert_frame_equal(got[cols].reset_index(drop=True), fl.flows, check_dtype=False)
+        assert set(got.outcome) == {fl.outcome} and set(got.sim_time_us) == {fl.sim_time_us}
+    # the parameters matter here, so the comparison above means something
+    bw = df[df.kind == "perftest"].set_index("point").bw_avg_gbps
+    assert bw[0] == bw[1] and bw[2] != bw[0] and bw[2] != bw[3]
+    # same grid, same seeds: the same table on one worker (a LocalCluster started and closed by sweep)
+    pd.testing.assert_frame_equal(fabriclab.sweep(scenario, GRID, workers=1), df)
+
+
+def test_failed_points_do_not_lose_the_others(scenario, client, monkeypatch):
+    # perftest refuses -n 0 only when it runs: that item fails, the point's flows still run
+    df = fabriclab.sweep(scenario, [{"perftest.iters": 50}, {"perftest.iters": 0}, {"perftest.iters": 60}], client=client)
+    assert df.attrs["failed"] == [1]
+    bad = df[df.point == 1]
+    assert list(bad.item) == ["perftest[0]", "flows[0]", "flows[0]"]
+    assert "at least 5 iterations" in bad.error.iloc[0] and bad.error.iloc[0].startswith("InvalidArgumentError: ")
+    assert bad.error.iloc[1:].isna().all() and bad.fct_us.iloc[1:].notna().all()
+    assert df[df.point != 1].error.isna().all() and df[df.point == 2].iters.iloc[0] == 60
+
+    # a point whose task fails outside the items (a worker lost, say): one error row
+    real = sweep_module._run_point
+
+    def flaky(text, origin):
+        if "seed = 2" in text:
+            raise RuntimeError("worker lost")
+        return real(text, origin)
+
+    monkeypatch.setattr(sweep_module, "_run_point", flaky)
+    df = fabriclab.sweep(scenario, {"seed": [1, 2, 3]}, client=client)
+    assert df.attrs["failed"] == [1]
+    lost = df[df.point == 1]
+    assert len(lost) == 1 and pd.isna(lost.item.iloc[0]) and lost.error.iloc[0] == "RuntimeError: worker lost"
+    assert len(df[df.point == 0]) == 3 and len(df[df.point == 2]) == 3
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_sweep_writes_out(scenario, tmp_path, client, suffix):
+    if suffix == ".parquet":
+        pytest.importorskip("pyarrow")
+    out = tmp_path / f"sweep{suffix}"
+    df = fabriclab.sweep(scenario, {"seed": [1, 2], "perftest.size": [4096, 65536]}, client=client, out=out)
+    back = pd.read_csv(out) if suffix == ".csv" else pd.read_parquet(out)
+    assert list(back.columns) == list(df.columns) and len(back) == len(df) == 12
+    assert list(back.point) == list(df.point)
+    assert back.bw_avg_gbps.tolist()[::3] == pytest.approx(df.bw_avg_gbps.tolist()[::3])
+
+
+# --------------------------------------------------------------------------
+# The command line
+
+
+def test_cli_sweep(scenario, tmp_path):
+    out = tmp_path / "out.csv"
+    r = run_cli("sweep", scenario, "--set", "fabric.cc.algorithm=none,dcqcn", "--set", "seed=1..2", "--workers", "2", "-o", out)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].split() == ["point", "fabric.cc.algorithm", "seed", "item", "name", "result"]
+    assert len(lines) == 1 + 4 * 2
+    assert lines[1].split()[:5] == ["0", "none", "1", "perftest[0]", "bw"] and "Gb/s at 65536 B" in lines[1]
+    assert "2 flow(s), fct max" in lines[2]
+    assert "4/4 points done" in r.stderr and f"rows written to {out}" in r.stderr
+    assert sorted(set(pd.read_csv(out).point)) == [0, 1, 2, 3]
+
+    # a failing item: the table shows it, exit status 1
+    r = run_cli("sweep", scenario, "--set", "perftest.iters=0,50", "--workers", "1", "--quiet")
+    assert r.returncode == 1, r.stderr
+    assert "error: InvalidArgumentError: -n 0" in r.stdout and "1 of 2 points had errors" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_cli_sweep_errors(scenario, capsys):
+    def run(*args):
+        return main_in_process(capsys, "sweep", *args)
+
+    assert_cli_error(run(scenario, "--set", "fabrik.cc.algorithm=none"), "unknown sweep path")
+    assert_cli_error(run(scenario, "--set", "seed"), "expected PATH=V1,V2")
+    assert_cli_error(run(scenario, "--set", "perftest[3].size=8"), "index must be 0")
+    assert_cli_error(run(scenario, "--set", "fabric.cc.algorithm=none,bogus"), "point 1", "unknown variant")
+    assert_cli_error(run(scenario, "--set", "seed=1", "--set", "seed=2"), "given twice")
+    assert_cli_error(run(scenario, "--set", "seed=3..1"), "range '3..1' is empty")
+    assert_cli_error(run(scenario, "--set", "seed=1", "--workers", "2", "--scheduler", "tcp://127.0.0.1:1"), "not allowed")
+    assert_cli_error(run(scenario, "--set", "seed=1", "--scheduler", "login1"), "scheduler address 'login1'", "tcp://HOST:PORT")
+    assert_cli_error(run("missing.toml", "--set", "seed=1"), "missing.toml: no such file")
+    r = run(scenario, "--set", "seed=1,2", "--set", "perftest.size=8,64", "--dry-run")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0].split() == ["point", "seed", "perftest.size"] and len(r.stdout.splitlines()) == 5
+    assert "4 point(s) checked; nothing run" in r.stderr
+    # and as a program: the message, exit status 2, no traceback
+    assert_cli_error(run_cli("sweep", scenario, "--set", "imb.np=2"), "no [[imb]] tables")
+
+
+# --------------------------------------------------------------------------
+# Slurm, through dask-jobqueue (no Slurm here: the job script is built, and
+# its worker command is run on this machine in place of a Slurm job)
+
+
+def test_slurm_cluster_job_script_and_scheduler(scenario):
+    jq = pytest.importorskip("dask_jobqueue")
+    with jq.SLURMCluster(
+        queue="debug",
+        account="proj",
+        cores=2,
+        processes=2,  # = cores: single-threaded workers, as docs/sweeps.md says
+        memory="4GB",
+        walltime="00:10:00",
+        job_script_prologue=["source /opt/venvs/fabriclab/bin/activate"],
+        scheduler_options={"host": "127.0.0.1", "dashboard_address": "127.0.0.1:0"},
+    ) as cluster:
+        script = cluster.job_script()
+        for line in ("#SBATCH -p debug", "#SBATCH -A proj", "#SBATCH --cpus-per-task=2", "#SBATCH -t 00:10:00", "source /opt/venvs/fabriclab/bin/activate"):
+            assert line in script, (line, script)
+        command = script.strip().splitlines()[-1]
+        assert "distributed.cli.dask_worker" in command and cluster.scheduler_address in command
+        assert "--nthreads 1" in command and "--nworkers 2" in command
+
+        worker = subprocess.Popen(
+            shlex.split(command) + ["--host", "127.0.0.1", "--no-dashboard"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            with distributed.Client(cluster.scheduler_address, set_as_default=False) as c:
+                c.wait_for_workers(2, timeout=60)
+            r = run_cli("sweep", scenario, "--set", "seed=1,2", "--scheduler", cluster.scheduler_address)
+            assert r.returncode == 0, r.stderr
+            assert len(r.stdout.splitlines()) == 1 + 2 * 2 and "2/2 points done" in r.stderr
+            assert f"on {cluster.scheduler_address} (2 worker(s) now)" in r.stderr
+        finally:
+            worker.terminate()
+            try:
+                worker.wait(timeout=30)
+            except subprocess.TimeoutExpired:  # pragma: no cover
+                worker.kill()
+                worker.wait(timeout=30)
