@@ -10,7 +10,7 @@ pandas DataFrames::
 
     >>> import fabriclab
     >>> fabriclab.presets()
-    ['heps', 'leaf-spine', 'eantc-hpc', 'eantc-hpc-dynamic', 'ihep-roce', 'stackhpc-roce', 'stackhpc-ib', 'ihep-ib', 'sandia-ib', 'sandia-iwarp', 'bench-a2a-32', 'bench-a2a-128']
+    ['heps', 'leaf-spine', 'eantc-hpc', 'eantc-hpc-dynamic', 'eantc-storage', 'eantc-storage-dynamic', 'ihep-roce', 'stackhpc-roce', 'stackhpc-ib', 'ihep-ib', 'sandia-ib', 'sandia-iwarp', 'bench-a2a-32', 'bench-a2a-128']
     >>> bw = fabriclab.perftest("ib_write_bw", client="h0", server="h4",
     ...                         fabric="heps", report_gbits=True)
     >>> round(float(bw.bw_avg_gbps[0]), 1)
@@ -63,6 +63,7 @@ from .errors import (
     UnknownHostError,
 )
 from .cbench import CBENCH_COLUMNS, CBENCH_TESTS, cbench
+from .fio import FIO_COLUMNS, FIO_RW, fio
 from .iperf import IPERF_COLUMNS, iperf
 from .mpi import IMB_BENCHMARKS, OSU_TESTS, imb, osu
 from .scenario import run_scenario
@@ -84,6 +85,9 @@ __all__ = [
     "presets",
     "run_scenario",
     "sweep",
+    "fio",
+    "FIO_COLUMNS",
+    "FIO_RW",
     "imb",
     "osu",
     "cbench",

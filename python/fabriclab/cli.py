@@ -17,6 +17,7 @@
                     [-l BYTES] [-C reno|cubic|dctcp] [-J] [--fabric F]
                     [--seed N] [--counters]
     fabriclab imb ... / osu ... / cbench ...  (see cli_mpi)
+    fabriclab fio --rw randwrite --bs 4M --iodepth 32 --clients h0-h10 --targets h12-h15
     fabriclab sweep SCENARIO.toml --set PATH=V1,V2,... ...  (see cli_sweep)
 
 Sizes (BYTES, -s) are integers, optionally with a K, M or G suffix (powers
@@ -31,7 +32,7 @@ import os
 import sys
 from typing import Any, NoReturn, Sequence
 
-from . import api, cli_iperf, cli_mpi, cli_sweep
+from . import api, cli_fio, cli_iperf, cli_mpi, cli_sweep
 from .errors import FabriclabError, InvalidArgumentError
 from .scenario import load_scenario, run_item
 
@@ -189,6 +190,8 @@ def _parser() -> argparse.ArgumentParser:
     cli_mpi.add_parsers(sub, _background)
     # iperf
     cli_iperf.add_parser(sub)
+    # fio
+    cli_fio.add_parser(sub)
     # sweep
     cli_sweep.add_parser(sub)
     return p
@@ -374,6 +377,7 @@ _COMMANDS = {
     "osu": cli_mpi.cmd_osu,
     "cbench": cli_mpi.cmd_cbench,
     "iperf": cli_iperf.cmd_iperf,
+    "fio": cli_fio.cmd_fio,
     "sweep": cli_sweep.cmd_sweep,
 }
 

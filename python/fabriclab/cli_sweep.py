@@ -224,12 +224,20 @@ def _cbench_text(g: pd.DataFrame) -> str:
     return f"{len(g)} pair(s): value min {v.min():.1f}, mean {v.mean():.1f}, max {v.max():.1f}"
 
 
+def _fio_text(g: pd.DataFrame) -> str:
+    return (
+        f"{len(g)} client(s): IOPS mean {g['iops'].mean():.1f}, "
+        f"lat avg {g['lat_avg_us'].mean():.1f} us, p99 max {g['p99_us'].max():.1f} us"
+    )
+
+
 _KIND_TEXT: dict[str, Callable[[pd.DataFrame], str]] = {
     "perftest": _perftest_text,
     "flows": _flows_text,
     "imb": _imb_text,
     "osu": _osu_text,
     "cbench": _cbench_text,
+    "fio": _fio_text,
 }
 
 

@@ -56,6 +56,12 @@ the file gives them. The format::
     np = 128                  # and ppn, hosts, placement, bytes,
     rotations = 4             # iterations, tests
 
+    [[fio]]                   # fio block I/O; keys as fabriclab.fio()
+    rw = "randwrite"          # randread, write, read
+    bs = "4M"                 # and iodepth, numjobs, runtime, ramp_time,
+    clients = "h0-h10"        # name, target_write_mbps, target_read_mbps,
+    targets = "h12-h15"       # target_latency_us, submit_us, avg_time_ms
+
 Unknown keys are errors (:class:`fabriclab.errors.ParseError` for the
 scenario's own keys; the core rejects unknown perftest options and flow
 keys).
@@ -74,6 +80,7 @@ import pandas as pd
 
 from . import api, mpi
 from .cbench import cbench
+from .fio import fio
 from .errors import ParseError
 
 if sys.version_info >= (3, 11):
@@ -83,11 +90,12 @@ else:  # pragma: no cover
 
 __all__ = ["run_scenario", "load_scenario", "Scenario", "ScenarioItem", "toml_dumps"]
 
-_KINDS = ("perftest", "flows", "imb", "osu", "cbench")
+_KINDS = ("perftest", "flows", "imb", "osu", "cbench", "fio")
 _TOP_KEYS = {"fabric", "seed", *_KINDS}
 _FLOWS_KEYS = {"name", "seed", "flows", "sample_us", "limit_us"}
 _IMB_KEYS = {"benchmarks", "np", "ppn", "hosts", "placement", "msglog", "npmin", "iters", "root_shift", "algorithms", "library", "max_volume", "background", "background_iperf"}
 _CBENCH_KEYS = {"test", "np", "ppn", "hosts", "placement", "bytes", "iterations", "tests", "rotations", "background", "background_iperf"}
+_FIO_KEYS = {"rw", "bs", "iodepth", "numjobs", "runtime", "ramp_time", "clients", "targets", "target_write_mbps", "target_read_mbps", "target_latency_us", "submit_us", "avg_time_ms"}
 _OSU_KEYS = {"test", "np", "ppn", "hosts", "placement", "sizes", "iterations", "warmup", "full", "algorithm", "library", "max_volume", "background", "background_iperf"}
 
 
@@ -187,7 +195,7 @@ def toml_dumps(doc: dict[str, Any]) -> str:
 def _item_order(text: str) -> list[str]:
     """The kinds of the [[perftest]] / [[flows]] headers in file order
     (tomllib keeps each array's order, not how the two interleave)."""
-    return re.findall(r"(?m)^[ \t]*\[\[[ \t]*(perftest|flows|imb|osu|cbench)[ \t]*\]\]", text)
+    return re.findall(r"(?m)^[ \t]*\[\[[ \t]*(perftest|flows|imb|osu|cbench|fio)[ \t]*\]\]", text)
 
 
 def _seed(where: str, v: Any) -> int:
@@ -210,7 +218,7 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
     if unknown:
         raise ParseError(
             f"scenario {path}: unknown key {unknown[0]!r}; the keys are fabric, seed, "
-            "[[perftest]], [[flows]], [[imb]], [[osu]] and [[cbench]]"
+            "[[perftest]], [[flows]], [[imb]], [[osu]], [[cbench]] and [[fio]]"
         )
     base = os.path.dirname(os.path.abspath(path))
     fab = doc.get("fabric", "heps")
@@ -254,6 +262,12 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
                 )
             if "flows" not in t:
                 raise ParseError(f"{where}: missing the flows list")
+        elif kind == "fio":
+            unknown = sorted(set(t) - _FIO_KEYS)
+            if unknown:
+                raise ParseError(
+                    f"{where}: unknown key {unknown[0]!r}; the keys are {', '.join(sorted(_FIO_KEYS))}, name, seed"
+                )
         elif kind in ("imb", "osu", "cbench"):
             keys = {"imb": _IMB_KEYS, "osu": _OSU_KEYS, "cbench": _CBENCH_KEYS}[kind]
             unknown = sorted(set(t) - keys)
@@ -294,6 +308,10 @@ def run_item(scenario: Scenario, item: ScenarioItem, progress: bool = False) -> 
     if item.kind in ("imb", "osu", "cbench"):
         run = {"imb": mpi.imb, "osu": mpi.osu, "cbench": cbench}[item.kind]
         df = run(fabric=scenario.fabric, seed=item.seed, progress=progress, **_mpi_kwargs(item.options))
+        df.attrs["name"] = item.name
+        return df
+    if item.kind == "fio":
+        df = fio(fabric=scenario.fabric, seed=item.seed, progress=progress, name=item.name or "fio", **item.options)
         df.attrs["name"] = item.name
         return df
     o = item.options

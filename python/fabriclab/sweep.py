@@ -75,6 +75,7 @@ import pandas as pd
 
 from . import api
 from .errors import FabriclabError, InvalidArgumentError, ParseError, UnknownHostError
+from .fio import parse_hosts
 from .scenario import _KINDS, Scenario, _item_order, _key, _value, load_scenario, run_item, toml_dumps
 
 if sys.version_info >= (3, 11):
@@ -229,7 +230,7 @@ def _parse_path(text: str) -> _Path:
 
 
 def _example_key(kind: str) -> str:
-    return {"perftest": "size", "flows": "limit_us", "imb": "np", "osu": "np", "cbench": "np"}[kind]
+    return {"perftest": "size", "flows": "limit_us", "imb": "np", "osu": "np", "cbench": "np", "fio": "iodepth"}[kind]
 
 
 def _check_targets(path: _Path, doc: Mapping[str, Any]) -> None:
@@ -430,6 +431,12 @@ def _named_hosts(kind: str, options: Mapping[str, Any]) -> list[tuple[str, Any]]
     out: list[tuple[str, Any]] = []
     if kind == "perftest":
         out += [("client", options.get("client", "h0")), ("server", options.get("server", "h1"))]
+    if kind == "fio":
+        for key in ("clients", "targets"):
+            try:
+                out += [(key, h) for h in parse_hosts(options.get(key, []))]
+            except (TypeError, FabriclabError):
+                pass  # the core names the bad value when the item runs
     hosts = options.get("hosts")
     if isinstance(hosts, str):
         hosts = [h for h in hosts.split(",") if h]

@@ -283,3 +283,37 @@ pub fn cbench_json(fabric: &str, options: &str, seed: u64, progress: bool) -> Re
         |r| (&r.iperf, &r.ports),
     )
 }
+
+/// Run fio; `options` is the JSON form of [`crate::workload::fio::Options`].
+/// Returns fio's text, its JSON document, the port table and the report;
+/// progress lines (simulated time against the run's end) go to stderr
+/// when `progress` is true.
+pub fn fio_json(fabric: &str, options: &str, seed: u64, progress: bool) -> Result<String> {
+    use crate::workload::fio;
+    let spec = resolve_fabric(fabric)?;
+    let opts: fio::Options = serde_json::from_str(options)
+        .map_err(|e| Error::InvalidArgument(format!("fio options: {e}")))?;
+    let total_ms = (opts.ramp_time_s + opts.runtime_s) * 1e3;
+    let start = std::time::Instant::now();
+    let mut last = 0.0f64;
+    let mut printer = |t: Time, ev: u64| {
+        let now = start.elapsed().as_secs_f64();
+        if now - last >= 2.0 {
+            last = now;
+            eprintln!(
+                "  [{now:>6.1} s] simulated {:.3} of {total_ms:.3} ms, {:.1} M events",
+                t.as_us_f64() / 1e3,
+                ev as f64 / 1e6
+            );
+        }
+    };
+    let cb = progress.then_some(&mut printer as &mut dyn FnMut(Time, u64));
+    let r = fio::run_with_progress(&spec, &opts, seed, cb)?;
+    Ok(json!({
+        "text": report::fio::text(&r),
+        "json": report::fio::json(&r),
+        "ports_table": report::table::ports(&r.ports),
+        "report": r,
+    })
+    .to_string())
+}

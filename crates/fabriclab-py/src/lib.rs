@@ -152,6 +152,22 @@ fn iperf(py: Python<'_>, fabric: String, options: String, seed: u64) -> PyResult
     run(py, || front::iperf_json(&fabric, &options, seed))
 }
 
+/// Run fio on `fabric`; `options` is a JSON object of fio options (name,
+/// rw, bs, iodepth, numjobs, runtime_s, ramp_time_s, clients, targets and
+/// the target model). Returns fio's text and JSON output, the port table
+/// and the report as JSON.
+#[pyfunction]
+#[pyo3(signature = (fabric, options, seed=1, progress=false))]
+fn fio(
+    py: Python<'_>,
+    fabric: String,
+    options: String,
+    seed: u64,
+    progress: bool,
+) -> PyResult<String> {
+    run(py, || front::fio_json(&fabric, &options, seed, progress))
+}
+
 /// The Rust core of fabriclab (use the `fabriclab` package, not this).
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -165,6 +181,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(osu, m)?)?;
     m.add_function(wrap_pyfunction!(cbench, m)?)?;
     m.add_function(wrap_pyfunction!(iperf, m)?)?;
+    m.add_function(wrap_pyfunction!(fio, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -13,6 +13,14 @@ const PRESETS: &[(&str, &str)] = &[
         "eantc-hpc-dynamic",
         include_str!("../../presets/eantc-hpc-dynamic.toml"),
     ),
+    (
+        "eantc-storage",
+        include_str!("../../presets/eantc-storage.toml"),
+    ),
+    (
+        "eantc-storage-dynamic",
+        include_str!("../../presets/eantc-storage-dynamic.toml"),
+    ),
     ("ihep-roce", include_str!("../../presets/ihep-roce.toml")),
     (
         "stackhpc-roce",

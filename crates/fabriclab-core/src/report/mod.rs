@@ -4,6 +4,7 @@
 
 pub mod cbench;
 pub mod cjson;
+pub mod fio;
 pub mod imb;
 pub mod iperf;
 pub mod osu;

@@ -2,9 +2,11 @@
 //! interface. `flows` moves bulk data (incasts, all-to-all, background
 //! traffic); `perftest` imitates the perftest suite; `iperf` imitates iperf3
 //! over the hosts' TCP (`iperf_stats` computes its figures); `cbench` runs
-//! Sandia Cbench's rotate bisection tests.
+//! Sandia Cbench's rotate bisection tests; `fio` runs block I/O against
+//! remote storage targets.
 
 pub mod cbench;
+pub mod fio;
 pub mod flows;
 pub mod imb;
 pub mod iperf;

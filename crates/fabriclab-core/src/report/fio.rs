@@ -1,0 +1,485 @@
+//! fio 3.33's output for a simulated run: the normal text report and the
+//! `--output-format=json` document, one job entry per client host.
+//!
+//! Numbers use fio's rules: `num2str` for IOPS, bandwidth and sizes (a
+//! value that does not fit the field is scaled by 1000 or 1024 with k/M/G
+//! or Ki/Mi/Gi and given the decimals that still fit), latency units that
+//! move from nsec to usec to msec with the smallest value, percentiles in
+//! rows of four, and latency buckets in rows of five. As with fio's client
+//! mode, each line of a host's text report starts with `<host> `. Lines
+//! fio fills from the operating system are left out (cpu, submit/complete
+//! depth histograms, disk stats), and the JSON's OS fields are zeros.
+
+use crate::workload::fio::{ClientResult, Report, Stat};
+use std::fmt::Write;
+
+/// fio's `num2str(num, maxlen, base)`: the number in at most `maxlen`
+/// digits, scaled with a unit prefix when it does not fit.
+pub fn num2str(num: f64, maxlen: usize, base: f64, binary: bool) -> String {
+    let prefixes: [&str; 5] = if binary {
+        ["", "Ki", "Mi", "Gi", "Ti"]
+    } else {
+        ["", "k", "M", "G", "T"]
+    };
+    let digits = |v: f64| format!("{}", v.round().max(0.0) as u64).len();
+    let mut v = num;
+    let mut k = 0;
+    while digits(v) > maxlen && k < 4 {
+        v /= base;
+        k += 1;
+    }
+    if k == 0 {
+        return format!("{}{}", v.round() as u64, prefixes[0]);
+    }
+    let int_digits = digits(v.trunc());
+    let decimals = maxlen.saturating_sub(int_digits + 1);
+    let mut s = format!("{v:.decimals$}");
+    if decimals > 0 {
+        // fio drops trailing zeros of the fraction.
+        while s.ends_with('0') {
+            s.pop();
+        }
+        if s.ends_with('.') {
+            s.pop();
+        }
+    }
+    format!("{s}{}", prefixes[k])
+}
+
+/// The unit fio prints a latency line in, from its smallest value: nsec,
+/// usec or msec, and the divisor from ns.
+fn lat_unit(min_ns: f64) -> (&'static str, f64) {
+    if min_ns >= 10_000_000.0 {
+        ("msec", 1e6)
+    } else if min_ns >= 10_000.0 {
+        ("usec", 1e3)
+    } else {
+        ("nsec", 1.0)
+    }
+}
+
+fn stat_line(out: &mut String, pre: &str, label: &str, s: &Stat) {
+    let (unit, div) = lat_unit(s.min_ns);
+    let _ = writeln!(
+        out,
+        "{pre}{label} ({unit}): min={}, max={}, avg={:.2}, stdev={:.2}",
+        // fio divides integer nanoseconds: min and max truncate.
+        num2str((s.min_ns / div).floor(), 6, 1000.0, false),
+        num2str((s.max_ns / div).floor(), 6, 1000.0, false),
+        s.mean_ns / div,
+        s.stddev_ns / div
+    );
+}
+
+fn percentiles(out: &mut String, pre: &str, c: &ClientResult) {
+    let min = c.clat_percentiles.first().map_or(0.0, |p| p.1);
+    let max = c.clat_percentiles.last().map_or(0.0, |p| p.1);
+    let (unit, div) = if min > 2_000_000.0 && max > 99_999_999.0 {
+        ("msec", 1e6)
+    } else if min > 2_000.0 && max > 99_999.0 {
+        ("usec", 1e3)
+    } else {
+        ("nsec", 1.0)
+    };
+    let _ = writeln!(out, "{pre}    clat percentiles ({unit}):");
+    let vals: Vec<u64> = c
+        .clat_percentiles
+        .iter()
+        .map(|&(_, v)| (v / div).round() as u64)
+        .collect();
+    let width = vals
+        .iter()
+        .map(|v| v.to_string().len())
+        .max()
+        .unwrap_or(1)
+        .max(5);
+    let n = vals.len();
+    for (row, chunk) in c.clat_percentiles.chunks(4).enumerate() {
+        let mut line = format!("{pre}     |");
+        for (k, &(p, _)) in chunk.iter().enumerate() {
+            let i = row * 4 + k;
+            let sep = if i + 1 < n { "," } else { "" };
+            let _ = write!(line, " {p:5.2}th=[{:>width$}]{sep}", vals[i]);
+        }
+        let _ = writeln!(out, "{line}");
+    }
+}
+
+fn lat_buckets(out: &mut String, pre: &str, c: &ClientResult) {
+    // Buckets 0..10 are nsec, 10..20 usec, the rest msec (then >= 2000).
+    let groups: [(&str, std::ops::Range<usize>, f64); 3] = [
+        ("nsec", 0..10, 1.0),
+        ("usec", 10..20, 1e3),
+        ("msec", 20..c.lat_buckets.len(), 1e6),
+    ];
+    for (unit, range, div) in groups {
+        let items: Vec<String> = c.lat_buckets[range]
+            .iter()
+            .filter(|(_, f)| *f > 0.0)
+            .map(|&(b, f)| {
+                let pct = (f * 100.0).max(0.01);
+                if b == 0 {
+                    format!(">=2000={pct:.2}%")
+                } else {
+                    format!("{}={pct:.2}%", (b as f64 / div).round() as u64)
+                }
+            })
+            .collect();
+        for chunk in items.chunks(5) {
+            let _ = writeln!(out, "{pre}  lat ({unit})   : {}", chunk.join(", "));
+        }
+    }
+}
+
+fn depth_line(depth: u32) -> String {
+    let buckets = [1u32, 2, 4, 8, 16, 32, 64];
+    let at = buckets.iter().rposition(|&b| depth >= b).unwrap_or(0);
+    buckets
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let label = if *b == 64 {
+                ">=64".to_string()
+            } else {
+                b.to_string()
+            };
+            format!("{label}={}%", if i == at { "100.0" } else { "0.0" })
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The text report: per client host, fio's job header, group report and
+/// run status, each line prefixed with `<host> `.
+pub fn text(r: &Report) -> String {
+    let o = &r.options;
+    let mut out = String::new();
+    let dir = if o.is_read() { "read" } else { "write" };
+    for c in &r.clients {
+        let pre = format!("<{}> ", c.host);
+        let _ = writeln!(
+            out,
+            "{pre}{}: (g=0): rw={}, bs=(R) {bs}B-{bs}B, (W) {bs}B-{bs}B, (T) {bs}B-{bs}B, ioengine=rdma, iodepth={}",
+            o.name,
+            o.rw,
+            o.iodepth,
+            bs = o.bs
+        );
+        let _ = writeln!(out, "{pre}fio-3.33 (fabriclab simulation)");
+        let _ = writeln!(
+            out,
+            "{pre}Starting {} process{}",
+            c.jobs,
+            if c.jobs == 1 { "" } else { "es" }
+        );
+        let _ = writeln!(out, "{pre}");
+        let _ = writeln!(
+            out,
+            "{pre}{}: (groupid=0, jobs={}): err= 0: pid=0: simulated",
+            o.name, c.jobs
+        );
+        let runtime_ms = c.runtime_ms.round() as u64;
+        let _ = writeln!(
+            out,
+            "{pre}  {dir}: IOPS={}, BW={}B/s ({}B/s)({}B/{runtime_ms}msec)",
+            num2str(c.iops, 4, 1000.0, false),
+            num2str(c.bw_bytes, 4, 1024.0, true),
+            num2str(c.bw_bytes, 4, 1000.0, false),
+            num2str(c.io_bytes as f64, 4, 1024.0, true),
+        );
+        if c.total_ios > 0 {
+            stat_line(&mut out, &pre, "    slat", &c.slat);
+            stat_line(&mut out, &pre, "    clat", &c.clat);
+            stat_line(&mut out, &pre, "     lat", &c.lat);
+            percentiles(&mut out, &pre, c);
+        }
+        if c.bw_kib_samples.n > 0 {
+            let b = &c.bw_kib_samples;
+            let _ = writeln!(
+                out,
+                "{pre}   bw (  KiB/s): min={}, max={}, per=100.00%, avg={:.2}, stdev={:.2}, samples={}",
+                b.min_ns.round() as u64,
+                b.max_ns.round() as u64,
+                b.mean_ns,
+                b.stddev_ns,
+                b.n
+            );
+            let i = &c.iops_samples;
+            let _ = writeln!(
+                out,
+                "{pre}   iops        : min={}, max={}, avg={:.2}, stdev={:.2}, samples={}",
+                i.min_ns.round() as u64,
+                i.max_ns.round() as u64,
+                i.mean_ns,
+                i.stddev_ns,
+                i.n
+            );
+        }
+        lat_buckets(&mut out, &pre, c);
+        let _ = writeln!(out, "{pre}  IO depths    : {}", depth_line(o.iodepth));
+        let (rd, wr) = if o.is_read() {
+            (c.total_ios, 0)
+        } else {
+            (0, c.total_ios)
+        };
+        let _ = writeln!(
+            out,
+            "{pre}     issued rwts: total={rd},{wr},0,0 short=0,0,0,0 dropped=0,0,0,0"
+        );
+        let _ = writeln!(
+            out,
+            "{pre}     latency   : target=0, window=0, percentile=100.00%, depth={}",
+            o.iodepth
+        );
+        let _ = writeln!(out, "{pre}");
+        let _ = writeln!(out, "{pre}Run status group 0 (all jobs):");
+        let bw_bin = num2str(c.bw_bytes, 4, 1024.0, true);
+        let bw_dec = num2str(c.bw_bytes, 4, 1000.0, false);
+        let _ = writeln!(
+            out,
+            "{pre}  {}: bw={bw_bin}B/s ({bw_dec}B/s), {bw_bin}B/s-{bw_bin}B/s ({bw_dec}B/s-{bw_dec}B/s), io={}B ({}B), run={runtime_ms}-{runtime_ms}msec",
+            dir.to_uppercase(),
+            num2str(c.io_bytes as f64, 4, 1024.0, true),
+            num2str(c.io_bytes as f64, 4, 1000.0, false),
+        );
+        out.push('\n');
+    }
+    out
+}
+
+/// fio's JSON values: integers and doubles print differently.
+enum F {
+    I(i64),
+    D(f64),
+    S(String),
+    O(Vec<(String, F)>),
+}
+
+fn o(pairs: Vec<(&str, F)>) -> F {
+    F::O(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+}
+
+fn print(f: &F, indent: usize, out: &mut String) {
+    match f {
+        F::I(v) => {
+            let _ = write!(out, "{v}");
+        }
+        F::D(v) => {
+            let _ = write!(out, "{v:.6}");
+        }
+        F::S(s) => {
+            let _ = write!(out, "{}", serde_json::to_string(s).expect("a string"));
+        }
+        F::O(kv) => {
+            out.push_str("{\n");
+            for (i, (k, v)) in kv.iter().enumerate() {
+                let _ = write!(out, "{:w$}\"{k}\" : ", "", w = indent + 2);
+                print(v, indent + 2, out);
+                out.push_str(if i + 1 < kv.len() { ",\n" } else { "\n" });
+            }
+            let _ = write!(out, "{:w$}}}", "", w = indent);
+        }
+    }
+}
+
+fn stat_json(s: &Stat, with_pct: Option<&ClientResult>) -> F {
+    let mut v = vec![
+        ("min", F::I(s.min_ns.round() as i64)),
+        ("max", F::I(s.max_ns.round() as i64)),
+        ("mean", F::D(s.mean_ns)),
+        ("stddev", F::D(s.stddev_ns)),
+        ("N", F::I(s.n as i64)),
+    ];
+    if let Some(c) = with_pct {
+        v.push((
+            "percentile",
+            F::O(
+                c.clat_percentiles
+                    .iter()
+                    .map(|&(p, x)| (format!("{p:.6}"), F::I(x.round() as i64)))
+                    .collect(),
+            ),
+        ));
+    }
+    o(v)
+}
+
+fn empty_dir() -> F {
+    let zero = || stat_json(&Stat::default(), None);
+    o(vec![
+        ("io_bytes", F::I(0)),
+        ("io_kbytes", F::I(0)),
+        ("bw_bytes", F::I(0)),
+        ("bw", F::I(0)),
+        ("iops", F::D(0.0)),
+        ("runtime", F::I(0)),
+        ("total_ios", F::I(0)),
+        ("short_ios", F::I(0)),
+        ("drop_ios", F::I(0)),
+        ("slat_ns", zero()),
+        ("clat_ns", zero()),
+        ("lat_ns", zero()),
+    ])
+}
+
+fn dir_json(c: &ClientResult) -> F {
+    let b = &c.bw_kib_samples;
+    let i = &c.iops_samples;
+    o(vec![
+        ("io_bytes", F::I(c.io_bytes as i64)),
+        ("io_kbytes", F::I((c.io_bytes / 1024) as i64)),
+        ("bw_bytes", F::I(c.bw_bytes.round() as i64)),
+        ("bw", F::I((c.bw_bytes / 1024.0).round() as i64)),
+        ("iops", F::D(c.iops)),
+        ("runtime", F::I(c.runtime_ms.round() as i64)),
+        ("total_ios", F::I(c.total_ios as i64)),
+        ("short_ios", F::I(0)),
+        ("drop_ios", F::I(0)),
+        ("slat_ns", stat_json(&c.slat, None)),
+        ("clat_ns", stat_json(&c.clat, Some(c))),
+        ("lat_ns", stat_json(&c.lat, None)),
+        ("bw_min", F::I(b.min_ns.round() as i64)),
+        ("bw_max", F::I(b.max_ns.round() as i64)),
+        ("bw_agg", F::D(if b.n > 0 { 100.0 } else { 0.0 })),
+        ("bw_mean", F::D(b.mean_ns)),
+        ("bw_dev", F::D(b.stddev_ns)),
+        ("bw_samples", F::I(b.n as i64)),
+        ("iops_min", F::I(i.min_ns.round() as i64)),
+        ("iops_max", F::I(i.max_ns.round() as i64)),
+        ("iops_mean", F::D(i.mean_ns)),
+        ("iops_stddev", F::D(i.stddev_ns)),
+        ("iops_samples", F::I(i.n as i64)),
+    ])
+}
+
+/// The `--output-format=json` document: fio's keys, a job per client host
+/// (with its `hostname`), and the run's options as `global options`.
+pub fn json(r: &Report) -> String {
+    let opt = &r.options;
+    let s = |v: String| F::S(v);
+    let global = o(vec![
+        ("ioengine", s("rdma".into())),
+        ("rw", s(opt.rw.clone())),
+        ("bs", s(opt.bs.to_string())),
+        ("iodepth", s(opt.iodepth.to_string())),
+        ("numjobs", s(opt.numjobs.to_string())),
+        ("runtime", s(format!("{}", opt.runtime_s))),
+        ("ramp_time", s(format!("{}", opt.ramp_time_s))),
+        ("time_based", s("1".into())),
+        ("group_reporting", s("1".into())),
+    ]);
+    let jobs: Vec<F> = r
+        .clients
+        .iter()
+        .map(|c| {
+            let (read, write) = if opt.is_read() {
+                (dir_json(c), empty_dir())
+            } else {
+                (empty_dir(), dir_json(c))
+            };
+            o(vec![
+                ("jobname", s(opt.name.clone())),
+                ("hostname", s(c.host.clone())),
+                ("groupid", F::I(0)),
+                ("error", F::I(0)),
+                ("eta", F::I(0)),
+                (
+                    "elapsed",
+                    F::I(((opt.runtime_s + opt.ramp_time_s).ceil()) as i64),
+                ),
+                ("read", read),
+                ("write", write),
+                ("trim", empty_dir()),
+                ("job_runtime", F::I(c.runtime_ms.round() as i64)),
+                ("usr_cpu", F::D(0.0)),
+                ("sys_cpu", F::D(0.0)),
+                ("ctx", F::I(0)),
+                ("majf", F::I(0)),
+                ("minf", F::I(0)),
+                (
+                    "latency_ns",
+                    F::O(
+                        c.lat_buckets[..10]
+                            .iter()
+                            .map(|&(b, f)| (b.to_string(), F::D(f * 100.0)))
+                            .collect(),
+                    ),
+                ),
+                (
+                    "latency_us",
+                    F::O(
+                        c.lat_buckets[10..20]
+                            .iter()
+                            .map(|&(b, f)| ((b / 1000).to_string(), F::D(f * 100.0)))
+                            .collect(),
+                    ),
+                ),
+                (
+                    "latency_ms",
+                    F::O(
+                        c.lat_buckets[20..]
+                            .iter()
+                            .map(|&(b, f)| {
+                                let k = if b == 0 {
+                                    ">=2000".to_string()
+                                } else {
+                                    (b / 1_000_000).to_string()
+                                };
+                                (k, F::D(f * 100.0))
+                            })
+                            .collect(),
+                    ),
+                ),
+                ("latency_depth", F::I(opt.iodepth as i64)),
+                ("latency_target", F::I(0)),
+                ("latency_percentile", F::D(100.0)),
+                ("latency_window", F::I(0)),
+            ])
+        })
+        .collect();
+    let doc = F::O(vec![
+        ("fio version".into(), s("fio-3.33".into())),
+        ("timestamp".into(), F::I(0)),
+        ("timestamp_ms".into(), F::I(0)),
+        ("time".into(), s("simulated by fabriclab".into())),
+        ("global options".into(), global),
+        ("jobs".into(), F::O(vec![])),
+    ]);
+    // "jobs" is an array; print it by hand after the object's other keys.
+    let mut out = String::new();
+    let F::O(mut top) = doc else { unreachable!() };
+    top.pop();
+    out.push_str("{\n");
+    for (k, v) in &top {
+        let _ = write!(out, "  \"{k}\" : ");
+        print(v, 2, &mut out);
+        out.push_str(",\n");
+    }
+    out.push_str("  \"jobs\" : [\n");
+    for (i, j) in jobs.iter().enumerate() {
+        out.push_str("    ");
+        print(j, 4, &mut out);
+        out.push_str(if i + 1 < jobs.len() { ",\n" } else { "\n" });
+    }
+    out.push_str("  ],\n  \"disk_util\" : [\n  ]\n}\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::num2str;
+
+    #[test]
+    fn num2str_matches_fio() {
+        // From the golden sample: IOPS=166k, BW=649MiB/s (680MB/s),
+        // (1947MiB/...), slat max=1083.8k.
+        assert_eq!(num2str(166_066.0, 4, 1000.0, false), "166k");
+        assert_eq!(num2str(680_320_085.0, 4, 1024.0, true), "649Mi");
+        assert_eq!(num2str(680_320_085.0, 4, 1000.0, false), "680M");
+        assert_eq!(num2str(2_041_640_576.0, 4, 1024.0, true), "1947Mi");
+        assert_eq!(num2str(1_083_770.0, 6, 1000.0, false), "1083.8k");
+        assert_eq!(num2str(9845.0, 4, 1000.0, false), "9845");
+        assert_eq!(num2str(12_345.0, 4, 1000.0, false), "12.3k");
+        assert_eq!(num2str(17.0, 6, 1000.0, false), "17");
+    }
+}

@@ -1,0 +1,111 @@
+"""fio from Python, the CLI and scenario files: fio's figures in a
+DataFrame, its text output parsed by the same parser as the real sample
+(tests/golden/fio_randwrite.txt) and agreeing with the DataFrame, its JSON
+with the real document's keys, and bad input as fabriclab errors and exit
+status 2."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+import fabriclab
+from fabriclab.errors import FabriclabError
+from fio_format import parse_fio
+
+GOLDEN = Path(__file__).parent / "golden"
+UNIT = {"nsec": 1e-3, "usec": 1.0, "msec": 1e3}
+
+
+@pytest.fixture(scope="module")
+def run():
+    return fabriclab.fio("randwrite", bs="64K", iodepth=4, clients="h0-h2", targets="h12,h13", runtime=0.004)
+
+
+def test_one_row_per_client_with_fios_figures(run):
+    assert list(run.columns) == fabriclab.FIO_COLUMNS
+    assert list(run.host) == ["h0", "h1", "h2"]
+    assert (run.total_ios > 0).all()
+    # IOPS x block size is the bandwidth; lat = slat + clat.
+    assert ((run.iops * 65536 - run.bw_bytes).abs() < 1e-6 * run.bw_bytes).all()
+    assert ((run.lat_avg_us - run.clat_avg_us - run.slat_avg_us).abs() < 1e-6).all()
+    assert (run.p50_us <= run.p99_us).all() and (run.p99_us <= run.clat_max_us + 1e-9).all()
+
+
+def test_the_text_parses_like_the_real_sample_and_agrees_with_the_frame(run):
+    real = parse_fio((GOLDEN / "fio_randwrite.txt").read_text())
+    ours = parse_fio(run.attrs["text"])
+    assert len(real) == 1 and len(ours) == 3
+    keys = {"name", "jobs", "dir", "iops", "bw_bytes", "io_bytes", "runtime_ms", "slat", "clat", "lat", "percentiles", "issued", "depth"}
+    assert keys <= set(real[0]) and keys <= set(ours[0])
+    for job, row in zip(ours, run.itertuples()):
+        assert job["host"] == row.host and job["depth"] == 4
+        # num2str keeps 3-4 significant digits.
+        assert job["iops"] == pytest.approx(row.iops, rel=0.01)
+        assert job["bw_bytes"] == pytest.approx(row.bw_bytes, rel=0.01)
+        assert job["issued"] == (0, row.total_ios)
+        c = job["clat"]
+        assert c["avg"] * UNIT[c["unit"]] == pytest.approx(row.clat_avg_us, abs=0.01 * UNIT[c["unit"]])
+        p = job["percentiles"]
+        assert p["values"][99.0] * UNIT[p["unit"]] == pytest.approx(row.p99_us, abs=UNIT[p["unit"]])
+        assert sum(job["lat_buckets"].values()) == pytest.approx(100.0, abs=0.1)
+
+
+def test_the_json_has_the_real_documents_keys(run):
+    real = json.loads((GOLDEN / "fio_randwrite.json").read_text())
+    ours = json.loads(run.attrs["json"])
+    assert set(real) == set(ours)
+    rj, oj = real["jobs"][0], ours["jobs"][0]
+    assert set(rj["write"]) == set(oj["write"])
+    assert set(rj["write"]["clat_ns"]["percentile"]) == set(oj["write"]["clat_ns"]["percentile"])
+    assert oj["hostname"] == "h0"
+    assert oj["write"]["total_ios"] == run.total_ios[0]
+    assert math.isclose(oj["write"]["iops"], run.iops[0], rel_tol=1e-6)
+
+
+def test_the_cli_prints_fio_text_and_json(cli):
+    r = cli("fio", "--bs", "4K", "--clients", "h0", "--targets", "h12", "--runtime", "0.002", "--quiet")
+    assert r.returncode == 0, r.stderr
+    (job,) = parse_fio(r.stdout)
+    # EANTC, 4 KB random write at depth 1: 37.7 us (4 targets), 38.5 (1).
+    assert job["lat"]["unit"] == "usec" and job["lat"]["avg"] == pytest.approx(37.6, abs=0.5)
+    r = cli("fio", "--clients", "h0-h1", "--runtime", "0.001", "--output-format", "json", "--quiet")
+    assert r.returncode == 0 and [j["hostname"] for j in json.loads(r.stdout)["jobs"]] == ["h0", "h1"]
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--clients", "h0", "--targets", "h99"], "h99"),
+        (["--clients", "h3-h1"], "lower host first"),
+        (["--clients", "h12", "--targets", "h12"], "both a client and a target"),
+        (["--iodepth", "0"], "iodepth=0"),
+        (["--runtime", "-1"], "runtime"),
+    ],
+)
+def test_bad_fio_options(args, words, cli):
+    r = cli("fio", *args, "--quiet")
+    assert r.returncode == 2 and words in r.stderr, r.stderr
+    with pytest.raises(FabriclabError):
+        fabriclab.fio(
+            iodepth=0 if "--iodepth" in args else 1,
+            runtime=-1 if "--runtime" in args else 0.001,
+            clients=args[1] if args[0] == "--clients" else "h0",
+            targets=args[3] if len(args) > 3 else "h12",
+        )
+
+
+def test_fio_items_in_a_scenario(tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text(
+        'fabric = "eantc-storage"\n[[fio]]\nname = "4k"\nbs = "4K"\nclients = "h0-h1"\ntargets = "h12"\nruntime = 0.001\n'
+    )
+    (df,) = fabriclab.run_scenario(path)
+    assert df.attrs["name"] == "4k" and list(df.host) == ["h0", "h1"]
+    assert parse_fio(df.attrs["text"])[0]["name"] == "4k"
+    path.write_text('[[fio]]\nblocksize = 4096\n')
+    with pytest.raises(FabriclabError, match="blocksize"):
+        fabriclab.run_scenario(path)
