@@ -85,7 +85,7 @@ def parse_fio(text: str) -> list[dict[str, Any]]:
         elif b := BUCKETS.match(line):
             in_pct = False
             for item in b.group(2).split(", "):
-                k, v = item.split("=")
+                k, v = item.rsplit("=", 1)
                 cur["lat_buckets"][(b.group(1), k)] = float(v.rstrip("%"))
         elif i := ISSUED.match(line):
             cur["issued"] = (int(i.group(1)), int(i.group(2)))

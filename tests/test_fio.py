@@ -98,7 +98,7 @@ def test_bad_fio_options(args, words, cli):
         )
 
 
-def test_fio_items_in_a_scenario(tmp_path):
+def test_fio_items_in_a_scenario(tmp_path, cli):
     path = tmp_path / "s.toml"
     path.write_text(
         'fabric = "eantc-storage"\n[[fio]]\nname = "4k"\nbs = "4K"\nclients = "h0-h1"\ntargets = "h12"\nruntime = 0.001\n'
@@ -106,6 +106,9 @@ def test_fio_items_in_a_scenario(tmp_path):
     (df,) = fabriclab.run_scenario(path)
     assert df.attrs["name"] == "4k" and list(df.host) == ["h0", "h1"]
     assert parse_fio(df.attrs["text"])[0]["name"] == "4k"
+    r = cli("run", str(path))
+    assert r.returncode == 0, r.stderr
+    assert "clients h0-h1 -> targets h12" in r.stdout and len(parse_fio(r.stdout)) == 2
     path.write_text('[[fio]]\nblocksize = 4096\n')
     with pytest.raises(FabriclabError, match="blocksize"):
         fabriclab.run_scenario(path)

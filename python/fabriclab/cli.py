@@ -324,6 +324,11 @@ def _cmd_run(a: argparse.Namespace) -> None:
             what = f"{' '.join(o.get('benchmarks', ['all']))}, -np {o['np']}"
         elif item.kind in ("osu", "cbench"):
             what = f"{o['test']}, -np {o['np']}"
+        elif item.kind == "fio":
+            what = (
+                f"{o.get('rw', 'randwrite')} bs={o.get('bs', 4096)} iodepth={o.get('iodepth', 1)}, "
+                f"clients {o.get('clients', 'h0')} -> targets {o.get('targets', 'h12')}"
+            )
         else:
             what = o.get("test", "")
         label = f" {item.name!r}" if item.name else ""
@@ -334,6 +339,8 @@ def _cmd_run(a: argparse.Namespace) -> None:
             _print_perftest(res, a.counters)
         elif item.kind in ("imb", "osu", "cbench"):
             cli_mpi.print_result(res, a.counters)
+        elif item.kind == "fio":
+            cli_fio.print_result(res, a.counters)
         else:
             _print_flows(res, a.counters)
 

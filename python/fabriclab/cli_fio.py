@@ -59,9 +59,14 @@ def cmd_fio(a: argparse.Namespace) -> None:
         target_latency_us=a.target_latency_us,
         progress=not a.quiet,
     )
-    out = df.attrs["json"] if a.output_format == "json" else df.attrs["text"]
+    print_result(df, a.counters, json_output=a.output_format == "json")
+
+
+def print_result(df: Any, counters: bool, json_output: bool = False) -> None:
+    """Print a fio result: fio's text (or JSON), then counters if asked."""
+    out = df.attrs["json"] if json_output else df.attrs["text"]
     sys.stdout.write(out if out.endswith("\n") else out + "\n")
-    if a.counters:
+    if counters:
         sys.stdout.write("\nPort counters:\n" + df.attrs["ports_table"])
     at = df.attrs
     print(f"simulated {at['sim_time_us'] / 1e6:.6f} s ({at['events']:,} events)", file=sys.stderr)
