@@ -204,16 +204,30 @@ def _seed(where: str, v: Any) -> int:
     return v
 
 
-def load_scenario(path: str | os.PathLike[str]) -> Scenario:
-    """Read and check a scenario file (``FileNotFoundError`` if absent)."""
-    path = os.fspath(path)
+def read_toml(path: str) -> tuple[str, dict[str, Any]]:
+    """A scenario file's text and parsed document (``ParseError`` if it is
+    not UTF-8 TOML; ``FileNotFoundError`` if absent)."""
     with open(path, "rb") as f:
         raw = f.read()
     try:
         text = raw.decode("utf-8")
-        doc = tomllib.loads(text)
+        return text, tomllib.loads(text)
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
         raise ParseError(f"scenario {path}: {e}") from None
+
+
+def file_order(text: str, counts: dict[str, int]) -> list[str]:
+    """The kinds of the items in file order, given how many tables of each
+    kind the document has (kind by kind if the headers cannot be read)."""
+    order = _item_order(text)
+    everything = [k for k in _KINDS for _ in range(counts[k])]
+    return order if sorted(order) == sorted(everything) else everything
+
+
+def load_scenario(path: str | os.PathLike[str]) -> Scenario:
+    """Read and check a scenario file (``FileNotFoundError`` if absent)."""
+    path = os.fspath(path)
+    text, doc = read_toml(path)
     unknown = sorted(set(doc) - _TOP_KEYS)
     if unknown:
         raise ParseError(
@@ -238,10 +252,7 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
         if not isinstance(v, list) or not all(isinstance(t, dict) for t in v):
             raise ParseError(f"scenario {path}: {kind} must be written as [[{kind}]] tables")
         tables[kind] = list(v)
-    order = _item_order(text)
-    everything = [k for k in _KINDS for _ in tables[k]]
-    if sorted(order) != sorted(everything):
-        order = everything
+    order = file_order(text, {k: len(v) for k, v in tables.items()})
 
     items: list[ScenarioItem] = []
     counters = {k: 0 for k in _KINDS}

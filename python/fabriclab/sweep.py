@@ -76,7 +76,7 @@ import pandas as pd
 from . import api
 from .errors import FabriclabError, InvalidArgumentError, ParseError, UnknownHostError
 from .fio import parse_hosts
-from .scenario import _KINDS, Scenario, _item_order, _key, _value, load_scenario, run_item, toml_dumps
+from .scenario import _KINDS, Scenario, _key, _value, file_order, load_scenario, read_toml, run_item, toml_dumps
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -298,19 +298,9 @@ class _Base:
 
 
 def _load_base(path: str) -> _Base:
-    with open(path, "rb") as f:
-        raw = f.read()
-    try:
-        text = raw.decode("utf-8")
-        doc = tomllib.loads(text)
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
-        raise ParseError(f"scenario {path}: {e}") from None
+    text, doc = read_toml(path)
     counts = {k: len(doc[k]) if isinstance(doc.get(k), list) else 0 for k in _KINDS}
-    order = _item_order(text)
-    everything = [k for k in _KINDS for _ in range(counts[k])]
-    if sorted(order) != sorted(everything):
-        order = everything
-    return _Base(path, os.path.dirname(os.path.abspath(path)), doc, order)
+    return _Base(path, os.path.dirname(os.path.abspath(path)), doc, file_order(text, counts))
 
 
 def _fabric_table(base: _Base, fabric: Any, need_table: bool) -> Any:

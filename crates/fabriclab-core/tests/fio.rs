@@ -60,10 +60,10 @@ fn a_write_at_depth_1_takes_the_sum_of_its_parts_to_the_picosecond() {
     let answer = roce_wire_bytes(RESPONSE_BYTES as u32, Ext::None, false);
     let clat = one_way(data) + Time::ns(512) + Time::us(10) + one_way(answer);
     let c = &r.clients[0];
-    println!("clat {} ps by hand, {:?} measured", clat.as_ps(), c.clat);
-    assert_eq!(c.clat.min_ns, clat.as_ps() as f64 / 1e3);
-    assert_eq!(c.clat.max_ns, c.clat.min_ns, "an idle fabric has no jitter");
-    assert!((c.lat.mean_ns - c.clat.mean_ns - 1000.0).abs() < 1e-6);
+    println!("clat {} ps by hand, {:?} measured", clat.as_ps(), c.clat_ns);
+    assert_eq!(c.clat_ns.min, clat.as_ps() as f64 / 1e3);
+    assert_eq!(c.clat_ns.max, c.clat_ns.min, "an idle fabric has no jitter");
+    assert!((c.lat_ns.mean - c.clat_ns.mean - 1000.0).abs() < 1e-6);
     // Back to back for 2 ms: one I/O per (slat + clat).
     let per_io_ps = (clat + Time::us(1)).as_ps();
     let expect = 2_000_000_000 / per_io_ps;
@@ -111,7 +111,7 @@ fn throughput_is_the_media_rate_or_the_link_whichever_is_lower() {
     );
     assert!((fast / goodput - 1.0).abs() < 0.02, "{fast}");
     // Little's law: 32 I/Os in flight at that rate.
-    let mean_lat_s: f64 = r.clients.iter().map(|c| c.lat.mean_ns).sum::<f64>() / 4.0 / 1e9;
+    let mean_lat_s: f64 = r.clients.iter().map(|c| c.lat_ns.mean).sum::<f64>() / 4.0 / 1e9;
     let little = 32.0 * (64 << 10) as f64 / fast;
     println!(
         "mean latency {:.1} us, Little {:.1} us",
@@ -158,7 +158,7 @@ fn eantc_storage_4m_depth_32_meets_the_published_throughput() {
     };
     let r = fio::run(&preset("eantc-storage").unwrap(), &o, 1).unwrap();
     let iops: f64 = r.clients.iter().map(|c| c.iops).sum::<f64>() / 11.0;
-    let lat_ms: f64 = r.clients.iter().map(|c| c.lat.mean_ns).sum::<f64>() / 11.0 / 1e6;
+    let lat_ms: f64 = r.clients.iter().map(|c| c.lat_ns.mean).sum::<f64>() / 11.0 / 1e6;
     println!("per node: {iops:.1} IOPS, average latency {lat_ms:.1} ms");
     assert!((iops - 248.8).abs() / 248.8 < 0.10, "{iops}");
     assert!(lat_ms > 100.0 && lat_ms < 160.0, "{lat_ms}");

@@ -59,15 +59,28 @@ fn lat_unit(min_ns: f64) -> (&'static str, f64) {
 }
 
 fn stat_line(out: &mut String, pre: &str, label: &str, s: &Stat) {
-    let (unit, div) = lat_unit(s.min_ns);
+    let (unit, div) = lat_unit(s.min);
     let _ = writeln!(
         out,
         "{pre}{label} ({unit}): min={}, max={}, avg={:.2}, stdev={:.2}",
         // fio divides integer nanoseconds: min and max truncate.
-        num2str((s.min_ns / div).floor(), 6, 1000.0, false),
-        num2str((s.max_ns / div).floor(), 6, 1000.0, false),
-        s.mean_ns / div,
-        s.stddev_ns / div
+        num2str((s.min / div).floor(), 6, 1000.0, false),
+        num2str((s.max / div).floor(), 6, 1000.0, false),
+        s.mean / div,
+        s.stddev / div
+    );
+}
+
+/// fio's `bw` or `iops` sample line.
+fn sample_line(out: &mut String, pre: &str, label: &str, per: &str, s: &Stat) {
+    let _ = writeln!(
+        out,
+        "{pre}   {label}: min={}, max={}{per}, avg={:.2}, stdev={:.2}, samples={}",
+        s.min.round() as u64,
+        s.max.round() as u64,
+        s.mean,
+        s.stddev,
+        s.n
     );
 }
 
@@ -188,32 +201,14 @@ pub fn text(r: &Report) -> String {
             num2str(c.io_bytes as f64, 4, 1024.0, true),
         );
         if c.total_ios > 0 {
-            stat_line(&mut out, &pre, "    slat", &c.slat);
-            stat_line(&mut out, &pre, "    clat", &c.clat);
-            stat_line(&mut out, &pre, "     lat", &c.lat);
+            stat_line(&mut out, &pre, "    slat", &c.slat_ns);
+            stat_line(&mut out, &pre, "    clat", &c.clat_ns);
+            stat_line(&mut out, &pre, "     lat", &c.lat_ns);
             percentiles(&mut out, &pre, c);
         }
-        if c.bw_kib_samples.n > 0 {
-            let b = &c.bw_kib_samples;
-            let _ = writeln!(
-                out,
-                "{pre}   bw (  KiB/s): min={}, max={}, per=100.00%, avg={:.2}, stdev={:.2}, samples={}",
-                b.min_ns.round() as u64,
-                b.max_ns.round() as u64,
-                b.mean_ns,
-                b.stddev_ns,
-                b.n
-            );
-            let i = &c.iops_samples;
-            let _ = writeln!(
-                out,
-                "{pre}   iops        : min={}, max={}, avg={:.2}, stdev={:.2}, samples={}",
-                i.min_ns.round() as u64,
-                i.max_ns.round() as u64,
-                i.mean_ns,
-                i.stddev_ns,
-                i.n
-            );
+        if c.bw_kib_s.n > 0 {
+            sample_line(&mut out, &pre, "bw (  KiB/s)", ", per=100.00%", &c.bw_kib_s);
+            sample_line(&mut out, &pre, "iops        ", "", &c.iops_samples);
         }
         lat_buckets(&mut out, &pre, c);
         let _ = writeln!(out, "{pre}  IO depths    : {}", depth_line(o.iodepth));
@@ -284,10 +279,10 @@ fn print(f: &F, indent: usize, out: &mut String) {
 
 fn stat_json(s: &Stat, with_pct: Option<&ClientResult>) -> F {
     let mut v = vec![
-        ("min", F::I(s.min_ns.round() as i64)),
-        ("max", F::I(s.max_ns.round() as i64)),
-        ("mean", F::D(s.mean_ns)),
-        ("stddev", F::D(s.stddev_ns)),
+        ("min", F::I(s.min.round() as i64)),
+        ("max", F::I(s.max.round() as i64)),
+        ("mean", F::D(s.mean)),
+        ("stddev", F::D(s.stddev)),
         ("N", F::I(s.n as i64)),
     ];
     if let Some(c) = with_pct {
@@ -323,7 +318,7 @@ fn empty_dir() -> F {
 }
 
 fn dir_json(c: &ClientResult) -> F {
-    let b = &c.bw_kib_samples;
+    let b = &c.bw_kib_s;
     let i = &c.iops_samples;
     o(vec![
         ("io_bytes", F::I(c.io_bytes as i64)),
@@ -335,19 +330,19 @@ fn dir_json(c: &ClientResult) -> F {
         ("total_ios", F::I(c.total_ios as i64)),
         ("short_ios", F::I(0)),
         ("drop_ios", F::I(0)),
-        ("slat_ns", stat_json(&c.slat, None)),
-        ("clat_ns", stat_json(&c.clat, Some(c))),
-        ("lat_ns", stat_json(&c.lat, None)),
-        ("bw_min", F::I(b.min_ns.round() as i64)),
-        ("bw_max", F::I(b.max_ns.round() as i64)),
+        ("slat_ns", stat_json(&c.slat_ns, None)),
+        ("clat_ns", stat_json(&c.clat_ns, Some(c))),
+        ("lat_ns", stat_json(&c.lat_ns, None)),
+        ("bw_min", F::I(b.min.round() as i64)),
+        ("bw_max", F::I(b.max.round() as i64)),
         ("bw_agg", F::D(if b.n > 0 { 100.0 } else { 0.0 })),
-        ("bw_mean", F::D(b.mean_ns)),
-        ("bw_dev", F::D(b.stddev_ns)),
+        ("bw_mean", F::D(b.mean)),
+        ("bw_dev", F::D(b.stddev)),
         ("bw_samples", F::I(b.n as i64)),
-        ("iops_min", F::I(i.min_ns.round() as i64)),
-        ("iops_max", F::I(i.max_ns.round() as i64)),
-        ("iops_mean", F::D(i.mean_ns)),
-        ("iops_stddev", F::D(i.stddev_ns)),
+        ("iops_min", F::I(i.min.round() as i64)),
+        ("iops_max", F::I(i.max.round() as i64)),
+        ("iops_mean", F::D(i.mean)),
+        ("iops_stddev", F::D(i.stddev)),
         ("iops_samples", F::I(i.n as i64)),
     ])
 }

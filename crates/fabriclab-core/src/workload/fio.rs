@@ -218,8 +218,12 @@ pub struct Fio {
     start: Time,
     end: Time,
     ended: bool,
-    write_rate: Rate,
-    read_rate: Rate,
+    /// `rw` is a read.
+    read: bool,
+    /// The device's media rate for `rw`.
+    device_rate: Rate,
+    device_latency: Time,
+    slat: Time,
 }
 
 impl Fio {
@@ -251,8 +255,16 @@ impl Fio {
             start,
             end,
             ended: false,
-            write_rate: Rate::from_gbps_f64(opts.target_write_mbps * 8e-3),
-            read_rate: Rate::from_gbps_f64(opts.target_read_mbps * 8e-3),
+            read: opts.is_read(),
+            device_rate: Rate::from_gbps_f64(
+                if opts.is_read() {
+                    opts.target_read_mbps
+                } else {
+                    opts.target_write_mbps
+                } * 8e-3,
+            ),
+            device_latency: Time::from_ns_f64(opts.target_latency_us * 1e3),
+            slat: Time::from_ns_f64(opts.submit_us * 1e3),
         })
     }
 
@@ -264,7 +276,7 @@ impl Fio {
             return;
         }
         let j = self.ios[io as usize].job as usize;
-        let slat = Time::from_ns_f64(self.opts.submit_us * 1e3);
+        let slat = self.slat;
         let job = &mut self.jobs[j];
         let at = job.cpu_free.max(now);
         job.cpu_free = at + slat;
@@ -286,7 +298,7 @@ impl Fio {
     fn send_request(&mut self, net: &mut Net, io: u32) {
         let Io { job, target, .. } = self.ios[io as usize];
         let qp = self.jobs[job as usize].qps[target as usize].0;
-        let r = if self.opts.is_read() {
+        let r = if self.read {
             net.post_unsignaled(qp, OpKind::Send, COMMAND_BYTES, TOK_CMD | io as u64)
         } else {
             net.post_unsignaled(qp, OpKind::Write, self.opts.bs, TOK_DATA | io as u64)
@@ -298,15 +310,10 @@ impl Fio {
     /// read command arrived).
     fn device_start(&mut self, net: &mut Net, me: u32, io: u32) {
         let t = self.ios[io as usize].target as usize;
-        let rate = if self.opts.is_read() {
-            self.read_rate
-        } else {
-            self.write_rate
-        };
         let begin = self.device_free[t].max(net.now());
-        let done = begin + rate.tx_time(self.opts.bs);
+        let done = begin + self.device_rate.tx_time(self.opts.bs);
         self.device_free[t] = done;
-        let at = done + Time::from_ns_f64(self.opts.target_latency_us * 1e3);
+        let at = done + self.device_latency;
         // Completions of one target leave in order: a FIFO device and a
         // fixed latency.
         self.pending[t].push_back((at, io));
@@ -323,7 +330,7 @@ impl Fio {
         }
         let Io { job, target, .. } = self.ios[io as usize];
         let qp = self.jobs[job as usize].qps[target as usize].1;
-        if self.opts.is_read() {
+        if self.read {
             net.post_unsignaled(qp, OpKind::Write, self.opts.bs, TOK_DATA | io as u64)
                 .expect("a connected QP");
         }
@@ -337,8 +344,7 @@ impl Fio {
         let Io { job, submitted, .. } = self.ios[io as usize];
         if now >= self.start && now <= self.end {
             // lat runs from the start of the submission; clat after it.
-            let slat = Time::from_ns_f64(self.opts.submit_us * 1e3);
-            let clat = (now - submitted).saturating_sub(slat);
+            let clat = (now - submitted).saturating_sub(self.slat);
             self.jobs[job as usize]
                 .stats
                 .done
@@ -390,7 +396,7 @@ impl App for Fio {
                 let io = (token & 0xff_ffff_ffff) as u32;
                 match token & TOK_KIND {
                     // Write data or a read command at the target.
-                    TOK_DATA if !self.opts.is_read() => self.device_start(net, me, io),
+                    TOK_DATA if !self.read => self.device_start(net, me, io),
                     TOK_CMD => self.device_start(net, me, io),
                     TOK_RESP => self.complete(net, me, io),
                     _ => {} // read data landing at the client
@@ -411,17 +417,18 @@ impl App for Fio {
     }
 }
 
-/// Summary statistics of a set of values (ns), as fio prints them.
+/// Summary statistics of a set of values, as fio prints them (the unit is
+/// the field's that holds the `Stat`).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Stat {
-    /// Smallest, ns.
-    pub min_ns: f64,
-    /// Largest, ns.
-    pub max_ns: f64,
-    /// Mean, ns.
-    pub mean_ns: f64,
-    /// Sample standard deviation, ns.
-    pub stddev_ns: f64,
+    /// Smallest.
+    pub min: f64,
+    /// Largest.
+    pub max: f64,
+    /// Mean.
+    pub mean: f64,
+    /// Sample standard deviation.
+    pub stddev: f64,
     /// Number of values.
     pub n: u64,
 }
@@ -439,10 +446,10 @@ impl Stat {
             0.0
         };
         Stat {
-            min_ns: v.iter().cloned().fold(f64::INFINITY, f64::min),
-            max_ns: v.iter().cloned().fold(0.0, f64::max),
-            mean_ns: mean,
-            stddev_ns: var.sqrt(),
+            min: v.iter().cloned().fold(f64::INFINITY, f64::min),
+            max: v.iter().cloned().fold(0.0, f64::max),
+            mean,
+            stddev: var.sqrt(),
             n: v.len() as u64,
         }
     }
@@ -472,17 +479,16 @@ pub struct ClientResult {
     /// Bytes per second.
     pub bw_bytes: f64,
     /// Submission latency (constant here), ns.
-    pub slat: Stat,
+    pub slat_ns: Stat,
     /// Completion latency, ns.
-    pub clat: Stat,
+    pub clat_ns: Stat,
     /// Total latency (slat + clat), ns.
-    pub lat: Stat,
+    pub lat_ns: Stat,
     /// clat percentiles (fio's list), ns.
     pub clat_percentiles: Vec<(f64, f64)>,
-    /// Bandwidth samples per `avg_time_ms`, KiB/s (fio's `bw` line):
-    /// min, max, mean, stddev, count.
-    pub bw_kib_samples: Stat,
-    /// IOPS samples per `avg_time_ms`: min, max, mean, stddev, count.
+    /// Bandwidth samples per `avg_time_ms`, KiB/s (fio's `bw` line).
+    pub bw_kib_s: Stat,
+    /// IOPS samples per `avg_time_ms` (fio's `iops` line).
     pub iops_samples: Stat,
     /// Share of I/Os by total latency, fio's buckets: (upper bound in ns,
     /// fraction); the last bucket (upper bound 0) holds >= 2 s.
@@ -515,7 +521,7 @@ impl Fio {
     fn client_results(&self, net: &Net) -> Vec<ClientResult> {
         let window_ps = (self.end - self.start).as_ps();
         let avg_ps = (self.opts.avg_time_ms * 1e9) as u64;
-        let slat_ns = self.opts.submit_us * 1e3;
+        let slat_ns = self.slat.as_ns_f64();
         let bounds = bucket_bounds();
         self.clients
             .iter()
@@ -566,14 +572,14 @@ impl Fio {
                     runtime_ms: window_ps as f64 / 1e9,
                     iops: total as f64 / secs,
                     bw_bytes: (total * self.opts.bs) as f64 / secs,
-                    slat: Stat::of(&slat),
-                    lat: Stat::of(&lat),
+                    slat_ns: Stat::of(&slat),
+                    lat_ns: Stat::of(&lat),
                     clat_percentiles: PERCENTILES
                         .iter()
                         .map(|&p| (p, percentile(&clat, p)))
                         .collect(),
-                    clat: Stat::of(&clat),
-                    bw_kib_samples: Stat::of(&bw_samples),
+                    clat_ns: Stat::of(&clat),
+                    bw_kib_s: Stat::of(&bw_samples),
                     iops_samples: Stat::of(&iops_samples),
                     lat_buckets: buckets
                         .iter()
