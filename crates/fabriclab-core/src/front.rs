@@ -284,6 +284,22 @@ pub fn cbench_json(fabric: &str, options: &str, seed: u64, progress: bool) -> Re
     )
 }
 
+/// Run HPL; `options` is the JSON form of
+/// [`crate::workload::hpl::Options`]. Returns HPL's text, the port table
+/// and the report.
+pub fn hpl_json(fabric: &str, options: &str, seed: u64, progress: bool) -> Result<String> {
+    use crate::workload::hpl;
+    run_mpi_json(
+        fabric,
+        options,
+        "HPL",
+        progress,
+        |spec, o: &hpl::Options, cb| hpl::run(spec, o, seed, cb),
+        |_, r| report::hpl::text(r),
+        |r| (&r.iperf, &r.ports),
+    )
+}
+
 /// Run fio; `options` is the JSON form of [`crate::workload::fio::Options`].
 /// Returns fio's text, its JSON document, the port table and the report;
 /// progress lines (simulated time against the run's end) go to stderr

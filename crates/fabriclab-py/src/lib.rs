@@ -168,6 +168,22 @@ fn fio(
     run(py, || front::fio_json(&fabric, &options, seed, progress))
 }
 
+/// Run HPL on `fabric`; `options` is a JSON object of HPL options (the
+/// HPL.dat settings or its text in `hpl_dat`, the job, dgemm_gflops,
+/// pfact_gflops, samples). Returns HPL's text, the port table and the
+/// report as JSON.
+#[pyfunction]
+#[pyo3(signature = (fabric, options, seed=1, progress=false))]
+fn hpl(
+    py: Python<'_>,
+    fabric: String,
+    options: String,
+    seed: u64,
+    progress: bool,
+) -> PyResult<String> {
+    run(py, || front::hpl_json(&fabric, &options, seed, progress))
+}
+
 /// The Rust core of fabriclab (use the `fabriclab` package, not this).
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -182,6 +198,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cbench, m)?)?;
     m.add_function(wrap_pyfunction!(iperf, m)?)?;
     m.add_function(wrap_pyfunction!(fio, m)?)?;
+    m.add_function(wrap_pyfunction!(hpl, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -162,6 +162,7 @@ pub fn run(
             Op::Recv { dst, .. } => (vec![], vec![dst]),
             Op::Reduce { src, dst } => (vec![src, dst], vec![dst]),
             Op::Copy { src, dst } => (vec![src], vec![dst]),
+            Op::Compute { .. } => (vec![], vec![]),
         };
         for x in pending.iter().filter(|x| x.rank == r) {
             let clash = writes.iter().any(|w| overlaps(w, &x.region))
@@ -260,6 +261,15 @@ pub fn run(
                     &mut done_count,
                 );
             }
+            Op::Compute { .. } => complete(
+                r,
+                i,
+                &mut done,
+                &mut waiting,
+                &mut ready,
+                &mut pending,
+                &mut done_count,
+            ),
         }
     }
     if done_count != total {

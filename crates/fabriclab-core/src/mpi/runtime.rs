@@ -344,6 +344,10 @@ impl Runtime {
                 self.mem
                     .start(net, self.me, host, src.count * eb, c, TIMER_MEM);
             }
+            Op::Compute { ps } => {
+                // Wall time beside MPI progress, not the MPI CPU clock.
+                self.defer(net, Time(ps), Cont::Done { rank, step, epoch });
+            }
         }
     }
 

@@ -90,6 +90,14 @@ pub enum Op {
         /// To.
         dst: Region,
     },
+    /// Local computation of a fixed duration (an application kernel such
+    /// as HPL's DGEMM update). It runs beside the rank's MPI progress, as
+    /// if the application polled MPI between chunks of work, so messages
+    /// of other steps keep moving meanwhile. Touches no buffer.
+    Compute {
+        /// Duration, ps.
+        ps: u64,
+    },
 }
 
 /// One step and the earlier steps (indices into the same rank's list) it
@@ -146,6 +154,11 @@ impl RankSchedule {
     pub fn copy(&mut self, src: Region, dst: Region, deps: &[StepId]) -> StepId {
         debug_assert_eq!(src.count, dst.count);
         self.push(Op::Copy { src, dst }, deps)
+    }
+
+    /// Compute for `ps` picoseconds.
+    pub fn compute(&mut self, ps: u64, deps: &[StepId]) -> StepId {
+        self.push(Op::Compute { ps }, deps)
     }
 
     /// Allocate a scratch buffer of `elems` elements; returns it.
@@ -279,6 +292,7 @@ impl Schedule {
                         }
                         vec![src, dst]
                     }
+                    Op::Compute { .. } => vec![],
                 };
                 for g in regions {
                     let cap = self.buf_elems(r, g.buf);

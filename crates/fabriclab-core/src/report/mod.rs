@@ -5,6 +5,7 @@
 pub mod cbench;
 pub mod cjson;
 pub mod fio;
+pub mod hpl;
 pub mod imb;
 pub mod iperf;
 pub mod osu;

@@ -8,6 +8,9 @@
 pub mod cbench;
 pub mod fio;
 pub mod flows;
+pub mod hpl;
+pub mod hpl_dat;
+pub mod hpl_sched;
 pub mod imb;
 pub mod iperf;
 pub mod iperf_stats;
