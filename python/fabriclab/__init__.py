@@ -4,9 +4,10 @@ The simulator (in Rust) models leaf-spine fabrics with shared-buffer
 switches, PFC, ECN and RoCEv2 NICs with DCQCN, and runs the benchmarks
 people run on such fabrics: perftest, IMB and OSU on a model of an MPI
 library (:func:`imb`, :func:`osu`, Cbench's rotate bisection tests
-:func:`cbench`), and iperf3 over a Linux-like TCP that
-runs beside RDMA in its own class (:func:`iperf`). Results come back as
-pandas DataFrames::
+:func:`cbench`), HPL (Linpack, :func:`hpl`), fio against storage
+targets (:func:`fio`), and iperf3 over a Linux-like TCP that runs beside
+RDMA in its own class (:func:`iperf`). Results come back as pandas
+DataFrames::
 
     >>> import fabriclab
     >>> fabriclab.presets()
@@ -64,6 +65,7 @@ from .errors import (
 )
 from .cbench import CBENCH_COLUMNS, CBENCH_TESTS, cbench
 from .fio import FIO_COLUMNS, FIO_RW, fio
+from .hpl import HPL_COLUMNS, HPL_SAMPLE_COLUMNS, hpl
 from .iperf import IPERF_COLUMNS, iperf
 from .mpi import IMB_BENCHMARKS, OSU_TESTS, imb, osu
 from .scenario import run_scenario
@@ -88,6 +90,9 @@ __all__ = [
     "fio",
     "FIO_COLUMNS",
     "FIO_RW",
+    "hpl",
+    "HPL_COLUMNS",
+    "HPL_SAMPLE_COLUMNS",
     "imb",
     "osu",
     "cbench",

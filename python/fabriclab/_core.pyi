@@ -51,6 +51,15 @@ def cbench(fabric: str, options: str, seed: int = 1, progress: bool = False) -> 
     """Run a Cbench rotate test; ``options`` is JSON. Returns JSON with
     the Cbench text and the report."""
 
+def hpl(fabric: str, options: str, seed: int = 1, progress: bool = False) -> str:
+    """Run HPL. ``options``: JSON object with the keys hpl_dat (an HPL.dat's
+    text), n, nb, grids ([[P, Q], ...]), pmap, pfact, nbmin, ndiv, rfact,
+    bcast, depth, swap, swap_threshold, np, ppn, hosts, placement,
+    dgemm_gflops, pfact_gflops, samples, background, background_iperf
+    (all optional; N and a grid from them or hpl_dat). Returns JSON {text,
+    iperf_text, ports_table, report: {settings, tests, rank_hosts, ports,
+    qps, mpi, iperf}}."""
+
 def iperf(fabric: str, options: str, seed: int = 1) -> str:
     """Run iperf3 (TCP). ``options``: JSON object with the keys client,
     server, parallel, bitrate_bps, time_s, interval_s, length, congestion,

@@ -18,6 +18,8 @@
                     [--seed N] [--counters]
     fabriclab imb ... / osu ... / cbench ...  (see cli_mpi)
     fabriclab fio --rw randwrite --bs 4M --iodepth 32 --clients h0-h10 --targets h12-h15
+    fabriclab hpl [--dat HPL.dat] [-N N ...] [--nb NB ...] [--grid PxQ ...] [-o FILE]
+                  [--json] ...  (see cli_hpl)
     fabriclab sweep SCENARIO.toml --set PATH=V1,V2,... ...  (see cli_sweep)
 
 Sizes (BYTES, -s) are integers, optionally with a K, M or G suffix (powers
@@ -32,8 +34,9 @@ import os
 import sys
 from typing import Any, NoReturn, Sequence
 
-from . import api, cli_fio, cli_iperf, cli_mpi, cli_sweep
+from . import api, cli_fio, cli_hpl, cli_iperf, cli_mpi, cli_sweep
 from .errors import FabriclabError, InvalidArgumentError
+from .hpl import parse_grids
 from .scenario import load_scenario, run_item
 
 PROG = "fabriclab"
@@ -105,7 +108,7 @@ def _flow(text: str) -> dict[str, Any]:
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog=PROG,
-        description="Packet-level simulator of RDMA fabrics: perftest, IMB, OSU, iperf3, flows and benchmarks.",
+        description="Packet-level simulator of RDMA fabrics: perftest, IMB, OSU, Cbench, iperf3, fio, HPL, flows and benchmarks.",
     )
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
@@ -192,6 +195,8 @@ def _parser() -> argparse.ArgumentParser:
     cli_iperf.add_parser(sub)
     # fio
     cli_fio.add_parser(sub)
+    # hpl
+    cli_hpl.add_parser(sub, _background)
     # sweep
     cli_sweep.add_parser(sub)
     return p
@@ -329,6 +334,8 @@ def _cmd_run(a: argparse.Namespace) -> None:
                 f"{o.get('rw', 'randwrite')} bs={o.get('bs', 4096)} iodepth={o.get('iodepth', 1)}, "
                 f"clients {o.get('clients', 'h0')} -> targets {o.get('targets', 'h12')}"
             )
+        elif item.kind == "hpl":
+            what = _hpl_what(o)
         else:
             what = o.get("test", "")
         label = f" {item.name!r}" if item.name else ""
@@ -341,8 +348,26 @@ def _cmd_run(a: argparse.Namespace) -> None:
             cli_mpi.print_result(res, a.counters)
         elif item.kind == "fio":
             cli_fio.print_result(res, a.counters)
+        elif item.kind == "hpl":
+            cli_hpl.print_result(res, a.counters)
         else:
             _print_flows(res, a.counters)
+
+
+def _hpl_what(o: dict[str, Any]) -> str:
+    """An [[hpl]] item's settings, as the scenario gives them."""
+    parts = [f"HPL.dat {os.path.basename(o['dat'])}"] if "dat" in o else []
+    for key, label in (("n", "N"), ("nb", "NB"), ("grids", "grids"), ("bcast", "bcast"), ("np", "-np")):
+        if key not in o:
+            continue
+        v = o[key]
+        try:
+            if key == "grids":
+                v = [f"{p}x{q}" for p, q in parse_grids(v)]
+        except (TypeError, ValueError):
+            pass  # the run says what is wrong with it
+        parts.append(f"{label} {' '.join(map(str, v)) if isinstance(v, list) else v}")
+    return ", ".join(parts)
 
 
 _BENCH_ROWS = [
@@ -385,6 +410,7 @@ _COMMANDS = {
     "cbench": cli_mpi.cmd_cbench,
     "iperf": cli_iperf.cmd_iperf,
     "fio": cli_fio.cmd_fio,
+    "hpl": cli_hpl.cmd_hpl,
     "sweep": cli_sweep.cmd_sweep,
 }
 

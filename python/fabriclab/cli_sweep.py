@@ -231,6 +231,14 @@ def _fio_text(g: pd.DataFrame) -> str:
     )
 
 
+def _hpl_text(g: pd.DataFrame) -> str:
+    best = g.loc[g["gflops"].idxmax()]
+    what = f"{best['gflops']:.4g} Gflops ({100 * best['efficiency']:.1f} %)"
+    n, nb, p, q = (int(best[k]) for k in ("n", "nb", "p", "q"))  # floats when other kinds' rows lack them
+    where = f"N={n} NB={nb} {p}x{q} {best['bcast']}"
+    return what + (f" at {where}" if len(g) == 1 else f", best of {len(g)} tests at {where}")
+
+
 _KIND_TEXT: dict[str, Callable[[pd.DataFrame], str]] = {
     "perftest": _perftest_text,
     "flows": _flows_text,
@@ -238,6 +246,7 @@ _KIND_TEXT: dict[str, Callable[[pd.DataFrame], str]] = {
     "osu": _osu_text,
     "cbench": _cbench_text,
     "fio": _fio_text,
+    "hpl": _hpl_text,
 }
 
 

@@ -62,6 +62,14 @@ the file gives them. The format::
     clients = "h0-h10"        # name, target_write_mbps, target_read_mbps,
     targets = "h12-h15"       # target_latency_us, submit_us, avg_time_ms
 
+    [[hpl]]                   # HPL (Linpack); keys as fabriclab.hpl()
+    dat = "HPL.dat"           # optional: an HPL.dat, relative to this file
+    n = [8192]                # and nb, grids = ["2x4", "4x2"] (or [[2, 4]]),
+    grids = ["2x4"]           # pmap, pfact, nbmin, ndiv, rfact, bcast,
+    dgemm_gflops = 40.0       # depth, swap, swap_threshold, np, ppn, hosts,
+                              # placement, pfact_gflops, samples, background,
+                              # background_iperf (N and a grid: here or in dat)
+
 Unknown keys are errors (:class:`fabriclab.errors.ParseError` for the
 scenario's own keys; the core rejects unknown perftest options and flow
 keys).
@@ -81,6 +89,7 @@ import pandas as pd
 from . import api, mpi
 from .cbench import cbench
 from .fio import fio
+from .hpl import hpl, read_dat
 from .errors import ParseError
 
 if sys.version_info >= (3, 11):
@@ -90,20 +99,21 @@ else:  # pragma: no cover
 
 __all__ = ["run_scenario", "load_scenario", "Scenario", "ScenarioItem", "toml_dumps"]
 
-_KINDS = ("perftest", "flows", "imb", "osu", "cbench", "fio")
+_KINDS = ("perftest", "flows", "imb", "osu", "cbench", "fio", "hpl")
 _TOP_KEYS = {"fabric", "seed", *_KINDS}
 _FLOWS_KEYS = {"name", "seed", "flows", "sample_us", "limit_us"}
 _IMB_KEYS = {"benchmarks", "np", "ppn", "hosts", "placement", "msglog", "npmin", "iters", "root_shift", "algorithms", "library", "max_volume", "background", "background_iperf"}
 _CBENCH_KEYS = {"test", "np", "ppn", "hosts", "placement", "bytes", "iterations", "tests", "rotations", "background", "background_iperf"}
 _FIO_KEYS = {"rw", "bs", "iodepth", "numjobs", "runtime", "ramp_time", "clients", "targets", "target_write_mbps", "target_read_mbps", "target_latency_us", "submit_us", "avg_time_ms"}
+_HPL_KEYS = {"dat", "n", "nb", "grids", "pmap", "pfact", "nbmin", "ndiv", "rfact", "bcast", "depth", "swap", "swap_threshold", "np", "ppn", "hosts", "placement", "dgemm_gflops", "pfact_gflops", "samples", "background", "background_iperf"}
 _OSU_KEYS = {"test", "np", "ppn", "hosts", "placement", "sizes", "iterations", "warmup", "full", "algorithm", "library", "max_volume", "background", "background_iperf"}
 
 
 @dataclass
 class ScenarioItem:
-    """One ``[[perftest]]`` or ``[[flows]]`` table."""
+    """One ``[[kind]]`` table."""
 
-    kind: str  # "perftest", "flows", "imb" or "osu"
+    kind: str  # "perftest", "flows", "imb", "osu", "cbench", "fio" or "hpl"
     name: str | None
     seed: int
     options: dict[str, Any]
@@ -195,7 +205,7 @@ def toml_dumps(doc: dict[str, Any]) -> str:
 def _item_order(text: str) -> list[str]:
     """The kinds of the [[perftest]] / [[flows]] headers in file order
     (tomllib keeps each array's order, not how the two interleave)."""
-    return re.findall(r"(?m)^[ \t]*\[\[[ \t]*(perftest|flows|imb|osu|cbench|fio)[ \t]*\]\]", text)
+    return re.findall(r"(?m)^[ \t]*\[\[[ \t]*(perftest|flows|imb|osu|cbench|fio|hpl)[ \t]*\]\]", text)
 
 
 def _seed(where: str, v: Any) -> int:
@@ -232,7 +242,7 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
     if unknown:
         raise ParseError(
             f"scenario {path}: unknown key {unknown[0]!r}; the keys are fabric, seed, "
-            "[[perftest]], [[flows]], [[imb]], [[osu]], [[cbench]] and [[fio]]"
+            "[[perftest]], [[flows]], [[imb]], [[osu]], [[cbench]], [[fio]] and [[hpl]]"
         )
     base = os.path.dirname(os.path.abspath(path))
     fab = doc.get("fabric", "heps")
@@ -279,6 +289,8 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
                 raise ParseError(
                     f"{where}: unknown key {unknown[0]!r}; the keys are {', '.join(sorted(_FIO_KEYS))}, name, seed"
                 )
+        elif kind == "hpl":
+            _check_hpl(where, t, base)
         elif kind in ("imb", "osu", "cbench"):
             keys = {"imb": _IMB_KEYS, "osu": _OSU_KEYS, "cbench": _CBENCH_KEYS}[kind]
             unknown = sorted(set(t) - keys)
@@ -295,6 +307,25 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
     return Scenario(fabric=fabric, seed=seed, items=items, path=path)
 
 
+def _check_hpl(where: str, t: dict[str, Any], base: str) -> None:
+    """An [[hpl]] table's keys, and its ``dat`` made a readable path
+    relative to the scenario file (in place)."""
+    unknown = sorted(set(t) - _HPL_KEYS)
+    if unknown:
+        raise ParseError(
+            f"{where}: unknown key {unknown[0]!r}; the keys are {', '.join(sorted(_HPL_KEYS))}, name, seed"
+        )
+    if "dat" in t:
+        if not isinstance(t["dat"], str):
+            raise ParseError(f"{where}: dat must be the path of an HPL.dat file")
+        t["dat"] = os.path.join(base, t["dat"])
+        read_dat(t["dat"])  # a missing file is named before anything runs
+    elif "n" not in t:
+        raise ParseError(f"{where}: missing n (the problem sizes) or dat (an HPL.dat)")
+    elif "grids" not in t and "np" not in t:
+        raise ParseError(f"{where}: missing grids (or np, or dat: an HPL.dat)")
+
+
 Result = Union[pd.DataFrame, "api.FlowsResult"]
 
 
@@ -307,11 +338,11 @@ def _mpi_kwargs(o: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_item(scenario: Scenario, item: ScenarioItem, progress: bool = False) -> Result:
-    """Run one item: a DataFrame (perftest, IMB or OSU; see
-    :func:`fabriclab.perftest`, :func:`fabriclab.imb`, :func:`fabriclab.osu`)
-    or a :class:`fabriclab.FlowsResult`; the item's name is in
-    ``df.attrs["name"]`` / ``result.name``. ``progress`` prints progress
-    lines of long MPI runs to stderr."""
+    """Run one item: a DataFrame (perftest, IMB, OSU, Cbench, fio or HPL;
+    see :func:`fabriclab.perftest`, :func:`fabriclab.imb`, ...,
+    :func:`fabriclab.hpl`) or a :class:`fabriclab.FlowsResult`; the item's
+    name is in ``df.attrs["name"]`` / ``result.name``. ``progress`` prints
+    progress lines of long MPI runs to stderr."""
     if item.kind == "perftest":
         df = api._run_perftest(scenario.fabric, item.options, item.seed)
         df.attrs["name"] = item.name
@@ -323,6 +354,13 @@ def run_item(scenario: Scenario, item: ScenarioItem, progress: bool = False) -> 
         return df
     if item.kind == "fio":
         df = fio(fabric=scenario.fabric, seed=item.seed, progress=progress, name=item.name or "fio", **item.options)
+        df.attrs["name"] = item.name
+        return df
+    if item.kind == "hpl":
+        try:
+            df = hpl(scenario.fabric, seed=item.seed, progress=progress, **item.options)
+        except TypeError as e:  # a key of the wrong type
+            raise ParseError(f"[[hpl]]{f' {item.name!r}' if item.name else ''}: {e}") from None
         df.attrs["name"] = item.name
         return df
     o = item.options

@@ -48,6 +48,10 @@ Override paths address the scenario document:
   counting from 0 in file order. Deeper keys and list elements work the same
   way: ``imb.algorithms.allreduce``, ``flows[0].flows[1].bytes``.
 
+An ``[[hpl]]`` item's ``dat`` (a path relative to the scenario file) is
+made absolute in the point's scenario; the worker reads it, so on a
+cluster it must be on a file system the workers share.
+
 Values are TOML values: int, float, bool, str, lists and dicts of them
 (numpy scalars are taken as Python numbers).
 """
@@ -230,7 +234,7 @@ def _parse_path(text: str) -> _Path:
 
 
 def _example_key(kind: str) -> str:
-    return {"perftest": "size", "flows": "limit_us", "imb": "np", "osu": "np", "cbench": "np", "fio": "iodepth"}[kind]
+    return {"perftest": "size", "flows": "limit_us", "imb": "np", "osu": "np", "cbench": "np", "fio": "iodepth", "hpl": "bcast"}[kind]
 
 
 def _check_targets(path: _Path, doc: Mapping[str, Any]) -> None:
@@ -345,7 +349,17 @@ def _point_doc(base: _Base, params: Mapping[str, Any], paths: Mapping[str, _Path
             tables = doc[p.root]
             for t in [tables[p.index]] if p.index is not None else tables:
                 _assign(t, p.rest, value, text)
+    _absolute_dats(doc, base.base_dir)
     return doc
+
+
+def _absolute_dats(doc: dict[str, Any], base_dir: str) -> None:
+    """[[hpl]] tables' ``dat`` paths made absolute: the point's scenario is
+    written elsewhere, and the file is read where the point runs."""
+    tables = doc.get("hpl")
+    for t in tables if isinstance(tables, list) else []:
+        if isinstance(t, dict) and isinstance(t.get("dat"), str):
+            t["dat"] = os.path.join(base_dir, t["dat"])
 
 
 def _scenario_text(doc: Mapping[str, Any], order: Sequence[str]) -> str:
@@ -421,13 +435,13 @@ def _named_hosts(kind: str, options: Mapping[str, Any]) -> list[tuple[str, Any]]
     out: list[tuple[str, Any]] = []
     if kind == "perftest":
         out += [("client", options.get("client", "h0")), ("server", options.get("server", "h1"))]
-    if kind == "fio":
-        for key in ("clients", "targets"):
-            try:
-                out += [(key, h) for h in parse_hosts(options.get(key, []))]
-            except (TypeError, FabriclabError):
-                pass  # the core names the bad value when the item runs
-    hosts = options.get("hosts")
+    ranged = {"fio": ("clients", "targets"), "hpl": ("hosts",)}.get(kind, ())
+    for key in ranged:  # lists, or text with ranges like h0-h10
+        try:
+            out += [(key, h) for h in parse_hosts(options.get(key, []))]
+        except (TypeError, FabriclabError):
+            pass  # the core names the bad value when the item runs
+    hosts = None if "hosts" in ranged else options.get("hosts")
     if isinstance(hosts, str):
         hosts = [h for h in hosts.split(",") if h]
     if isinstance(hosts, list):

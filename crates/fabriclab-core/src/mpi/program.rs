@@ -68,6 +68,9 @@ pub struct PhaseResult {
     pub reps: u32,
     /// Simulated time when the phase ended at its last rank.
     pub end: Time,
+    /// Loop timing, when samples were requested: per participating rank,
+    /// when each call (warm-up included) ended.
+    pub call_ends: Vec<Vec<Time>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -125,6 +128,7 @@ impl Program {
                 samples: vec![Vec::new(); if keep_samples { ph.n as usize } else { 0 }],
                 reps: ph.reps,
                 end: Time::ZERO,
+                call_ends: vec![Vec::new(); if keep_samples { ph.n as usize } else { 0 }],
             })
             .collect();
         let np = job.np() as usize;
@@ -167,6 +171,23 @@ impl Program {
     /// Phases fully done by every rank.
     pub fn phases_done(&self) -> usize {
         self.pos.iter().map(|p| p.phase).min().unwrap_or(0)
+    }
+
+    /// Calls done by the slowest rank in its phase, and that phase's
+    /// calls (warm-up and setup included).
+    pub fn calls_progress(&self) -> (usize, usize) {
+        let i = self.phases_done();
+        let Some(ph) = self.phases.get(i) else {
+            return (1, 1);
+        };
+        let done = self
+            .pos
+            .iter()
+            .filter(|p| p.phase == i)
+            .map(|p| p.call as usize)
+            .min()
+            .unwrap_or(0);
+        (done, (ph.warmup + ph.reps) as usize)
     }
 
     /// The label of the phase the slowest rank is in.
@@ -235,6 +256,9 @@ impl Program {
                         rt.start(net, rank, barrier);
                     }
                     Timing::Loop => {
+                        if self.keep_samples {
+                            res.call_ends[rank as usize].push(now);
+                        }
                         if pos.call == ph.warmup {
                             pos.t0 = now;
                         }

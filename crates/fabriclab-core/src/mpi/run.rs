@@ -82,11 +82,17 @@ pub fn run_program(
     let outcome = match progress.as_mut() {
         Some(p) => sim.run_watched(None, &mut |s: &Sim| {
             let prog = s.app::<Program>(id).expect("program");
+            // One long phase (HPL): its calls are the progress.
+            let (done, total) = if n_phases == 1 {
+                prog.calls_progress()
+            } else {
+                (prog.phases_done(), n_phases)
+            };
             p(
                 s.net.now(),
                 s.net.events_processed(),
-                prog.phases_done(),
-                n_phases,
+                done,
+                total,
                 prog.current_label(),
             );
         }),

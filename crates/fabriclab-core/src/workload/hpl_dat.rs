@@ -79,6 +79,18 @@ impl<'a> Lines<'a> {
         parse(ln, what, t[0])
     }
 
+    /// The next line's value, or `default` if the file ends (blank lines
+    /// count as the end).
+    fn optional<T: std::str::FromStr>(&mut self, what: &str, default: T) -> Result<T> {
+        match self.it.next() {
+            Some((i, line)) => match line.split_whitespace().next() {
+                Some(tok) => parse(i + 1, what, tok),
+                None => Ok(default),
+            },
+            None => Ok(default),
+        }
+    }
+
     fn count(&mut self, what: &str) -> Result<usize> {
         let n: usize = self.one(&format!("number of {what}"))?;
         if n == 0 || n > MAX_PARAMS {
@@ -137,9 +149,10 @@ pub fn parse_dat(text: &str) -> Result<Dat> {
     let swap_threshold = l.one("swapping threshold")?;
     let l1 = l.one("L1 form")?;
     let u = l.one("U form")?;
-    // HPL reads the last two lines only if present (older files lack them).
-    let equil = l.one("Equilibration").unwrap_or(1);
-    let align = l.one("memory alignment").unwrap_or(8);
+    // The last two lines may be missing (older files lack them); if
+    // present they must be numbers.
+    let equil = l.optional("Equilibration", 1)?;
+    let align = l.optional("memory alignment", 8)?;
     Ok(Dat {
         n,
         nb,

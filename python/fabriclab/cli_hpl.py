@@ -1,0 +1,188 @@
+"""The ``fabriclab hpl`` command: HPL 2.3 on a simulated fabric, its
+settings from an HPL.dat (``--dat``) and/or options named after HPL.dat's
+lines, and its own output::
+
+    fabriclab hpl --dat HPL.dat --fabric eantc-hpc
+    fabriclab hpl -N 8192 --nb 192 --grid 2x4 4x2 --bcast 1ringM 2ringM \\
+        --hosts h0-h7 --dgemm-gflops 40 -o HPL.out
+
+HPL's text goes to stdout (or to ``-o FILE``), ``--json`` prints the
+report instead; a per-test summary (Gflops, efficiency against P x Q x
+the DGEMM rate, iterations simulated) follows on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, Callable
+
+from .cli_mpi import _iperf_bg
+from .errors import InvalidArgumentError
+from .hpl import HPL_BCASTS, hpl, parse_grids
+from .mpi import MPI_COUNTER_KEYS
+
+
+def _grid_arg(text: str) -> list[list[int]]:
+    """``PxQ`` (or several, comma-separated) on the command line."""
+    try:
+        grids = parse_grids(text)
+    except (ValueError, TypeError):
+        grids = []
+    if not grids:
+        raise argparse.ArgumentTypeError(f"expected PxQ (e.g. 2x4), got {text!r}")
+    return grids
+
+
+def add_parser(sub: Any, background: Callable[[str], Any]) -> None:
+    """Add the ``hpl`` subcommand to ``sub``; ``background`` parses a
+    ``--background`` flow."""
+    p = sub.add_parser("hpl", help="run HPL (High-Performance Linpack)")
+    p.add_argument("--fabric", default="eantc-hpc", help="preset name or fabric TOML file (default eantc-hpc)")
+    p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    p.add_argument("--dat", metavar="FILE", help="an HPL.dat: its settings are the defaults of the options below")
+    p.add_argument("-N", "--n", dest="n", type=int, nargs="+", metavar="N", help="problem sizes (HPL.dat's Ns)")
+    p.add_argument("--nb", type=int, nargs="+", metavar="NB", help="block sizes (default 192)")
+    p.add_argument("--grid", type=_grid_arg, nargs="+", metavar="PxQ", help="process grids, e.g. 2x4 4x2")
+    p.add_argument("-P", dest="ps", type=int, nargs="+", metavar="P", help="process rows (with -Q, as HPL.dat's Ps and Qs)")
+    p.add_argument("-Q", dest="qs", type=int, nargs="+", metavar="Q", help="process columns")
+    p.add_argument("--pmap", choices=("row", "column"), help="process mapping (default row)")
+    p.add_argument("--pfact", nargs="+", metavar="NAME", help="panel factorisations: left crout right (default right)")
+    p.add_argument("--nbmin", type=int, nargs="+", metavar="N", help="recursive stopping criteria (default 4)")
+    p.add_argument("--ndiv", type=int, nargs="+", metavar="N", help="panels in recursion (default 2)")
+    p.add_argument("--rfact", nargs="+", metavar="NAME", help="recursive panel factorisations (default crout)")
+    p.add_argument("--bcast", nargs="+", metavar="NAME", help=" ".join(HPL_BCASTS) + " (default 1ringM)")
+    p.add_argument("--depth", type=int, nargs="+", metavar="D", help="look-ahead depths, 0 or 1 (default 1)")
+    p.add_argument("--swap", metavar="ALG", help="bin-exch, long or mix (default mix)")
+    p.add_argument("--swap-threshold", dest="swap_threshold", type=int, metavar="COLS", help="mix: binary exchange up to COLS columns (default 64)")
+    p.add_argument("-np", "--np", dest="np", type=int, help="ranks (default the largest P x Q)")
+    p.add_argument("--ppn", type=int, help="ranks per host (default 1)")
+    p.add_argument("--hosts", "--host", dest="hosts", metavar="HOSTS", help="hosts, e.g. h0-h7 or h0,h4 (default: the first ones)")
+    p.add_argument(
+        "--placement",
+        "--map-by",
+        dest="placement",
+        choices=["block", "round_robin", "slot", "node"],
+        default="block",
+        help="rank order: block/slot fills a host first, round_robin/node deals ranks over hosts",
+    )
+    p.add_argument("--dgemm-gflops", dest="dgemm_gflops", type=float, metavar="GFLOPS", help="DGEMM rate per rank (default 50)")
+    p.add_argument("--pfact-gflops", dest="pfact_gflops", type=float, metavar="GFLOPS", help="panel factorisation rate per rank (default a quarter of DGEMM's)")
+    p.add_argument("--samples", type=int, metavar="K", help="strata of sampled iterations (default 8; 0 = simulate every iteration)")
+    p.add_argument(
+        "--background",
+        type=background,
+        action="append",
+        default=[],
+        metavar="SRC:DST:BYTES[:repeat]",
+        help="other traffic during the run (repeatable; 'repeat' re-posts it for as long as the job runs)",
+    )
+    p.add_argument(
+        "--background-iperf",
+        dest="background_iperf",
+        type=_iperf_bg,
+        action="append",
+        default=[],
+        metavar="CLIENT:SERVER:RATE[:STREAMS]",
+        help="iperf3 TCP traffic beside the job, e.g. h2:h19:20G (repeatable)",
+    )
+    p.add_argument("-o", "--output", metavar="FILE", help="write HPL's text to FILE (as HPL.dat's output file) instead of stdout")
+    p.add_argument("--json", action="store_true", help="print the report as JSON instead of HPL's text (counters included)")
+    p.add_argument("--progress", action="store_true", help="print progress lines on stderr")
+    p.add_argument("--counters", action="store_true", help="also print the port counters and MPI counters (of the last test)")
+
+
+def _grids(a: argparse.Namespace) -> list[list[int]] | None:
+    """``--grid``, or ``-P`` and ``-Q`` paired like HPL.dat's Ps and Qs."""
+    if a.ps is None and a.qs is None:
+        return None if a.grid is None else [g for grids in a.grid for g in grids]
+    if a.grid is not None:
+        raise InvalidArgumentError("give the grids with --grid or with -P and -Q, not both")
+    if a.ps is None or a.qs is None or len(a.ps) != len(a.qs):
+        raise InvalidArgumentError("-P and -Q take one value per grid: give both, with as many values each")
+    return [[p, q] for p, q in zip(a.ps, a.qs)]
+
+
+def cmd_hpl(a: argparse.Namespace) -> None:
+    """``fabriclab hpl``."""
+    df = hpl(
+        a.fabric,
+        dat=a.dat,
+        n=a.n,
+        nb=a.nb,
+        grids=_grids(a),
+        pmap=a.pmap,
+        pfact=a.pfact,
+        nbmin=a.nbmin,
+        ndiv=a.ndiv,
+        rfact=a.rfact,
+        bcast=a.bcast,
+        depth=a.depth,
+        swap=a.swap,
+        swap_threshold=a.swap_threshold,
+        np=a.np,
+        ppn=a.ppn,
+        hosts=a.hosts,
+        placement={"slot": "block", "node": "round_robin"}.get(a.placement, a.placement),
+        dgemm_gflops=a.dgemm_gflops,
+        pfact_gflops=a.pfact_gflops,
+        samples=a.samples,
+        background=a.background,
+        background_iperf=a.background_iperf,
+        seed=a.seed,
+        progress=a.progress,
+    )
+    if a.output:
+        _write(a.output, df.attrs["text"])
+    if a.json:
+        sys.stdout.write(json.dumps(df.attrs["report"], indent=2) + "\n")
+        sys.stdout.flush()
+        sys.stderr.write(summary(df))
+    else:
+        print_result(df, a.counters, text=not a.output)
+    if a.output:
+        print(f"HPL output written to {a.output}", file=sys.stderr)
+
+
+def _write(path: str, text: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text if text.endswith("\n") else text + "\n")
+    except OSError as e:
+        raise InvalidArgumentError(f"cannot write HPL's output to {path}: {e.strerror or e}") from None
+
+
+def summary(df: Any) -> str:
+    """One line per test: Gflops, efficiency against P x Q x the DGEMM
+    rate, iterations simulated of all; then the simulated and wall time."""
+    dgemm = df.attrs["settings"]["dgemm_gflops"]
+    lines = []
+    for t in df.itertuples(index=False):
+        lines.append(
+            f"{t.variant} N={t.n} NB={t.nb} {t.p}x{t.q}: {t.gflops:.4g} Gflops, "
+            f"{100 * t.efficiency:.1f} % of {t.p}x{t.q} x {dgemm:g} Gflops DGEMM, "
+            f"{t.simulated_iterations} of {t.iterations} iterations simulated"
+        )
+    at = df.attrs
+    lines.append(
+        f"simulated {at['sim_time_us'] / 1e6:.6f} s in {at['wall_s']:.1f} s of wall time ({at['events']:,} events)"
+    )
+    return "\n".join(lines) + "\n"
+
+
+def print_result(df: Any, counters: bool, text: bool = True) -> None:
+    """Print an HPL result: HPL's text (unless ``text`` is False), the
+    background iperf texts and counters if asked, and the summary on
+    stderr."""
+    if text:
+        out = df.attrs["text"]
+        sys.stdout.write(out if out.endswith("\n") else out + "\n")
+    for i, t in enumerate(df.attrs.get("iperf_text", [])):
+        sys.stdout.write(f"\n--- background iperf {i + 1} ---\n" + t)
+    if counters:
+        sys.stdout.write("\nPort counters:\n" + df.attrs["ports_table"])
+        m = df.attrs["mpi"]
+        sys.stdout.write("\nMPI counters:\n" + "".join(f"  {k:<12} {m[k]}\n" for k in MPI_COUNTER_KEYS))
+    sys.stdout.flush()
+    sys.stderr.write(summary(df))
