@@ -109,6 +109,14 @@ def test_background_in_scenario(toml_file):
         ('fabric = 3\n', ParseError, "fabric"),
         ('[fabric]\nname = "x"\n[fabric.topology]\nkind = "leaf_spine"\nspines = 0\nleaves = 1\nhosts_per_leaf = 0\nhost_link_gbps = 100\nuplink_gbps = 100\n', FabricError, "hosts"),
         ('fabric = "heps"\n[[perftest]]\ntest = "ib_write_bw"\nserver = "h99"\n', UnknownHostError, "h99"),
+        # a key of the wrong type, in any kind of item: a clean error naming it
+        ('fabric = "heps"\n[[cbench]]\ntest = "rotate"\nnp = "x"\n', ParseError, r"\[\[cbench\]\]: np"),
+        ('fabric = "heps"\n[[imb]]\nbenchmarks = ["PingPong"]\nnp = "two"\n', ParseError, r"\[\[imb\]\]: np"),
+        (
+            'fabric = "heps"\n[[fio]]\nrw = "randwrite"\nbs = 4096\niodepth = "deep"\nclients = ["h0"]\ntargets = ["h4"]\n',
+            ParseError,
+            "iodepth",
+        ),
     ],
 )
 def test_scenario_errors(text, cls, words, toml_file):

@@ -342,7 +342,16 @@ def run_item(scenario: Scenario, item: ScenarioItem, progress: bool = False) -> 
     see :func:`fabriclab.perftest`, :func:`fabriclab.imb`, ...,
     :func:`fabriclab.hpl`) or a :class:`fabriclab.FlowsResult`; the item's
     name is in ``df.attrs["name"]`` / ``result.name``. ``progress`` prints
-    progress lines of long MPI runs to stderr."""
+    progress lines of long MPI runs to stderr. A key of the wrong type
+    (``np = "x"``) is a :class:`fabriclab.errors.ParseError` naming the
+    item."""
+    try:
+        return _run_item(scenario, item, progress)
+    except TypeError as e:
+        raise ParseError(f"[[{item.kind}]]{f' {item.name!r}' if item.name else ''}: {e}") from None
+
+
+def _run_item(scenario: Scenario, item: ScenarioItem, progress: bool) -> Result:
     if item.kind == "perftest":
         df = api._run_perftest(scenario.fabric, item.options, item.seed)
         df.attrs["name"] = item.name
@@ -357,10 +366,7 @@ def run_item(scenario: Scenario, item: ScenarioItem, progress: bool = False) -> 
         df.attrs["name"] = item.name
         return df
     if item.kind == "hpl":
-        try:
-            df = hpl(scenario.fabric, seed=item.seed, progress=progress, **item.options)
-        except TypeError as e:  # a key of the wrong type
-            raise ParseError(f"[[hpl]]{f' {item.name!r}' if item.name else ''}: {e}") from None
+        df = hpl(scenario.fabric, seed=item.seed, progress=progress, **item.options)
         df.attrs["name"] = item.name
         return df
     o = item.options
