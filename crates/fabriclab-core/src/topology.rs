@@ -1,11 +1,11 @@
 //! Topology: the plain graph a fabric spec describes, checked for
 //! connectivity before any simulation state is built.
 //!
-//! Builders (leaf-spine) and explicit lists both end as a list of named
+//! Builders (leaf-spine, fat tree) and explicit lists both end as a list of named
 //! nodes and full-duplex links with a rate and a propagation delay. Hosts
 //! have exactly one link (one NIC port); multi-homed hosts are not modelled.
 
-use crate::config::{FabricSpec, NodeKind, TopologySpec};
+use crate::config::{FabricSpec, FatTreeSpec, NodeKind, TopologySpec};
 use crate::error::{fabric_err, Error, Result};
 use crate::units::{Rate, Time};
 use std::collections::HashMap;
@@ -41,6 +41,60 @@ pub struct Topology {
     pub links: Vec<TopoLink>,
     /// Number of hosts (they are `nodes[0..n_hosts]`).
     pub n_hosts: usize,
+}
+
+/// The k-ary fat tree of `config/fat_tree.rs`: hosts, then edge,
+/// aggregation and core switches.
+fn fat_tree(ft: &FatTreeSpec) -> Topology {
+    let half = (ft.k / 2) as usize;
+    let pods = ft.k as usize;
+    let hpe = ft.hosts_per_edge() as usize;
+    let (edges, aggs, cores) = (pods * half, pods * half, half * half);
+    let hosts = edges * hpe;
+    let mut nodes: Vec<TopoNode> = (0..hosts)
+        .map(|h| TopoNode {
+            name: format!("h{h}"),
+            kind: NodeKind::Host,
+        })
+        .collect();
+    for (prefix, n) in [("edge", edges), ("agg", aggs), ("core", cores)] {
+        nodes.extend((0..n).map(|i| TopoNode {
+            name: format!("{prefix}{i}"),
+            kind: NodeKind::Switch,
+        }));
+    }
+    let edge = |e: usize| hosts + e;
+    let agg = |a: usize| hosts + edges + a;
+    let core = |c: usize| hosts + edges + aggs + c;
+    let host_rate = Rate::from_gbps_f64(ft.host_link_gbps);
+    let fab_rate = Rate::from_gbps_f64(ft.fabric_gbps());
+    let d = |v: Option<f64>, default: f64| Time::from_ns_f64(v.unwrap_or(default));
+    let (d_host, d_ea, d_ac) = (
+        d(ft.host_link_delay_ns, 10.0),
+        d(ft.edge_agg_delay_ns, 50.0),
+        d(ft.agg_core_delay_ns, 100.0),
+    );
+    let link = |a, b, rate, delay| TopoLink { a, b, rate, delay };
+    let mut links: Vec<TopoLink> = (0..hosts)
+        .map(|h| link(h, edge(h / hpe), host_rate, d_host))
+        .collect();
+    for p in 0..pods {
+        for i in 0..half {
+            for j in 0..half {
+                links.push(link(edge(p * half + i), agg(p * half + j), fab_rate, d_ea));
+            }
+        }
+        for j in 0..half {
+            for c in 0..half {
+                links.push(link(agg(p * half + j), core(j * half + c), fab_rate, d_ac));
+            }
+        }
+    }
+    Topology {
+        nodes,
+        links,
+        n_hosts: hosts,
+    }
 }
 
 impl Topology {
@@ -103,6 +157,7 @@ impl Topology {
                     n_hosts: hosts,
                 }
             }
+            TopologySpec::FatTree(ft) => fat_tree(ft),
             TopologySpec::Explicit(ex) => {
                 // Hosts first (in the order given), then switches.
                 let mut order: Vec<usize> = (0..ex.nodes.len())

@@ -12,6 +12,7 @@
 mod cc;
 mod dyn_ecn;
 mod failures;
+mod fat_tree;
 mod ib;
 mod iwarp;
 mod presets;
@@ -22,6 +23,7 @@ pub use cc::{CcAlgorithm, CcSpec, DcqcnParams};
 pub use dyn_ecn::{DynamicEcnSpec, EcnMode};
 pub(crate) use failures::resolve as resolve_failure;
 pub use failures::{FailoverSpec, LinkFailure};
+pub use fat_tree::FatTreeSpec;
 pub use ib::{IbCcSpec, IbSpec, Transport, IB_SWITCH_LATENCY_NS, MAX_VLS};
 pub use iwarp::IwarpSpec;
 pub use presets::{preset, preset_names, preset_toml};
@@ -101,6 +103,9 @@ pub enum TopologySpec {
     /// Two-tier leaf-spine (Clos). Hosts `h0..` in leaf order, switches
     /// `leaf0..` and `spine0..`.
     LeafSpine(LeafSpineSpec),
+    /// Three-tier k-ary fat tree. Hosts `h0..` in edge order, switches
+    /// `edge0..`, `agg0..` and `core0..`.
+    FatTree(FatTreeSpec),
     /// Any graph: named nodes and the links between them.
     Explicit(ExplicitSpec),
 }
@@ -387,6 +392,7 @@ impl FabricSpec {
     pub fn validate(&self) -> Result<()> {
         match &self.topology {
             TopologySpec::LeafSpine(ls) => ls.validate()?,
+            TopologySpec::FatTree(ft) => ft.validate()?,
             TopologySpec::Explicit(ex) => ex.validate()?,
         }
         self.mpi.validate()?;

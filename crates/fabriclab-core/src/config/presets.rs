@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 const PRESETS: &[(&str, &str)] = &[
     ("heps", include_str!("../../presets/heps.toml")),
     ("leaf-spine", include_str!("../../presets/leaf-spine.toml")),
+    ("fat-tree", include_str!("../../presets/fat-tree.toml")),
     ("eantc-hpc", include_str!("../../presets/eantc-hpc.toml")),
     (
         "eantc-hpc-dynamic",

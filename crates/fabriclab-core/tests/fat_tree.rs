@@ -1,0 +1,168 @@
+//! The fat-tree builder: its shape and names, latency over 1, 3 and 5
+//! switches as the sum of its parts, the edge's oversubscription in a
+//! cross-pod exchange against the bound by hand, and its errors.
+
+use fabriclab_core::config::FabricSpec;
+use fabriclab_core::net::Net;
+use fabriclab_core::perftest::{self, Options, Test};
+use fabriclab_core::sim::{Outcome, Sim};
+use fabriclab_core::topology::Topology;
+use fabriclab_core::units::{Rate, Time};
+use fabriclab_core::wire::{roce_wire_bytes, Ext};
+use fabriclab_core::workload::flows::{FlowSpec, Flows};
+
+fn fat_tree(k: u32, hpe: u32, extra: &str) -> FabricSpec {
+    FabricSpec::from_toml(&format!(
+        "[topology]\nkind = \"fat_tree\"\nk = {k}\nhosts_per_edge = {hpe}\nhost_link_gbps = 100\n\
+         host_link_delay_ns = 10\nedge_agg_delay_ns = 50\nagg_core_delay_ns = 100\n\
+         [nic]\nroce_mtu = 4096\ntx_latency_ns = 600\nrx_latency_ns = 400\n{extra}"
+    ))
+    .unwrap()
+}
+
+#[test]
+fn k4_has_the_shape_and_names_of_al_fares_fat_tree() {
+    let t = Topology::build(&fat_tree(4, 2, "")).unwrap();
+    // 16 hosts, 8 edge + 8 aggregation + 4 core switches; 16 host links,
+    // 4 pods x (2 x 2 edge-agg + 2 x 2 agg-core) = 32 fabric links.
+    assert_eq!(t.n_hosts, 16);
+    assert_eq!(t.nodes.len(), 16 + 8 + 8 + 4);
+    assert_eq!(t.links.len(), 16 + 32);
+    let name = |i: usize| t.nodes[i].name.as_str();
+    assert_eq!(
+        (name(16), name(24), name(32), name(35)),
+        ("edge0", "agg0", "core0", "core3")
+    );
+    // h5 hangs off edge2 (pod 1); agg2 (pod 1, j = 0) reaches core0 and core1.
+    assert_eq!(name(t.links[5].b), "edge2");
+    let cores_of_agg2: Vec<&str> = t
+        .links
+        .iter()
+        .filter(|l| name(l.a) == "agg2")
+        .map(|l| name(l.b))
+        .filter(|n| n.starts_with("core"))
+        .collect();
+    assert_eq!(cores_of_agg2, ["core0", "core1"]);
+    // The preset: k = 8, 128 hosts.
+    let p = fabriclab_core::config::preset("fat-tree").unwrap();
+    assert_eq!(Topology::build(&p).unwrap().n_hosts, 128);
+}
+
+#[test]
+fn write_lat_equals_the_sum_of_its_parts_over_1_3_and_5_switches() {
+    // Store-and-forward, 450 ns a switch: one edge (h0 -> h1), one pod
+    // (h0 -> h2, edge-agg-edge), across pods (h0 -> h15, through a core).
+    let spec = fat_tree(
+        4,
+        2,
+        "[switch]\nlatency_ns = 450\nforwarding = \"store_and_forward\"\n",
+    );
+    let wire = roce_wire_bytes(2, Ext::Reth, false) as u64;
+    let ser = Rate::gbps(100).tx_time(wire);
+    for (dst, delays) in [
+        ("h1", vec![10, 10]),
+        ("h2", vec![10, 50, 50, 10]),
+        ("h15", vec![10, 50, 100, 100, 50, 10]),
+    ] {
+        let mut want = Time::ns(600 + 400);
+        for d in &delays {
+            want += ser + Time::ns(*d);
+        }
+        want += Time::ns(450 * (delays.len() as u64 - 1));
+        let o = Options {
+            test: Test::WriteLat,
+            client: "h0".into(),
+            server: dst.into(),
+            iters: Some(100),
+            ..Default::default()
+        };
+        let r = perftest::run(&spec, &o, 1).unwrap();
+        let got_ps = (r.lat[0].t_typical_us * 2e6).round() as u64;
+        assert_eq!(got_ps, 2 * want.as_ps(), "h0 -> {dst}");
+    }
+}
+
+/// Every host writes `bytes` to every host in the other pods, all at once;
+/// returns the time the last byte lands, ps.
+fn cross_pod_exchange(k: u32, hpe: u32, bytes: u64) -> u64 {
+    // PFC only: the capacity of the tree, not a congestion control.
+    let spec = fat_tree(k, hpe, "[cc]\nalgorithm = \"none\"\n");
+    let hosts = k * (k / 2) * hpe;
+    let pod = |h: u32| h / ((k / 2) * hpe);
+    let mut flows = Vec::new();
+    for a in 0..hosts {
+        for b in 0..hosts {
+            if pod(a) != pod(b) {
+                flows.push(FlowSpec {
+                    src: format!("h{a}"),
+                    dst: format!("h{b}"),
+                    bytes,
+                    op: "write".into(),
+                    start_us: 0.0,
+                    priority: None,
+                    repeat: false,
+                });
+            }
+        }
+    }
+    let net = Net::new(&spec, 1).unwrap();
+    let app = Flows::new(&net, &flows).unwrap();
+    let mut sim = Sim::new(net);
+    let id = sim.add_app(Box::new(app));
+    assert_eq!(sim.run(None), Outcome::Finished);
+    let res = sim.app::<Flows>(id).unwrap().results();
+    res.iter().map(|r| r.delivered_ps.unwrap()).max().unwrap()
+}
+
+#[test]
+fn oversubscribing_the_edge_slows_a_cross_pod_exchange_as_the_arithmetic_says() {
+    // k = 4: an edge has 2 up-links. With 2 hosts per edge each host's
+    // cross-pod bytes have its own 100G (non-blocking); with 4 hosts per
+    // edge (2:1) they share 2 x 100G among 4, and there is twice as much
+    // to send (24 other-pod hosts instead of 12). Bound by hand: a host's
+    // cross-pod bytes x hosts per edge / (2 x 100G), and never less than
+    // its own link's time. Measured 1.4-1.7 x the bound: ECMP hashes each
+    // edge's 24 or 96 cross-pod flows onto 2 up-links unevenly, and PFC
+    // spreads the hot links' queues back (no congestion control here).
+    let bytes = 128 * 1024u64;
+    let mut times = Vec::new();
+    for hpe in [2u32, 4] {
+        let others = 4 * 2 * hpe - 2 * hpe; // hosts in the other 3 pods
+        let per_host = others as u64 * bytes;
+        let wire_s = |b: u64| b as f64 * 8.0 / 100e9;
+        let bound_s = wire_s(per_host).max(wire_s(per_host * hpe as u64) / 2.0);
+        let t_s = cross_pod_exchange(4, hpe, bytes) as f64 * 1e-12;
+        println!(
+            "{hpe} hosts per edge: {:.1} us, bound {:.1} us ({:.2} x)",
+            t_s * 1e6,
+            bound_s * 1e6,
+            t_s / bound_s
+        );
+        assert!(t_s >= bound_s, "{t_s} below the bound {bound_s}");
+        assert!(t_s < 2.0 * bound_s, "{t_s} vs bound {bound_s}");
+        times.push(t_s);
+    }
+    assert!(times[1] > 3.0 * times[0], "{times:?}");
+}
+
+#[test]
+fn impossible_fat_trees_say_what_to_change() {
+    let bad = |topo: &str| {
+        let text = format!("[topology]\nkind = \"fat_tree\"\n{topo}");
+        FabricSpec::from_toml(&text)
+            .and_then(|s| s.validate().map(|_| s))
+            .err()
+            .unwrap_or_else(|| panic!("{topo} was accepted"))
+            .to_string()
+    };
+    assert!(bad("k = 5\nhost_link_gbps = 100\n").contains("even switch radix"));
+    assert!(bad("k = 0\nhost_link_gbps = 100\n").contains("even switch radix"));
+    assert!(bad("k = 4\nhosts_per_edge = 0\nhost_link_gbps = 100\n").contains("needs hosts"));
+    assert!(bad("k = 4\nhost_link_gbps = -1\n").contains("host_link_gbps"));
+    assert!(bad("k = 4\nhost_link_gbps = 100\nfabric_link_gbps = 0\n").contains("fabric_link_gbps"));
+    assert!(bad("k = 128\nhost_link_gbps = 100\n").contains("lower k"));
+    assert!(
+        bad("k = 4\nhost_link_gbps = 100\nedge_agg_delay_ns = -5\n").contains("edge_agg_delay_ns")
+    );
+    assert!(bad("k = 4\nhost_link_gbps = 100\nradix = 4\n").contains("radix"));
+}
