@@ -53,6 +53,7 @@ def cbench(
     rotations: int | None = None,
     background: Iterable[Flow | Mapping[str, Any]] | None = None,
     background_iperf: Iterable[Mapping[str, Any]] | None = None,
+    telemetry_us: float | None = None,
     progress: bool = False,
 ) -> pd.DataFrame:
     """Run Cbench ``test`` (``"rotate"`` or ``"rotate_latency"``) with
@@ -61,8 +62,8 @@ def cbench(
     (8 MiB / 0), ``iterations`` (10 / 10000) and ``tests`` (3 / 1) override
     them, and ``rotations`` runs only the first that many bisections (the
     simulation budget of a large job; default all np/2). Placement,
-    ``background``, ``background_iperf`` and ``progress`` as
-    :func:`fabriclab.imb`.
+    ``background``, ``background_iperf``, ``telemetry_us`` and ``progress``
+    as :func:`fabriclab.imb`.
 
     Returns one row per (rotation, pair) with :data:`CBENCH_COLUMNS`;
     ``df.attrs``: ``text`` (Cbench's output), ``rotations`` (a DataFrame of
@@ -76,7 +77,7 @@ def cbench(
             opts[name] = _int(name, value)
             if opts[name] < least:
                 raise InvalidArgumentError(f"{name} must be at least {least}, got {opts[name]}")
-    _extras(opts, None, None, background, background_iperf)
+    _extras(opts, None, None, background, background_iperf, telemetry_us)
     out = json.loads(_core.cbench(_fabric_arg(fabric), _dumps(opts), _int("seed", seed), _bool("progress", progress)))
     rep = out["report"]
     df = _attrs(_frame(rep["pairs"], CBENCH_COLUMNS), out)

@@ -18,7 +18,7 @@ import json
 import sys
 from typing import Any, Callable
 
-from .cli_mpi import _iperf_bg
+from .cli_mpi import _iperf_bg, check_telemetry, telemetry_opts, write_telemetry
 from .errors import InvalidArgumentError
 from .hpl import HPL_BCASTS, hpl, parse_grids
 from .mpi import MPI_COUNTER_KEYS
@@ -87,6 +87,7 @@ def add_parser(sub: Any, background: Callable[[str], Any]) -> None:
         metavar="CLIENT:SERVER:RATE[:STREAMS]",
         help="iperf3 TCP traffic beside the job, e.g. h2:h19:20G (repeatable)",
     )
+    telemetry_opts(p)
     p.add_argument("-o", "--output", metavar="FILE", help="write HPL's text to FILE (as HPL.dat's output file) instead of stdout")
     p.add_argument("--json", action="store_true", help="print the report as JSON instead of HPL's text (counters included)")
     p.add_argument("--progress", action="store_true", help="print progress lines on stderr")
@@ -106,6 +107,7 @@ def _grids(a: argparse.Namespace) -> list[list[int]] | None:
 
 def cmd_hpl(a: argparse.Namespace) -> None:
     """``fabriclab hpl``."""
+    check_telemetry(a)
     df = hpl(
         a.fabric,
         dat=a.dat,
@@ -130,6 +132,7 @@ def cmd_hpl(a: argparse.Namespace) -> None:
         samples=a.samples,
         background=a.background,
         background_iperf=a.background_iperf,
+        telemetry_us=a.telemetry_us,
         seed=a.seed,
         progress=a.progress,
     )
@@ -143,6 +146,7 @@ def cmd_hpl(a: argparse.Namespace) -> None:
         print_result(df, a.counters, text=not a.output)
     if a.output:
         print(f"HPL output written to {a.output}", file=sys.stderr)
+    write_telemetry(a, df, f"HPL on {a.fabric}")
 
 
 def _write(path: str, text: str) -> None:

@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 from . import mpi
 from .cbench import CBENCH_TESTS, cbench
+from .errors import InvalidArgumentError
 
 
 def _forced(text: str) -> tuple[str, str]:
@@ -81,8 +82,44 @@ def _job_opts(p: argparse.ArgumentParser, default_fabric: str, background: Calla
         metavar="CLIENT:SERVER:RATE[:STREAMS]",
         help="iperf3 TCP traffic beside the job, e.g. h2:h19:20G (repeatable)",
     )
+    telemetry_opts(p)
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.add_argument("--counters", action="store_true", help="also print the port counters and MPI counters")
+
+
+def telemetry_opts(p: argparse.ArgumentParser) -> None:
+    """``--telemetry-us``, ``--telemetry-csv`` and ``--dashboard``."""
+    p.add_argument(
+        "--telemetry-us",
+        dest="telemetry_us",
+        type=float,
+        metavar="US",
+        help="sample every port's queue, bytes sent and PFC state every US microseconds",
+    )
+    p.add_argument("--telemetry-csv", dest="telemetry_csv", metavar="FILE", help="write the port samples to FILE (CSV; needs --telemetry-us)")
+    p.add_argument("--dashboard", metavar="FILE.html", help="draw the port samples as an HTML dashboard (needs --telemetry-us)")
+
+
+def check_telemetry(a: argparse.Namespace) -> None:
+    """Outputs of telemetry need a sampling period: say so before running."""
+    if (a.telemetry_csv or a.dashboard) and a.telemetry_us is None:
+        raise InvalidArgumentError("--telemetry-csv and --dashboard need --telemetry-us (the sampling period in us)")
+
+
+def write_telemetry(a: argparse.Namespace, df: Any, title: str) -> None:
+    """Write ``--telemetry-csv`` and ``--dashboard`` from ``df.attrs["port_samples"]``."""
+    ps = df.attrs.get("port_samples")
+    if a.telemetry_csv:
+        try:
+            ps.to_csv(a.telemetry_csv, index=False)
+        except OSError as e:
+            raise InvalidArgumentError(f"cannot write telemetry to {a.telemetry_csv}: {e.strerror or e}") from None
+        print(f"telemetry: {len(ps)} port samples in {a.telemetry_csv}", file=sys.stderr)
+    if a.dashboard:
+        from .dashboard import dashboard
+
+        dashboard(ps, a.dashboard, fabric=a.fabric, title=title)
+        print(f"dashboard written to {a.dashboard}", file=sys.stderr)
 
 
 def add_parsers(sub: Any, background: Callable[[str], Any]) -> None:
@@ -142,6 +179,7 @@ def print_result(df: Any, counters: bool) -> None:
 def _job_kwargs(a: argparse.Namespace, collectives: bool = True) -> dict[str, Any]:
     """The keywords ``imb``, ``osu`` (and, without the collectives' two,
     ``cbench``) take alike from the command line."""
+    check_telemetry(a)
     kw: dict[str, Any] = dict(
         np=a.np,
         fabric=a.fabric,
@@ -151,6 +189,7 @@ def _job_kwargs(a: argparse.Namespace, collectives: bool = True) -> dict[str, An
         placement={"slot": "block", "node": "round_robin"}.get(a.placement, a.placement),
         background=a.background,
         background_iperf=a.background_iperf,
+        telemetry_us=a.telemetry_us,
         progress=not a.quiet,
     )
     if collectives:
@@ -170,6 +209,7 @@ def cmd_imb(a: argparse.Namespace) -> None:
         **_job_kwargs(a),
     )
     print_result(df, a.counters)
+    write_telemetry(a, df, f"IMB on {a.fabric}")
 
 
 def cmd_osu(a: argparse.Namespace) -> None:
@@ -184,6 +224,7 @@ def cmd_osu(a: argparse.Namespace) -> None:
         **_job_kwargs(a),
     )
     print_result(df, a.counters)
+    write_telemetry(a, df, f"OSU on {a.fabric}")
 
 
 def cmd_cbench(a: argparse.Namespace) -> None:
@@ -197,3 +238,4 @@ def cmd_cbench(a: argparse.Namespace) -> None:
         **_job_kwargs(a, collectives=False),
     )
     print_result(df, a.counters)
+    write_telemetry(a, df, f"Cbench on {a.fabric}")

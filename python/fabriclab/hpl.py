@@ -37,7 +37,7 @@ from . import _core
 from .api import FabricLike, Flow, _bool, _dumps, _fabric_arg, _float, _frame, _int, _str
 from .errors import FabriclabError, InvalidArgumentError, ParseError
 from .fio import parse_hosts
-from .mpi import _extras
+from .mpi import _extras, port_samples_frame
 
 __all__ = ["hpl", "read_dat", "parse_grids", "HPL_COLUMNS", "HPL_SAMPLE_COLUMNS", "HPL_BCASTS"]
 
@@ -206,6 +206,7 @@ def _attach(df: pd.DataFrame, out: Mapping[str, Any]) -> pd.DataFrame:
             "ports": pd.DataFrame.from_records(rep["ports"]),
             "qps": pd.DataFrame.from_records(rep["qps"]),
             "ports_table": out["ports_table"],
+            "port_samples": port_samples_frame(rep),
             "mpi": rep["mpi"],
             "samples": _samples(tests),
             "settings": rep["settings"],
@@ -254,6 +255,7 @@ def hpl(
     samples: int | None = None,
     background: Iterable[Flow | Mapping[str, Any]] | None = None,
     background_iperf: Iterable[Mapping[str, Any]] | None = None,
+    telemetry_us: float | None = None,
     seed: int = 1,
     progress: bool = False,
 ) -> pd.DataFrame:
@@ -275,8 +277,8 @@ def hpl(
     ``"round_robin"``). The node: ``dgemm_gflops`` per rank (default 50)
     and ``pfact_gflops`` (default a quarter of it). ``samples``: strata of
     sampled iterations (default 8; 0 simulates every iteration).
-    ``background``, ``background_iperf`` and ``progress`` as
-    :func:`fabriclab.imb`.
+    ``background``, ``background_iperf``, ``telemetry_us`` (of the last
+    test) and ``progress`` as :func:`fabriclab.imb`.
 
     Returns one row per test with :data:`HPL_COLUMNS`; ``df.attrs``:
     ``text`` (HPL's output), ``samples`` (a DataFrame of
@@ -294,7 +296,7 @@ def hpl(
         {"np": np, "ppn": ppn, "hosts": hosts, "placement": placement},
         {"dgemm_gflops": dgemm_gflops, "pfact_gflops": pfact_gflops},
     )
-    _extras(opts, None, None, background, background_iperf)
+    _extras(opts, None, None, background, background_iperf, telemetry_us)
     out = _run(fabric, opts, seed, progress, dat)
     tests = out["report"]["tests"]
     rows = [{k: v for k, v in t.items() if k not in _NOT_COLUMNS} for t in tests]

@@ -23,7 +23,7 @@ import pandas as pd
 
 from . import _core
 from .iperf import iperf_options
-from .api import FabricLike, Flow, _bool, _dumps, _fabric_arg, _flow_list, _frame, _int, _str
+from .api import PORT_SAMPLE_COLUMNS, FabricLike, Flow, _bool, _dumps, _fabric_arg, _flow_list, _float, _frame, _int, _str
 
 __all__ = ["imb", "osu", "IMB_BENCHMARKS", "OSU_TESTS", "IMB_COLUMNS", "OSU_COLUMNS", "MPI_COUNTER_KEYS"]
 
@@ -84,8 +84,11 @@ def _extras(
     max_volume: int | None,
     background: Iterable[Flow | Mapping[str, Any]] | None,
     background_iperf: Iterable[Mapping[str, Any]] | None,
+    telemetry_us: float | None = None,
 ) -> None:
     """The options IMB and OSU share beyond the job's placement."""
+    if telemetry_us is not None:
+        opts["telemetry_us"] = _float("telemetry_us", telemetry_us)
     if library is not None:
         opts["library"] = _str("library", library)
     if max_volume is not None:
@@ -111,6 +114,12 @@ def _pair(name: str, value: Any) -> list[int]:
     return [_int(name, lo), _int(name, hi)]
 
 
+def port_samples_frame(rep: Mapping[str, Any]) -> pd.DataFrame:
+    """The report's port telemetry (``telemetry_us``) as a DataFrame of
+    :data:`fabriclab.api.PORT_SAMPLE_COLUMNS` (empty without it)."""
+    return _frame(rep.get("port_samples", []), PORT_SAMPLE_COLUMNS)
+
+
 def _attrs(df: pd.DataFrame, out: Mapping[str, Any]) -> pd.DataFrame:
     rep = out["report"]
     df.attrs.update(
@@ -121,6 +130,7 @@ def _attrs(df: pd.DataFrame, out: Mapping[str, Any]) -> pd.DataFrame:
             "ports": pd.DataFrame.from_records(rep["ports"]),
             "qps": pd.DataFrame.from_records(rep["qps"]),
             "ports_table": out["ports_table"],
+            "port_samples": port_samples_frame(rep),
             "mpi": rep["mpi"],
             "sim_time_us": rep["sim_time_us"],
             "events": rep["events"],
@@ -148,6 +158,7 @@ def imb(
     max_volume: int | None = None,
     background: Iterable[Flow | Mapping[str, Any]] | None = None,
     background_iperf: Iterable[Mapping[str, Any]] | None = None,
+    telemetry_us: float | None = None,
     progress: bool = False,
 ) -> pd.DataFrame:
     """Run IMB-MPI1 ``benchmarks`` (names like ``"Allreduce"``; all when
@@ -167,7 +178,11 @@ def imb(
     :func:`fabriclab.iperf_options` keywords (``{"client": "h2", "server":
     "h7", "bitrate": "20G"}``); they stop with the job and their text is in
     ``df.attrs["iperf_text"]``, their TCP counters in ``df.attrs["tcp"]``.
-    ``progress`` prints progress lines to stderr.
+    ``telemetry_us`` samples every port's queue, bytes sent and PFC state
+    every that many microseconds into ``df.attrs["port_samples"]`` (a
+    DataFrame of :data:`fabriclab.api.PORT_SAMPLE_COLUMNS`, which
+    :func:`fabriclab.dashboard` draws). ``progress`` prints progress lines
+    to stderr.
 
     Returns one row per (benchmark, process count, size) with
     :data:`IMB_COLUMNS`; ``df.attrs["text"]`` is IMB's output,
@@ -187,7 +202,7 @@ def imb(
     opts["root_shift"] = _bool("root_shift", root_shift)
     if algorithms:
         opts["algorithms"] = {_str("algorithms", k): _str("algorithms", v) for k, v in algorithms.items()}
-    _extras(opts, library, max_volume, background, background_iperf)
+    _extras(opts, library, max_volume, background, background_iperf, telemetry_us)
     out = json.loads(_core.imb(_fabric_arg(fabric), _dumps(opts), _int("seed", seed), _bool("progress", progress)))
     rows = [
         {"bench": s["bench"], "np": s["np"], **row}
@@ -215,6 +230,7 @@ def osu(
     max_volume: int | None = None,
     background: Iterable[Flow | Mapping[str, Any]] | None = None,
     background_iperf: Iterable[Mapping[str, Any]] | None = None,
+    telemetry_us: float | None = None,
     progress: bool = False,
 ) -> pd.DataFrame:
     """Run OSU micro-benchmark ``test`` (``"osu_allreduce"`` or
@@ -237,7 +253,7 @@ def osu(
     opts["full"] = _bool("full", full)
     if algorithm is not None:
         opts["algorithm"] = _str("algorithm", algorithm)
-    _extras(opts, library, max_volume, background, background_iperf)
+    _extras(opts, library, max_volume, background, background_iperf, telemetry_us)
     out = json.loads(_core.osu(_fabric_arg(fabric), _dumps(opts), _int("seed", seed), _bool("progress", progress)))
     df = _frame(out["report"]["rows"], OSU_COLUMNS)
     df.attrs["test"] = out["report"]["test"]

@@ -98,25 +98,6 @@ pub fn iperf_json(fabric: &str, options: &str, seed: u64) -> Result<String> {
     .to_string())
 }
 
-/// Port telemetry rows with the ports' ends named.
-fn port_samples(net: &Net) -> Vec<serde_json::Value> {
-    net.port_samples()
-        .iter()
-        .map(|s| {
-            let (node, peer) = net.port_ends(s.port);
-            json!({
-                "time_ps": s.time_ps,
-                "node": node,
-                "port": net.port_index_in_node(s.port),
-                "peer": peer,
-                "queue_bytes": s.queue_bytes,
-                "tx_bytes": s.tx_bytes,
-                "paused": s.paused,
-            })
-        })
-        .collect()
-}
-
 /// Run a set of flows; `flows` is a JSON list of [`FlowSpec`].
 /// `sample_us` turns on per-QP telemetry; `limit_us` bounds simulated time.
 pub fn flows_json(
@@ -162,7 +143,7 @@ pub fn flows_json(
         "ports": ports,
         "qps": qps,
         "samples": sim.net.samples(),
-        "port_samples": port_samples(&sim.net),
+        "port_samples": sim.net.port_sample_rows(),
         "ports_table": report::table::ports(&ports),
     })
     .to_string())

@@ -24,6 +24,7 @@ fn opts(test: &str, np: u32) -> cbench::Options {
         rotations: None,
         background: Vec::new(),
         background_iperf: Vec::new(),
+        telemetry_us: None,
     }
 }
 

@@ -28,6 +28,7 @@ fn osu_h0_h1(test: &str, sizes: (u64, u64)) -> osu::Options {
         max_volume: None,
         background: Vec::new(),
         background_iperf: Vec::new(),
+        telemetry_us: None,
     }
 }
 

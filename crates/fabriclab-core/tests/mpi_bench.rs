@@ -200,6 +200,7 @@ fn mpi_runs_are_deterministic() {
         max_volume: None,
         background: Vec::new(),
         background_iperf: Vec::new(),
+        telemetry_us: None,
     };
     let x = osu::run(&spec, &oo, 3, None).unwrap();
     let y = osu::run(&spec, &oo, 3, None).unwrap();

@@ -89,3 +89,46 @@ fn port_samples_show_pfc_pauses_and_the_incast_queue() {
         .any(|s| s.paused && sim.net.port_ends(s.port).0.starts_with('h'));
     assert!(paused_host, "no sender host port was ever sampled paused");
 }
+
+#[test]
+fn an_mpi_job_samples_every_port_and_ends_at_the_counters() {
+    // IMB Alltoall on 4 ranks of one switch with telemetry every 5 us:
+    // every port of the fabric (4 host ports, 4 switch ports) at every
+    // sample, no per-QP rows, and the bytes sent by the last sample never
+    // above the port counter (equal once the job is idle at the end).
+    use fabriclab_core::workload::imb;
+    let spec = one_switch(4, "");
+    let mut o = imb_opts(&["Alltoall"], 4);
+    o.msglog = Some((10, 12));
+    o.telemetry_us = Some(5.0);
+    let r = imb::run(&spec, &o, 1, None).unwrap();
+    let times: std::collections::BTreeSet<u64> = r.port_samples.iter().map(|s| s.time_ps).collect();
+    assert!(times.len() > 10, "{} samples", times.len());
+    assert_eq!(r.port_samples.len(), times.len() * 8);
+    let period: Vec<u64> = times
+        .iter()
+        .zip(times.iter().skip(1))
+        .map(|(a, b)| b - a)
+        .collect();
+    assert!(period.iter().all(|&p| p == 5_000_000), "{period:?}");
+    for p in &r.ports {
+        let last = r
+            .port_samples
+            .iter()
+            .filter(|s| s.node == p.node && s.port == p.port)
+            .map(|s| s.tx_bytes)
+            .max()
+            .unwrap();
+        let sent = p.counters.tx_bytes;
+        assert!(last <= sent, "{} -> {}: {last} > {sent}", p.node, p.peer);
+    }
+    // Off by default, and a bad period says what to change.
+    o.telemetry_us = None;
+    assert!(imb::run(&spec, &o, 1, None)
+        .unwrap()
+        .port_samples
+        .is_empty());
+    o.telemetry_us = Some(0.0);
+    let e = imb::run(&spec, &o, 1, None).unwrap_err().to_string();
+    assert!(e.contains("telemetry_us"), "{e}");
+}

@@ -34,6 +34,19 @@ pub struct ProgramRun {
     pub wall_s: f64,
     /// Background iperf runs, in the order given.
     pub iperf: Vec<iperf::Report>,
+    /// Port telemetry (with `telemetry`), every port every period.
+    pub port_samples: Vec<crate::net::PortSampleRow>,
+}
+
+/// The sampling period of a `telemetry_us` option, checked.
+pub fn telemetry_period(us: Option<f64>) -> Result<Option<Time>> {
+    match us {
+        None => Ok(None),
+        Some(v) if v.is_finite() && v >= 0.001 => Ok(Some(Time::from_ns_f64(v * 1e3))),
+        Some(v) => Err(Error::InvalidArgument(format!(
+            "telemetry_us must be a sampling period of at least 0.001 us, got {v}"
+        ))),
+    }
 }
 
 /// Progress callback: (simulated time, events so far, phases done,
@@ -41,7 +54,8 @@ pub struct ProgramRun {
 pub type Progress<'a> = &'a mut dyn FnMut(Time, u64, usize, usize, &str);
 
 /// Place `job` on `spec` and run `phases` over `scheds` (the job-wide
-/// barrier used between phases is `sync`).
+/// barrier used between phases is `sync`); `telemetry` samples every port
+/// every that long.
 #[allow(clippy::too_many_arguments)]
 pub fn run_program(
     spec: &FabricSpec,
@@ -53,10 +67,14 @@ pub fn run_program(
     keep_samples: bool,
     background: &[FlowSpec],
     background_iperf: &[iperf::Options],
+    telemetry: Option<Time>,
     mut progress: Option<Progress<'_>>,
 ) -> Result<ProgramRun> {
     let t0 = std::time::Instant::now();
-    let net = Net::new(spec, seed)?;
+    let mut net = Net::new(spec, seed)?;
+    if let Some(period) = telemetry {
+        net.enable_port_sampling(period);
+    }
     let placed = Job::place(net.topology(), job)?;
     let params = spec.mpi.params()?;
     let n_phases = phases.len();
@@ -125,6 +143,7 @@ pub fn run_program(
         sim_time: sim.net.now(),
         events: sim.net.events_processed(),
         wall_s: t0.elapsed().as_secs_f64(),
+        port_samples: sim.net.port_sample_rows(),
         iperf: iperf_ids
             .iter()
             .zip(background_iperf)

@@ -181,6 +181,26 @@ pub struct PortSample {
     pub paused: bool,
 }
 
+/// A port telemetry row with the port's ends named: the egress of
+/// `node`'s port number `port` (within the node) towards `peer`.
+#[derive(Clone, Debug, serde::Serialize, PartialEq, Eq)]
+pub struct PortSampleRow {
+    /// Sample time, ps.
+    pub time_ps: u64,
+    /// Node owning the port.
+    pub node: String,
+    /// Port number within the node.
+    pub port: u32,
+    /// Node at the other end of the link.
+    pub peer: String,
+    /// Bytes queued for transmission, all priorities.
+    pub queue_bytes: u64,
+    /// Wire bytes transmitted so far.
+    pub tx_bytes: u64,
+    /// PFC holds a priority of the port paused.
+    pub paused: bool,
+}
+
 /// The simulated network.
 pub struct Net {
     pub(crate) q: EventQueue<Ev>,
@@ -200,6 +220,8 @@ pub struct Net {
     pub(crate) rng_qp: Rng,
     pub(crate) packets_forwarded: u64,
     pub(crate) sample_period: Option<Time>,
+    /// Sampling includes the per-QP rows (not only the ports').
+    pub(crate) sample_qps: bool,
     pub(crate) samples: Vec<Sample>,
     pub(crate) port_samples: Vec<PortSample>,
     pub(crate) tcp: tcp::Tcp,
@@ -371,6 +393,7 @@ impl Net {
             rng_qp: Rng::new(seed, 7),
             packets_forwarded: 0,
             sample_period: None,
+            sample_qps: false,
             samples: Vec::new(),
             port_samples: Vec::new(),
             tcp: tcp::Tcp::new(spec, seed),
@@ -423,15 +446,47 @@ impl Net {
     /// Record per-QP acked bytes and rate, and every port's queue, bytes
     /// sent and pause state, every `period` (opt-in telemetry).
     pub fn enable_sampling(&mut self, period: Time) {
+        self.sample_qps = true;
+        self.start_sampling(period);
+    }
+
+    /// Record every port's queue, bytes sent and pause state every
+    /// `period`, without the per-QP rows (an MPI job's QPs are many).
+    pub fn enable_port_sampling(&mut self, period: Time) {
+        self.start_sampling(period);
+    }
+
+    fn start_sampling(&mut self, period: Time) {
         if self.sample_period.is_none() {
             self.q.schedule_in(Time::ZERO, Ev::Sample);
         }
         self.sample_period = Some(period);
     }
 
+    /// Port telemetry rows with each port's ends named (what reports and
+    /// the Python layer carry).
+    pub fn port_sample_rows(&self) -> Vec<PortSampleRow> {
+        self.port_samples
+            .iter()
+            .map(|s| {
+                let (node, peer) = self.port_ends(s.port);
+                PortSampleRow {
+                    time_ps: s.time_ps,
+                    node: node.to_string(),
+                    port: self.port_index_in_node(s.port),
+                    peer: peer.to_string(),
+                    queue_bytes: s.queue_bytes,
+                    tx_bytes: s.tx_bytes,
+                    paused: s.paused,
+                }
+            })
+            .collect()
+    }
+
     fn on_sample(&mut self) {
         let now = self.now();
-        for (i, qp) in self.qps.iter().enumerate() {
+        let qps = if self.sample_qps { &self.qps[..] } else { &[] };
+        for (i, qp) in qps.iter().enumerate() {
             self.samples.push(Sample {
                 time_ps: now.0,
                 qp: i as u32,

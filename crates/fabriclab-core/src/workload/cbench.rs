@@ -75,6 +75,10 @@ pub struct Options {
     /// iperf3 TCP traffic during the run.
     #[serde(default)]
     pub background_iperf: Vec<crate::workload::iperf::Options>,
+    /// Sample every port's queue, bytes sent and pause state every this
+    /// many microseconds (the report's `port_samples`; off by default).
+    #[serde(default)]
+    pub telemetry_us: Option<f64>,
 }
 
 /// One pair of one rotation.
@@ -147,6 +151,9 @@ pub struct Report {
     pub mpi: crate::mpi::runtime::MpiCounters,
     /// Port counters.
     pub ports: Vec<crate::net::PortReport>,
+    /// Port telemetry (with `telemetry_us`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub port_samples: Vec<crate::net::PortSampleRow>,
     /// QP counters.
     pub qps: Vec<crate::net::QpReport>,
     /// Simulated time, us.
@@ -266,6 +273,7 @@ pub fn run(
         false,
         &o.background,
         &o.background_iperf,
+        crate::mpi::run::telemetry_period(o.telemetry_us)?,
         progress,
     )?;
     let names = topo.host_names();
@@ -314,6 +322,7 @@ pub fn run(
         average_aggregate: 0.0,
         mpi: run.mpi,
         ports: run.ports,
+        port_samples: run.port_samples,
         qps: run.qps,
         sim_time_us: run.sim_time.as_us_f64(),
         events: run.events,

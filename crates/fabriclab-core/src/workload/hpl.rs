@@ -114,6 +114,10 @@ pub struct Options {
     /// iperf3 TCP traffic during the run.
     #[serde(default)]
     pub background_iperf: Vec<crate::workload::iperf::Options>,
+    /// Sample every port's queue, bytes sent and pause state every this
+    /// many microseconds (the report's `port_samples`; off by default).
+    #[serde(default)]
+    pub telemetry_us: Option<f64>,
 }
 
 /// One simulated iteration of a sampled test.
@@ -186,6 +190,9 @@ pub struct Report {
     pub rank_hosts: Vec<String>,
     /// Port counters of the last test.
     pub ports: Vec<crate::net::PortReport>,
+    /// Port telemetry (with `telemetry_us`) of the last test.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub port_samples: Vec<crate::net::PortSampleRow>,
     /// QP counters of the last test.
     pub qps: Vec<crate::net::QpReport>,
     /// MPI runtime counters of the last test.
@@ -524,6 +531,7 @@ pub fn run(
             .map(|&h| names[h as usize].clone())
             .collect(),
         ports: run.ports,
+        port_samples: run.port_samples,
         qps: run.qps,
         mpi: run.mpi,
         iperf: run.iperf,
@@ -704,6 +712,7 @@ fn run_test(
         true,
         &o.background,
         &o.background_iperf,
+        crate::mpi::run::telemetry_period(o.telemetry_us)?,
         progress,
     )?;
     let ph = &run.phases[0];

@@ -97,6 +97,10 @@ pub struct Options {
     /// its streams, rate and duration; it stops with the job).
     #[serde(default)]
     pub background_iperf: Vec<crate::workload::iperf::Options>,
+    /// Sample every port's queue, bytes sent and pause state every this
+    /// many microseconds (the report's `port_samples`; off by default).
+    #[serde(default)]
+    pub telemetry_us: Option<f64>,
 }
 
 /// One row.
@@ -135,6 +139,9 @@ pub struct Report {
     pub mpi: crate::mpi::runtime::MpiCounters,
     /// Port counters.
     pub ports: Vec<crate::net::PortReport>,
+    /// Port telemetry (with `telemetry_us`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub port_samples: Vec<crate::net::PortSampleRow>,
     /// QP counters (retransmissions, CNPs, ...).
     pub qps: Vec<crate::net::QpReport>,
     /// Simulated time, us.
@@ -328,6 +335,7 @@ pub fn run(
         false,
         &o.background,
         &o.background_iperf,
+        crate::mpi::run::telemetry_period(o.telemetry_us)?,
         progress,
     )?;
     let mut rows = Vec::new();
@@ -379,6 +387,7 @@ pub fn run(
         rows,
         mpi: r.mpi,
         ports: r.ports,
+        port_samples: r.port_samples,
         qps: r.qps,
         sim_time_us: r.sim_time.as_us_f64(),
         events: r.events,

@@ -85,6 +85,7 @@ pub fn imb_opts(benchmarks: &[&str], np: u32) -> imb::Options {
         max_volume: None,
         background: Vec::new(),
         background_iperf: Vec::new(),
+        telemetry_us: None,
     }
 }
 
