@@ -50,3 +50,20 @@ def test_cli_writes_the_samples_and_wants_a_period(tmp_path):
     assert list(df.columns) == PORT_SAMPLE_COLUMNS and len(df) > 0
     r = run_cli("hpl", "-N", "512", "--grid", "1x2", "--fabric", "leaf-spine", "--dashboard", tmp_path / "d.html")
     assert r.returncode == 2 and "--telemetry-us" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_run_draws_a_dashboard_per_item_with_samples(tmp_path, toml_file):
+    pytest.importorskip("matplotlib")
+    path = toml_file(
+        'fabric = "leaf-spine"\n'
+        '[[hpl]]\nn = [1024]\nnb = [128]\ngrids = ["1x2"]\nsamples = 0\ntelemetry_us = 20\n'
+        '[[imb]]\nbenchmarks = ["PingPong"]\nnp = 2\nmsglog = [0, 1]\n',
+        "tel.toml",
+    )
+    prefix = tmp_path / "dash"
+    r = run_cli("run", path, "--dashboard", prefix)
+    assert r.returncode == 0, r.stderr
+    html = (tmp_path / "dash-1.html").read_text()
+    assert html.count("<img") == 5 and "http://" not in html
+    assert not (tmp_path / "dash-2.html").exists()  # the PingPong item has no samples
+    assert "no dashboard for item 2" in r.stdout

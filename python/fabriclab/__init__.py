@@ -11,7 +11,7 @@ DataFrames::
 
     >>> import fabriclab
     >>> fabriclab.presets()
-    ['heps', 'leaf-spine', 'eantc-hpc', 'eantc-hpc-dynamic', 'eantc-storage', 'eantc-storage-dynamic', 'ihep-roce', 'stackhpc-roce', 'stackhpc-ib', 'ihep-ib', 'sandia-ib', 'sandia-iwarp', 'bench-a2a-32', 'bench-a2a-128']
+    ['heps', 'leaf-spine', 'fat-tree', 'eantc-hpc', 'eantc-hpc-dynamic', 'eantc-storage', 'eantc-storage-dynamic', 'ihep-roce', 'stackhpc-roce', 'stackhpc-ib', 'ihep-ib', 'sandia-ib', 'sandia-iwarp', 'bench-a2a-32', 'bench-a2a-128']
     >>> bw = fabriclab.perftest("ib_write_bw", client="h0", server="h4",
     ...                         fabric="heps", report_gbits=True)
     >>> round(float(bw.bw_avg_gbps[0]), 1)
@@ -41,6 +41,8 @@ A fabric is a preset name, the path of a fabric TOML file or a
 and the ``fabriclab`` command line (:mod:`fabriclab.cli`) sit on the same
 API; :func:`sweep` runs a scenario over a grid of parameters on Dask
 (this machine's cores, or a cluster such as Slurm through dask-jobqueue).
+:func:`dashboard` turns a run's port telemetry (``port_samples``) into one
+static HTML page of figures (needs ``pip install 'fabriclab[plot]'``).
 """
 
 from .api import (
@@ -64,6 +66,7 @@ from .errors import (
     UnknownHostError,
 )
 from .cbench import CBENCH_COLUMNS, CBENCH_TESTS, cbench
+from .dashboard import dashboard
 from .fio import FIO_COLUMNS, FIO_RW, fio
 from .hpl import HPL_COLUMNS, HPL_SAMPLE_COLUMNS, hpl
 from .iperf import IPERF_COLUMNS, iperf
@@ -87,6 +90,7 @@ __all__ = [
     "presets",
     "run_scenario",
     "sweep",
+    "dashboard",
     "fio",
     "FIO_COLUMNS",
     "FIO_RW",

@@ -21,6 +21,7 @@
     fabriclab hpl [--dat HPL.dat] [-N N ...] [--nb NB ...] [--grid PxQ ...] [-o FILE]
                   [--json] ...  (see cli_hpl)
     fabriclab sweep SCENARIO.toml --set PATH=V1,V2,... ...  (see cli_sweep)
+    fabriclab dashboard PORTS.csv [-o FILE.html] [--fabric F] [--title T]
 
 Sizes (BYTES, -s) are integers, optionally with a K, M or G suffix (powers
 of 1024). Errors print ``fabriclab: error: MESSAGE`` and exit with status 2.
@@ -34,7 +35,7 @@ import os
 import sys
 from typing import Any, NoReturn, Sequence
 
-from . import api, cli_fio, cli_hpl, cli_iperf, cli_mpi, cli_sweep
+from . import api, cli_dashboard, cli_fio, cli_hpl, cli_iperf, cli_mpi, cli_sweep
 from .errors import FabriclabError, InvalidArgumentError
 from .hpl import parse_grids
 from .scenario import load_scenario, run_item
@@ -182,6 +183,11 @@ def _parser() -> argparse.ArgumentParser:
     pr = sub.add_parser("run", help="run a scenario file")
     pr.add_argument("scenario", metavar="SCENARIO.toml")
     pr.add_argument("--counters", action="store_true", help="also print counters for each item")
+    pr.add_argument(
+        "--dashboard",
+        metavar="PREFIX",
+        help="draw the port samples of each item with telemetry_us (or sample_us) as PREFIX-<item>.html",
+    )
 
     # bench
     pb = sub.add_parser("bench", help="run a simulator benchmark (wall-clock speed)")
@@ -199,6 +205,8 @@ def _parser() -> argparse.ArgumentParser:
     cli_hpl.add_parser(sub, _background)
     # sweep
     cli_sweep.add_parser(sub)
+    # dashboard
+    cli_dashboard.add_parser(sub)
     return p
 
 
@@ -352,6 +360,21 @@ def _cmd_run(a: argparse.Namespace) -> None:
             cli_hpl.print_result(res, a.counters)
         else:
             _print_flows(res, a.counters)
+        if a.dashboard:
+            _item_dashboard(a.dashboard, i, item, res, sc)
+
+
+def _item_dashboard(prefix: str, i: int, item: Any, res: Any, sc: Any) -> None:
+    """``fabriclab run --dashboard PREFIX``: item ``i``'s port samples as
+    PREFIX-<i>.html, if it has any."""
+    ps = res.port_samples if item.kind == "flows" else res.attrs.get("port_samples")
+    if ps is None or len(ps) == 0:
+        _out(f"no dashboard for item {i}: it has no port samples (set telemetry_us, or sample_us for flows)")
+        return
+    from .dashboard import dashboard
+
+    path = dashboard(ps, f"{prefix}-{i}.html", fabric=sc.fabric, title=f"{item.kind} {item.name or ''}".strip())
+    print(f"dashboard written to {path}", file=sys.stderr)
 
 
 def _hpl_what(o: dict[str, Any]) -> str:
@@ -412,6 +435,7 @@ _COMMANDS = {
     "fio": cli_fio.cmd_fio,
     "hpl": cli_hpl.cmd_hpl,
     "sweep": cli_sweep.cmd_sweep,
+    "dashboard": cli_dashboard.cmd_dashboard,
 }
 
 
@@ -438,6 +462,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(f"{e.filename}: permission denied")
     except UnicodeDecodeError as e:
         return _fail(f"not a UTF-8 text file ({e.reason})")
+    except ImportError as e:
+        if e.name != "matplotlib":  # an optional dependency (dashboards): say what to install
+            raise
+        return _fail(str(e))
     except ValueError as e:
         return _fail(str(e))
     except BrokenPipeError:

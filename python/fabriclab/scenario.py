@@ -70,6 +70,11 @@ the file gives them. The format::
                               # placement, pfact_gflops, samples, background,
                               # background_iperf (N and a grid: here or in dat)
 
+``telemetry_us`` in an ``[[imb]]``, ``[[osu]]``, ``[[cbench]]`` or
+``[[hpl]]`` item samples every port every that many microseconds into the
+result's ``attrs["port_samples"]`` (``fabriclab run --dashboard PREFIX``
+draws them).
+
 Unknown keys are errors (:class:`fabriclab.errors.ParseError` for the
 scenario's own keys; the core rejects unknown perftest options and flow
 keys).
@@ -102,11 +107,11 @@ __all__ = ["run_scenario", "load_scenario", "Scenario", "ScenarioItem", "toml_du
 _KINDS = ("perftest", "flows", "imb", "osu", "cbench", "fio", "hpl")
 _TOP_KEYS = {"fabric", "seed", *_KINDS}
 _FLOWS_KEYS = {"name", "seed", "flows", "sample_us", "limit_us"}
-_IMB_KEYS = {"benchmarks", "np", "ppn", "hosts", "placement", "msglog", "npmin", "iters", "root_shift", "algorithms", "library", "max_volume", "background", "background_iperf"}
-_CBENCH_KEYS = {"test", "np", "ppn", "hosts", "placement", "bytes", "iterations", "tests", "rotations", "background", "background_iperf"}
+_IMB_KEYS = {"benchmarks", "np", "ppn", "hosts", "placement", "msglog", "npmin", "iters", "root_shift", "algorithms", "library", "max_volume", "background", "background_iperf", "telemetry_us"}
+_CBENCH_KEYS = {"test", "np", "ppn", "hosts", "placement", "bytes", "iterations", "tests", "rotations", "background", "background_iperf", "telemetry_us"}
 _FIO_KEYS = {"rw", "bs", "iodepth", "numjobs", "runtime", "ramp_time", "clients", "targets", "target_write_mbps", "target_read_mbps", "target_latency_us", "submit_us", "avg_time_ms"}
-_HPL_KEYS = {"dat", "n", "nb", "grids", "pmap", "pfact", "nbmin", "ndiv", "rfact", "bcast", "depth", "swap", "swap_threshold", "np", "ppn", "hosts", "placement", "dgemm_gflops", "pfact_gflops", "samples", "background", "background_iperf"}
-_OSU_KEYS = {"test", "np", "ppn", "hosts", "placement", "sizes", "iterations", "warmup", "full", "algorithm", "library", "max_volume", "background", "background_iperf"}
+_HPL_KEYS = {"dat", "n", "nb", "grids", "pmap", "pfact", "nbmin", "ndiv", "rfact", "bcast", "depth", "swap", "swap_threshold", "np", "ppn", "hosts", "placement", "dgemm_gflops", "pfact_gflops", "samples", "background", "background_iperf", "telemetry_us"}
+_OSU_KEYS = {"test", "np", "ppn", "hosts", "placement", "sizes", "iterations", "warmup", "full", "algorithm", "library", "max_volume", "background", "background_iperf", "telemetry_us"}
 
 
 @dataclass
