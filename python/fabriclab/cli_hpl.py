@@ -18,7 +18,7 @@ import json
 import sys
 from typing import Any, Callable
 
-from .cli_mpi import _iperf_bg, check_telemetry, telemetry_opts, write_telemetry
+from .cli_mpi import background_opts, check_telemetry, placement, telemetry_opts, write_telemetry
 from .errors import InvalidArgumentError
 from .hpl import HPL_BCASTS, hpl, parse_grids
 from .mpi import MPI_COUNTER_KEYS
@@ -70,23 +70,7 @@ def add_parser(sub: Any, background: Callable[[str], Any]) -> None:
     p.add_argument("--dgemm-gflops", dest="dgemm_gflops", type=float, metavar="GFLOPS", help="DGEMM rate per rank (default 50)")
     p.add_argument("--pfact-gflops", dest="pfact_gflops", type=float, metavar="GFLOPS", help="panel factorisation rate per rank (default a quarter of DGEMM's)")
     p.add_argument("--samples", type=int, metavar="K", help="strata of sampled iterations (default 8; 0 = simulate every iteration)")
-    p.add_argument(
-        "--background",
-        type=background,
-        action="append",
-        default=[],
-        metavar="SRC:DST:BYTES[:repeat]",
-        help="other traffic during the run (repeatable; 'repeat' re-posts it for as long as the job runs)",
-    )
-    p.add_argument(
-        "--background-iperf",
-        dest="background_iperf",
-        type=_iperf_bg,
-        action="append",
-        default=[],
-        metavar="CLIENT:SERVER:RATE[:STREAMS]",
-        help="iperf3 TCP traffic beside the job, e.g. h2:h19:20G (repeatable)",
-    )
+    background_opts(p, background)
     telemetry_opts(p)
     p.add_argument("-o", "--output", metavar="FILE", help="write HPL's text to FILE (as HPL.dat's output file) instead of stdout")
     p.add_argument("--json", action="store_true", help="print the report as JSON instead of HPL's text (counters included)")
@@ -126,7 +110,7 @@ def cmd_hpl(a: argparse.Namespace) -> None:
         np=a.np,
         ppn=a.ppn,
         hosts=a.hosts,
-        placement={"slot": "block", "node": "round_robin"}.get(a.placement, a.placement),
+        placement=placement(a),
         dgemm_gflops=a.dgemm_gflops,
         pfact_gflops=a.pfact_gflops,
         samples=a.samples,

@@ -65,6 +65,14 @@ def _job_opts(p: argparse.ArgumentParser, default_fabric: str, background: Calla
             metavar="BYTES",
             help="simulation budget: fewer repetitions where one size would move more than BYTES in all (default 1 GiB; 0 = the tool's counts)",
         )
+    background_opts(p, background)
+    telemetry_opts(p)
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.add_argument("--counters", action="store_true", help="also print the port counters and MPI counters")
+
+
+def background_opts(p: argparse.ArgumentParser, background: Callable[[str], Any]) -> None:
+    """``--background`` flows and ``--background-iperf`` runs beside a job."""
     p.add_argument(
         "--background",
         type=background,
@@ -82,9 +90,11 @@ def _job_opts(p: argparse.ArgumentParser, default_fabric: str, background: Calla
         metavar="CLIENT:SERVER:RATE[:STREAMS]",
         help="iperf3 TCP traffic beside the job, e.g. h2:h19:20G (repeatable)",
     )
-    telemetry_opts(p)
-    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
-    p.add_argument("--counters", action="store_true", help="also print the port counters and MPI counters")
+
+
+def placement(a: argparse.Namespace) -> str:
+    """``--map-by``'s value in the core's words (slot is block, node is round_robin)."""
+    return {"slot": "block", "node": "round_robin"}.get(a.placement, a.placement)
 
 
 def telemetry_opts(p: argparse.ArgumentParser) -> None:
@@ -186,7 +196,7 @@ def _job_kwargs(a: argparse.Namespace, collectives: bool = True) -> dict[str, An
         seed=a.seed,
         ppn=a.ppn,
         hosts=a.hosts,
-        placement={"slot": "block", "node": "round_robin"}.get(a.placement, a.placement),
+        placement=placement(a),
         background=a.background,
         background_iperf=a.background_iperf,
         telemetry_us=a.telemetry_us,

@@ -37,7 +37,7 @@ from . import _core
 from .api import FabricLike, Flow, _bool, _dumps, _fabric_arg, _float, _frame, _int, _str
 from .errors import FabriclabError, InvalidArgumentError, ParseError
 from .fio import parse_hosts
-from .mpi import _extras, port_samples_frame
+from .mpi import _extras, common_attrs
 
 __all__ = ["hpl", "read_dat", "parse_grids", "HPL_COLUMNS", "HPL_SAMPLE_COLUMNS", "HPL_BCASTS"]
 
@@ -198,16 +198,9 @@ def _attach(df: pd.DataFrame, out: Mapping[str, Any]) -> pd.DataFrame:
     rep = out["report"]
     tests = rep["tests"]
     last = tests[-1] if tests else {"start_s": 0.0, "time_s": 0.0}
+    df.attrs.update(common_attrs(out))
     df.attrs.update(
         {
-            "text": out["text"],
-            "iperf_text": out["iperf_text"],
-            "tcp": rep["iperf"][0]["tcp"] if rep["iperf"] else [],
-            "ports": pd.DataFrame.from_records(rep["ports"]),
-            "qps": pd.DataFrame.from_records(rep["qps"]),
-            "ports_table": out["ports_table"],
-            "port_samples": port_samples_frame(rep),
-            "mpi": rep["mpi"],
             "samples": _samples(tests),
             "settings": rep["settings"],
             "rank_hosts": rep["rank_hosts"],

@@ -120,23 +120,26 @@ def port_samples_frame(rep: Mapping[str, Any]) -> pd.DataFrame:
     return _frame(rep.get("port_samples", []), PORT_SAMPLE_COLUMNS)
 
 
+def common_attrs(out: Mapping[str, Any]) -> dict[str, Any]:
+    """What every MPI tool's ``df.attrs`` holds: the tool's text, background
+    iperf texts and TCP counters, port, QP and MPI counters, port samples."""
+    rep = out["report"]
+    return {
+        "text": out["text"],
+        "iperf_text": out["iperf_text"],
+        "tcp": rep["iperf"][0]["tcp"] if rep["iperf"] else [],
+        "ports": pd.DataFrame.from_records(rep["ports"]),
+        "qps": pd.DataFrame.from_records(rep["qps"]),
+        "ports_table": out["ports_table"],
+        "port_samples": port_samples_frame(rep),
+        "mpi": rep["mpi"],
+    }
+
+
 def _attrs(df: pd.DataFrame, out: Mapping[str, Any]) -> pd.DataFrame:
     rep = out["report"]
-    df.attrs.update(
-        {
-            "text": out["text"],
-            "iperf_text": out["iperf_text"],
-            "tcp": rep["iperf"][0]["tcp"] if rep["iperf"] else [],
-            "ports": pd.DataFrame.from_records(rep["ports"]),
-            "qps": pd.DataFrame.from_records(rep["qps"]),
-            "ports_table": out["ports_table"],
-            "port_samples": port_samples_frame(rep),
-            "mpi": rep["mpi"],
-            "sim_time_us": rep["sim_time_us"],
-            "events": rep["events"],
-            "wall_s": rep["wall_s"],
-        }
-    )
+    df.attrs.update(common_attrs(out))
+    df.attrs.update({k: rep[k] for k in ("sim_time_us", "events", "wall_s")})
     return df
 
 
