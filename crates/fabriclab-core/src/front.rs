@@ -118,6 +118,7 @@ pub fn flows_json(
                 "sample period must be positive, got {s} us"
             )));
         }
+        net.telemetry_supported()?;
         net.enable_sampling(Time::from_ns_f64(s * 1e3));
     }
     let limit = match limit_us {

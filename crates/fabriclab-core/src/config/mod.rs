@@ -17,6 +17,7 @@ mod ib;
 mod iwarp;
 mod presets;
 mod routing;
+mod sim;
 mod tcp;
 
 pub use cc::{CcAlgorithm, CcSpec, DcqcnParams};
@@ -28,6 +29,7 @@ pub use ib::{IbCcSpec, IbSpec, Transport, IB_SWITCH_LATENCY_NS, MAX_VLS};
 pub use iwarp::IwarpSpec;
 pub use presets::{preset, preset_names, preset_toml};
 pub use routing::{Ordering, RoutingMode, RoutingSpec};
+pub use sim::{Backend, SimSpec, DEFAULT_FLOW_QUANTUM_NS};
 pub use tcp::{TcpCc, TcpSpec};
 
 use crate::error::{fabric_err, Error, Result};
@@ -94,6 +96,9 @@ pub struct FabricSpec {
     /// Next-hop choice: ECMP hashing or adaptive routing.
     #[serde(default, skip_serializing_if = "RoutingSpec::is_default")]
     pub routing: RoutingSpec,
+    /// Simulation backend: packet-level (default) or flow-level.
+    #[serde(default, skip_serializing_if = "SimSpec::is_default")]
+    pub sim: SimSpec,
 }
 
 /// The topology: a builder or an explicit list.
@@ -468,6 +473,13 @@ impl FabricSpec {
         ib::validate(self)?;
         self.failover.validate()?;
         self.routing.validate(self.is_infiniband())?;
+        self.sim.validate()?;
+        if self.sim.backend == Backend::Flow && !self.link_failures.is_empty() {
+            return fabric_err(
+                "link_failures need sim.backend = \"packet\": the flow backend does not \
+                 model link failures",
+            );
+        }
         // Connectivity, host links and failed links are checked on the
         // built graph.
         let topo = crate::topology::Topology::build(self)?;

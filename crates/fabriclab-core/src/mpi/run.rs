@@ -73,6 +73,7 @@ pub fn run_program(
     let t0 = std::time::Instant::now();
     let mut net = Net::new(spec, seed)?;
     if let Some(period) = telemetry {
+        net.telemetry_supported()?;
         net.enable_port_sampling(period);
     }
     let placed = Job::place(net.topology(), job)?;

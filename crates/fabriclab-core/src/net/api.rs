@@ -195,6 +195,9 @@ impl Net {
         let qb = qa + 1;
         let sa = 49152 + (self.rng_qp.next_u64() % 16384) as u16;
         let sb = 49152 + (self.rng_qp.next_u64() % 16384) as u16;
+        if self.flow.is_some() {
+            return Ok(self.flow_connect((a, app_a, sa), (b, app_b, sb), prio));
+        }
         let (ra, rb) = (self.host_rate(a), self.host_rate(b));
         self.qps.push(Qp::new(a, b, qb, sa, prio, app_a, ra, cc));
         self.qps.push(Qp::new(b, a, qa, sb, prio, app_b, rb, cc));
@@ -210,7 +213,7 @@ impl Net {
     /// after its send latency; the owning workload gets `Completed` with
     /// `token` when it completes.
     pub fn post(&mut self, qp: QpId, op: OpKind, bytes: u64, token: u64) -> Result<()> {
-        if qp.0 as usize >= self.qps.len() {
+        if qp.0 as usize >= self.n_qps() {
             return arg_err(format!("no QP {}", qp.0));
         }
         if op == OpKind::ReadResp {
@@ -218,6 +221,10 @@ impl Net {
         }
         if bytes > (1 << 31) {
             return arg_err(format!("message of {bytes} B exceeds the 2 GiB RDMA limit"));
+        }
+        if self.flow.is_some() {
+            self.flow_post(qp.0, op, bytes, token, true);
+            return Ok(());
         }
         let ready = self.now() + self.p.nic_tx;
         if self.iwarp.is_some() {
@@ -232,7 +239,7 @@ impl Net {
     /// set): no `Completed` event is delivered to the owner. The responder
     /// still gets `Received` for a WRITE or SEND.
     pub fn post_unsignaled(&mut self, qp: QpId, op: OpKind, bytes: u64, token: u64) -> Result<()> {
-        if qp.0 as usize >= self.qps.len() {
+        if qp.0 as usize >= self.n_qps() {
             return arg_err(format!("no QP {}", qp.0));
         }
         if !matches!(op, OpKind::Write | OpKind::Send) {
@@ -240,6 +247,10 @@ impl Net {
         }
         if bytes > (1 << 31) {
             return arg_err(format!("message of {bytes} B exceeds the 2 GiB RDMA limit"));
+        }
+        if self.flow.is_some() {
+            self.flow_post(qp.0, op, bytes, token, false);
+            return Ok(());
         }
         let ready = self.now() + self.p.nic_tx;
         if self.iwarp.is_some() {
@@ -255,14 +266,29 @@ impl Net {
         self.deliver(at.max(self.now()), app, AppEvent::Timer { token });
     }
 
-    /// Counters of a QP.
-    pub fn qp_counters(&self, qp: QpId) -> &QpCounters {
-        &self.qps[qp.0 as usize].counters
+    /// Number of QPs connected so far.
+    pub fn n_qps(&self) -> usize {
+        match &self.flow {
+            Some(f) => f.qps.len(),
+            None => self.qps.len(),
+        }
     }
 
-    /// Current rate of a QP.
+    /// Counters of a QP.
+    pub fn qp_counters(&self, qp: QpId) -> &QpCounters {
+        match &self.flow {
+            Some(f) => &f.qps[qp.0 as usize].counters,
+            None => &self.qps[qp.0 as usize].counters,
+        }
+    }
+
+    /// Current rate of a QP (on the flow backend: its active flow's fair
+    /// share, 0 when it has none).
     pub fn qp_rate(&self, qp: QpId) -> Rate {
-        self.qps[qp.0 as usize].rate()
+        match &self.flow {
+            Some(f) => Rate(f.qp_rate_bps(qp.0) as u64),
+            None => self.qps[qp.0 as usize].rate(),
+        }
     }
 
     /// Every port with its counters, in node order.
@@ -296,6 +322,21 @@ impl Net {
 
     /// Every QP with its counters.
     pub fn qp_reports(&self) -> Vec<QpReport> {
+        if let Some(f) = &self.flow {
+            return f
+                .qps
+                .iter()
+                .enumerate()
+                .map(|(i, qp)| QpReport {
+                    qp: i as u32,
+                    host: self.topo.nodes[qp.host as usize].name.clone(),
+                    peer: self.topo.nodes[qp.peer_host as usize].name.clone(),
+                    prio: qp.prio,
+                    rate_gbps: f.qp_rate_bps(i as u32) / 1e9,
+                    counters: qp.counters.clone(),
+                })
+                .collect();
+        }
         self.qps
             .iter()
             .enumerate()

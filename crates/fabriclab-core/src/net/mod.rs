@@ -22,6 +22,7 @@ pub mod counters;
 pub mod dcqcn;
 mod dyn_ecn;
 mod failures;
+pub(crate) mod flow;
 pub mod ib;
 pub mod iwarp;
 mod mmu;
@@ -37,6 +38,7 @@ pub use api::{AppEvent, OpKind, PortReport, QpId, QpReport};
 pub use counters::{PortCounters, QpCounters};
 pub use dyn_ecn::DynEcnPort;
 pub use failures::LinkStep;
+pub use flow::FlowStats;
 pub use tcp::{TcpCounters, TcpId, TcpReport};
 
 use crate::config::{CcAlgorithm, FabricSpec, Forwarding, NodeKind};
@@ -96,6 +98,10 @@ pub enum Ev {
     Link(u32, LinkStep),
     /// End of a dynamic-ECN control interval (switch egress port, priority).
     EcnTick(PortIdx, u8),
+    /// Flow backend: a QP's next message starts as a fluid flow.
+    FlowStart(u32),
+    /// Flow backend: completions are due; rates are recomputed.
+    FlowTick,
 }
 
 /// Per-host NIC state (the host's one port is `port`).
@@ -235,6 +241,9 @@ pub struct Net {
     pub(crate) ar: Option<Box<adaptive::Adaptive>>,
     /// Dynamic ECN state (with `[ecn] mode = "dynamic"`).
     pub(crate) decn: Option<Box<dyn_ecn::DynEcn>>,
+    /// The flow-level backend's state (with `[sim] backend = "flow"`);
+    /// `None` on the packet backend.
+    pub(crate) flow: Option<Box<flow::FlowNet>>,
 }
 
 impl Net {
@@ -375,7 +384,21 @@ impl Net {
             ib::pin_dmodk(&mut routing);
             Box::new(ib::Ib::new(spec, &topo, &ports))
         });
+        let flow = (spec.sim.backend == crate::config::Backend::Flow).then(|| {
+            let caps = ports.iter().map(|p| p.rate.as_bps() as f64).collect();
+            let iwarp = spec.is_iwarp().then(|| {
+                let iw = spec.iwarp_spec();
+                (iw.mulpdu(), p.vlan, iw.tcp_timestamps)
+            });
+            Box::new(flow::FlowNet::new(
+                total,
+                caps,
+                Time::from_ns_f64(spec.sim.flow_quantum_ns),
+                iwarp,
+            ))
+        });
         Ok(Net {
+            flow,
             q,
             fail,
             ar: adaptive::Adaptive::new(&spec.routing, n - topo.n_hosts),
@@ -403,6 +426,20 @@ impl Net {
                 .then(|| Box::new(iwarp::Iwarp::new(&spec.iwarp_spec()))),
             topo,
         })
+    }
+
+    /// The backend simulating this network.
+    pub fn backend(&self) -> crate::config::Backend {
+        if self.flow.is_some() {
+            crate::config::Backend::Flow
+        } else {
+            crate::config::Backend::Packet
+        }
+    }
+
+    /// Figures of the flow backend's run (None on the packet backend).
+    pub fn flow_stats(&self) -> Option<&FlowStats> {
+        self.flow.as_ref().map(|f| &f.stats)
     }
 
     /// Current simulated time.
@@ -439,8 +476,22 @@ impl Net {
             Ev::IwarpRelease(qp) => self.on_iwarp_release(qp),
             Ev::Link(link, step) => self.on_link(link, step),
             Ev::EcnTick(port, prio) => self.on_ecn_tick(port, prio),
+            Ev::FlowStart(qp) => self.on_flow_start(qp),
+            Ev::FlowTick => self.on_flow_tick(),
             Ev::App(_) => debug_assert!(false, "App events are routed by Sim"),
         }
+    }
+
+    /// An error unless queue telemetry can be recorded: the flow backend
+    /// has no queues or PFC state to sample.
+    pub fn telemetry_supported(&self) -> Result<()> {
+        if self.flow.is_some() {
+            return crate::error::arg_err(
+                "telemetry samples queues and PFC state, which the flow backend does not \
+                 model; use sim.backend = \"packet\" (drop --backend flow) for telemetry",
+            );
+        }
+        Ok(())
     }
 
     /// Record per-QP acked bytes and rate, and every port's queue, bytes

@@ -155,14 +155,22 @@ impl super::Net {
     /// The path of QP `qp`'s data: (switch name, egress port index within
     /// the switch) at every switch from its host to the peer's.
     pub fn qp_path(&self, qp: super::QpId) -> Vec<(String, u32)> {
-        let q = &self.qps[qp.0 as usize];
-        let (src, dst) = (q.host, q.peer_host);
+        let (src, dst, sport) = match &self.flow {
+            Some(f) => {
+                let q = &f.qps[qp.0 as usize];
+                (q.host, q.peer_host, q.sport)
+            }
+            None => {
+                let q = &self.qps[qp.0 as usize];
+                (q.host, q.peer_host, q.sport)
+            }
+        };
         let mut node = self.ports[self.nics[src as usize].port as usize].peer_node;
         let mut path = Vec::new();
         while node != dst {
             let out = self
                 .routing
-                .next_port(node, src, dst, q.sport, crate::wire::ROCEV2_UDP_PORT);
+                .next_port(node, src, dst, sport, crate::wire::ROCEV2_UDP_PORT);
             if out == NO_ROUTE {
                 break;
             }

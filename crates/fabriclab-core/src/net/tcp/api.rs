@@ -41,6 +41,12 @@ impl Net {
     /// Ok when the fabric carries TCP (Ethernet); an error naming what to
     /// change on an InfiniBand fabric (IPoIB is not modelled).
     pub fn tcp_supported(&self) -> Result<()> {
+        if self.flow.is_some() {
+            return arg_err(
+                "TCP (iperf) needs sim.backend = \"packet\": the flow backend does not \
+                 model TCP; drop --backend flow (or [sim] backend) for this run",
+            );
+        }
         if self.p.ib {
             return arg_err(
                 "TCP runs over Ethernet here; this fabric is InfiniBand and IPoIB is not \

@@ -1,0 +1,498 @@
+//! Max-min fair rates of fluid flows over links, recomputed incrementally.
+//!
+//! Each flow crosses a fixed list of links (directed: one egress port
+//! each); each link has a capacity in wire bits per second. The max-min
+//! fair allocation is the one in which every flow has a bottleneck: a
+//! saturated link on which no other flow has a higher rate. It is computed
+//! by progressive filling (raise every unfrozen flow's rate together; when
+//! a link saturates, freeze its flows at its fair share).
+//!
+//! Incremental: adding or removing flows marks their links dirty. `solve`
+//! starts from the flows on dirty links (the set F), refills only those
+//! against what the other flows leave of each link, then checks the
+//! bottleneck condition on every link whose F-flows changed rate: an
+//! outside flow is pulled into F when its bottleneck link lost
+//! saturation or gained a faster flow, or when it runs faster than an
+//! F-flow bottlenecked on a link they share. It repeats until no flow is
+//! pulled in, so the result is the max-min allocation, found by touching
+//! only the flows whose bottlenecks moved. When F grows past half of the
+//! active flows, everything is refilled at once.
+//!
+//! Left out: per-flow rate caps and weights (every flow's demand is
+//! unbounded; host limits are the host links themselves).
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// No link (a flow not yet given a rate).
+pub(crate) const NO_LINK: u32 = u32::MAX;
+
+/// Relative tolerance of rate comparisons.
+const EPS: f64 = 1e-9;
+
+/// Flows, links and their max-min rates.
+#[derive(Default)]
+pub(crate) struct MaxMin {
+    cap_bps: Vec<f64>,
+    alloc_bps: Vec<f64>,
+    /// Flows crossing each link.
+    on: Vec<Vec<u32>>,
+    /// Per flow: (link, position of the flow in `on[link]`); empty when
+    /// the slot is free.
+    hops: Vec<Vec<(u32, u32)>>,
+    rate_bps: Vec<f64>,
+    bottleneck: Vec<u32>,
+    free: Vec<u32>,
+    active: usize,
+    dirty: Vec<u32>,
+    dirty_mark: Vec<bool>,
+    // Scratch, by epoch marks.
+    epoch: u32,
+    in_f: Vec<u32>,
+    old_bps: Vec<f64>,
+    frozen: Vec<u32>,
+    l_mark: Vec<u32>,
+    l_res: Vec<f64>,
+    l_n: Vec<u32>,
+    l_ver: Vec<u32>,
+    fill_round: u32,
+    /// F-flows of each link in the current fill.
+    l_flows: Vec<Vec<u32>>,
+    /// Rounds of the last solve, and flows refilled (diagnostics).
+    pub rounds: u64,
+    pub refilled: u64,
+}
+
+impl MaxMin {
+    /// Links with these capacities (b/s).
+    pub fn new(cap_bps: Vec<f64>) -> MaxMin {
+        let n = cap_bps.len();
+        MaxMin {
+            alloc_bps: vec![0.0; n],
+            on: vec![Vec::new(); n],
+            dirty_mark: vec![false; n],
+            l_mark: vec![0; n],
+            l_res: vec![0.0; n],
+            l_n: vec![0; n],
+            l_ver: vec![0; n],
+            l_flows: vec![Vec::new(); n],
+            cap_bps,
+            ..Default::default()
+        }
+    }
+
+    /// Number of flows with a rate.
+    pub fn active(&self) -> usize {
+        self.active
+    }
+
+    /// Current rate of a flow, b/s.
+    #[inline]
+    pub fn rate_bps(&self, f: u32) -> f64 {
+        self.rate_bps[f as usize]
+    }
+
+    /// The links of flow `f`, in path order.
+    pub fn path(&self, f: u32) -> impl Iterator<Item = u32> + '_ {
+        self.hops[f as usize].iter().map(|h| h.0)
+    }
+
+    /// Flows currently crossing link `l`.
+    pub fn flows_on(&self, l: u32) -> usize {
+        self.on[l as usize].len()
+    }
+
+    /// Add a flow over `path` (link indices); its rate is 0 until `solve`.
+    pub fn add(&mut self, path: &[u32]) -> u32 {
+        let f = match self.free.pop() {
+            Some(f) => f,
+            None => {
+                self.hops.push(Vec::new());
+                self.rate_bps.push(0.0);
+                self.bottleneck.push(NO_LINK);
+                self.in_f.push(0);
+                self.old_bps.push(0.0);
+                self.frozen.push(0);
+                self.hops.len() as u32 - 1
+            }
+        };
+        let mut hops = std::mem::take(&mut self.hops[f as usize]);
+        for &l in path {
+            let on = &mut self.on[l as usize];
+            hops.push((l, on.len() as u32));
+            on.push(f);
+            self.mark_dirty(l);
+        }
+        self.hops[f as usize] = hops;
+        self.rate_bps[f as usize] = 0.0;
+        self.bottleneck[f as usize] = NO_LINK;
+        self.active += 1;
+        f
+    }
+
+    /// Remove a flow; its links' other flows are rebalanced at `solve`.
+    pub fn remove(&mut self, f: u32) {
+        let mut hops = std::mem::take(&mut self.hops[f as usize]);
+        let r = self.rate_bps[f as usize];
+        for &(l, pos) in &hops {
+            let on = &mut self.on[l as usize];
+            on.swap_remove(pos as usize);
+            if let Some(&moved) = on.get(pos as usize) {
+                let h = self.hops[moved as usize]
+                    .iter_mut()
+                    .find(|h| h.0 == l)
+                    .expect("flow lists a link it is on");
+                h.1 = pos;
+            }
+            self.alloc_bps[l as usize] -= r;
+            self.mark_dirty(l);
+        }
+        hops.clear();
+        self.hops[f as usize] = hops;
+        self.rate_bps[f as usize] = 0.0;
+        self.free.push(f);
+        self.active -= 1;
+    }
+
+    fn mark_dirty(&mut self, l: u32) {
+        if !self.dirty_mark[l as usize] {
+            self.dirty_mark[l as usize] = true;
+            self.dirty.push(l);
+        }
+    }
+
+    /// Recompute the rates after adds and removes. Appends to `changed`
+    /// every flow whose rate changed, with its rate before.
+    pub fn solve(&mut self, changed: &mut Vec<(u32, f64)>) {
+        if self.dirty.is_empty() {
+            return;
+        }
+        self.epoch += 1;
+        let ep = self.epoch;
+        let mut fset: Vec<u32> = Vec::new();
+        let dirty = std::mem::take(&mut self.dirty);
+        for &l in &dirty {
+            self.dirty_mark[l as usize] = false;
+            for i in 0..self.on[l as usize].len() {
+                let f = self.on[l as usize][i];
+                self.pull_in(f, ep, &mut fset);
+            }
+        }
+        self.dirty = dirty;
+        self.dirty.clear();
+        let mut links: Vec<u32> = Vec::new();
+        loop {
+            self.rounds += 1;
+            if fset.len() * 2 > self.active && fset.len() < self.active {
+                for f in 0..self.hops.len() as u32 {
+                    if !self.hops[f as usize].is_empty() {
+                        self.pull_in(f, ep, &mut fset);
+                    }
+                }
+            }
+            self.refilled += fset.len() as u64;
+            self.fill(&fset, &mut links);
+            let before = fset.len();
+            self.check(&links, ep, &mut fset);
+            if fset.len() == before {
+                break;
+            }
+        }
+        for &l in &links {
+            self.l_flows[l as usize].clear();
+        }
+        for &f in &fset {
+            let (old, new) = (self.old_bps[f as usize], self.rate_bps[f as usize]);
+            if (old - new).abs() > EPS * old.max(new) {
+                changed.push((f, old));
+            }
+        }
+    }
+
+    fn pull_in(&mut self, f: u32, ep: u32, fset: &mut Vec<u32>) {
+        if self.in_f[f as usize] != ep {
+            self.in_f[f as usize] = ep;
+            self.old_bps[f as usize] = self.rate_bps[f as usize];
+            fset.push(f);
+        }
+    }
+
+    /// Progressive filling of the flows of `fset` over what the others
+    /// leave; `links` gets the links they cross.
+    fn fill(&mut self, fset: &[u32], links: &mut Vec<u32>) {
+        for &l in links.iter() {
+            self.l_flows[l as usize].clear();
+        }
+        links.clear();
+        self.fill_round = self.fill_round.wrapping_add(1);
+        let round = self.fill_round;
+        // Take the F-flows' rates off their links; index them per link.
+        for &f in fset {
+            let r = std::mem::replace(&mut self.rate_bps[f as usize], 0.0);
+            for &(l, _) in &self.hops[f as usize] {
+                let li = l as usize;
+                if self.l_mark[li] != round {
+                    self.l_mark[li] = round;
+                    links.push(l);
+                }
+                self.alloc_bps[li] -= r;
+                self.l_flows[li].push(f);
+            }
+        }
+        let mut heap = BinaryHeap::with_capacity(links.len());
+        for &l in links.iter() {
+            let li = l as usize;
+            self.l_n[li] = self.l_flows[li].len() as u32;
+            self.l_res[li] = (self.cap_bps[li] - self.alloc_bps[li]).max(0.0);
+            self.l_ver[li] = self.l_ver[li].wrapping_add(1);
+            heap.push(Reverse((
+                share_key(self.l_res[li], self.l_n[li]),
+                l,
+                self.l_ver[li],
+            )));
+        }
+        let mut touched: Vec<u32> = Vec::new();
+        while let Some(Reverse((key, l, ver))) = heap.pop() {
+            let li = l as usize;
+            if ver != self.l_ver[li] || self.l_n[li] == 0 {
+                continue;
+            }
+            let share = f64::from_bits(key);
+            for i in 0..self.l_flows[li].len() {
+                let f = self.l_flows[li][i];
+                if self.frozen[f as usize] == round {
+                    continue;
+                }
+                self.frozen[f as usize] = round;
+                self.rate_bps[f as usize] = share;
+                self.bottleneck[f as usize] = l;
+                for &(l2, _) in &self.hops[f as usize] {
+                    let l2i = l2 as usize;
+                    self.alloc_bps[l2i] += share;
+                    if l2 != l {
+                        self.l_res[l2i] = (self.l_res[l2i] - share).max(0.0);
+                        self.l_n[l2i] -= 1;
+                        touched.push(l2);
+                    }
+                }
+            }
+            self.l_n[li] = 0;
+            for &l2 in &touched {
+                let l2i = l2 as usize;
+                self.l_ver[l2i] = self.l_ver[l2i].wrapping_add(1);
+            }
+            touched.sort_unstable();
+            touched.dedup();
+            for &l2 in &touched {
+                let l2i = l2 as usize;
+                if self.l_n[l2i] > 0 {
+                    heap.push(Reverse((
+                        share_key(self.l_res[l2i], self.l_n[l2i]),
+                        l2,
+                        self.l_ver[l2i],
+                    )));
+                }
+            }
+            touched.clear();
+        }
+    }
+
+    /// Pull into `fset` the outside flows whose max-min condition the
+    /// refill broke, on the links where F's rates changed.
+    fn check(&mut self, links: &[u32], ep: u32, fset: &mut Vec<u32>) {
+        let mut add: Vec<u32> = Vec::new();
+        for &l in links {
+            let li = l as usize;
+            if self.l_flows[li].len() == self.on[li].len() {
+                continue; // no outside flow here
+            }
+            // Outside flows can only have lost their bottleneck here if an
+            // F-flow's rate moved, and can only crowd an F-flow here if
+            // one is bottlenecked here.
+            let relevant = self.l_flows[li].iter().any(|&f| {
+                let (old, new) = (self.old_bps[f as usize], self.rate_bps[f as usize]);
+                self.bottleneck[f as usize] == l || (old - new).abs() > EPS * old.max(new)
+            });
+            if !relevant {
+                continue;
+            }
+            let cap = self.cap_bps[li];
+            let sat = self.alloc_bps[li] >= cap * (1.0 - EPS);
+            let mut max_rate: f64 = 0.0;
+            let mut min_f_bottleneck = f64::INFINITY;
+            for &f in &self.on[li] {
+                let r = self.rate_bps[f as usize];
+                max_rate = max_rate.max(r);
+                if self.in_f[f as usize] == ep && self.bottleneck[f as usize] == l {
+                    min_f_bottleneck = min_f_bottleneck.min(r);
+                }
+            }
+            for &g in &self.on[li] {
+                if self.in_f[g as usize] == ep {
+                    continue;
+                }
+                let r = self.rate_bps[g as usize];
+                let lost_bottleneck =
+                    self.bottleneck[g as usize] == l && (!sat || max_rate > r * (1.0 + EPS));
+                let too_fast = sat && r > min_f_bottleneck * (1.0 + EPS);
+                if lost_bottleneck || too_fast {
+                    add.push(g);
+                }
+            }
+        }
+        for g in add {
+            self.pull_in(g, ep, fset);
+        }
+    }
+
+    /// Check the max-min conditions on every link (tests): capacities
+    /// respected, and every flow has a saturated link where it is fastest.
+    #[cfg(test)]
+    pub fn assert_max_min(&self) {
+        for (li, on) in self.on.iter().enumerate() {
+            let sum: f64 = on.iter().map(|&f| self.rate_bps[f as usize]).sum();
+            assert!(
+                sum <= self.cap_bps[li] * (1.0 + 1e-7),
+                "link {li} over capacity: {sum} > {}",
+                self.cap_bps[li]
+            );
+        }
+        for (f, hops) in self.hops.iter().enumerate() {
+            if hops.is_empty() {
+                continue;
+            }
+            let r = self.rate_bps[f];
+            let ok = hops.iter().any(|&(l, _)| {
+                let li = l as usize;
+                let sum: f64 = self.on[li].iter().map(|&g| self.rate_bps[g as usize]).sum();
+                let max = self.on[li]
+                    .iter()
+                    .map(|&g| self.rate_bps[g as usize])
+                    .fold(0.0, f64::max);
+                sum >= self.cap_bps[li] * (1.0 - 1e-7) && r >= max * (1.0 - 1e-7)
+            });
+            assert!(ok, "flow {f} at {r} b/s has no bottleneck");
+        }
+    }
+}
+
+/// Heap key of a fair share: the bits of a non-negative f64 order as the
+/// numbers do.
+#[inline]
+fn share_key(res: f64, n: u32) -> u64 {
+    (res.max(0.0) / n as f64).to_bits()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+
+    fn rates(mm: &mut MaxMin) -> Vec<f64> {
+        let mut ch = Vec::new();
+        mm.solve(&mut ch);
+        mm.assert_max_min();
+        mm.rate_bps.clone()
+    }
+
+    #[test]
+    fn two_flows_on_one_link_get_half_each() {
+        let mut mm = MaxMin::new(vec![100e9]);
+        let a = mm.add(&[0]);
+        let b = mm.add(&[0]);
+        let r = rates(&mut mm);
+        assert_eq!(r[a as usize], 50e9);
+        assert_eq!(r[b as usize], 50e9);
+        mm.remove(a);
+        let r = rates(&mut mm);
+        assert_eq!(r[b as usize], 100e9);
+    }
+
+    #[test]
+    fn parking_lot() {
+        // Links 0 and 1 of 100 and 200 Gb/s; flow a crosses both, b only
+        // link 0, c only link 1: a and b share link 0 (50 each), c takes
+        // what a leaves of link 1 (150).
+        let mut mm = MaxMin::new(vec![100e9, 200e9]);
+        let a = mm.add(&[0, 1]);
+        let b = mm.add(&[0]);
+        let c = mm.add(&[1]);
+        let r = rates(&mut mm);
+        assert_eq!(
+            (r[a as usize], r[b as usize], r[c as usize]),
+            (50e9, 50e9, 150e9)
+        );
+        // Three-link parking lot, equal capacities: the long flow gets 1/2
+        // on every link, each short flow the other half.
+        let mut mm = MaxMin::new(vec![10e9; 3]);
+        let long = mm.add(&[0, 1, 2]);
+        let shorts: Vec<u32> = (0..3).map(|l| mm.add(&[l])).collect();
+        let r = rates(&mut mm);
+        assert_eq!(r[long as usize], 5e9);
+        for s in shorts {
+            assert_eq!(r[s as usize], 5e9);
+        }
+    }
+
+    #[test]
+    fn a_flow_limited_elsewhere_leaves_its_share_to_the_others() {
+        // Link 0 (100G) carries a, b, c; a also crosses link 1 (10G).
+        let mut mm = MaxMin::new(vec![100e9, 10e9]);
+        let a = mm.add(&[0, 1]);
+        let b = mm.add(&[0]);
+        let c = mm.add(&[0]);
+        let r = rates(&mut mm);
+        assert_eq!(r[a as usize], 10e9);
+        assert_eq!(r[b as usize], 45e9);
+        assert_eq!(r[c as usize], 45e9);
+    }
+
+    /// Incremental solves agree with solving from scratch after every
+    /// change, on random paths over random capacities.
+    #[test]
+    fn incremental_equals_from_scratch() {
+        let mut rng = Rng::new(7, 1);
+        for trial in 0..150 {
+            let links = 4 + (rng.next_u64() % 12) as u32;
+            let caps: Vec<f64> = (0..links)
+                .map(|_| (1 + rng.next_u64() % 8) as f64 * 25e9)
+                .collect();
+            let mut inc = MaxMin::new(caps.clone());
+            let mut live: Vec<(u32, Vec<u32>)> = Vec::new();
+            for step in 0..120 {
+                let add = live.len() < 3 || rng.next_u64() % 3 != 0;
+                if add {
+                    let len = 1 + (rng.next_u64() % 4) as usize;
+                    let mut path: Vec<u32> = (0..len)
+                        .map(|_| (rng.next_u64() % links as u64) as u32)
+                        .collect();
+                    path.sort_unstable();
+                    path.dedup();
+                    let f = inc.add(&path);
+                    live.push((f, path));
+                } else {
+                    let k = (rng.next_u64() % live.len() as u64) as usize;
+                    let (f, _) = live.swap_remove(k);
+                    inc.remove(f);
+                }
+                if rng.next_u64() % 2 == 0 {
+                    continue; // several changes per solve, too
+                }
+                let mut ch = Vec::new();
+                inc.solve(&mut ch);
+                inc.assert_max_min();
+                let mut fresh = MaxMin::new(caps.clone());
+                let ids: Vec<u32> = live.iter().map(|(_, p)| fresh.add(p)).collect();
+                let mut ch2 = Vec::new();
+                fresh.solve(&mut ch2);
+                for ((f, _), g) in live.iter().zip(ids) {
+                    let (a, b) = (inc.rate_bps(*f), fresh.rate_bps(g));
+                    assert!(
+                        (a - b).abs() <= 1e-6 * b.max(1.0),
+                        "trial {trial} step {step}: flow {f} incremental {a} from scratch {b}"
+                    );
+                }
+            }
+        }
+    }
+}

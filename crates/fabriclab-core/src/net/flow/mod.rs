@@ -1,0 +1,559 @@
+//! The flow-level backend: every message is a fluid flow at its max-min
+//! fair share of the links on the path the packet engine would route it.
+//!
+//! What it models, per RC queue pair (the same `Net::connect` / `post` API
+//! and `AppEvent`s as the packet engine, so every workload runs on it):
+//! - the path: the packet engine's routing tables and ECMP hash with the
+//!   QP's UDP source port drawn from the same seeded stream (so the same
+//!   collisions), D-mod-K on InfiniBand, least-loaded minimal next hop at
+//!   flow start under adaptive routing;
+//! - the size on the wire: every packet's headers and framing as the
+//!   packet engine builds them (`Params::wire_bytes`, iWARP's FPDUs), so a
+//!   link's capacity is shared in wire bytes and goodput follows;
+//! - a QP's messages go one after the other (the next starts when the
+//!   previous one's last byte has left the host), and the host link is the
+//!   NIC's limit; reads are a one-packet request flow, then the response
+//!   as a flow of the responder's QP;
+//! - timing: a message's last packet leaves the host when its fluid
+//!   transfer ends, then crosses the path as the packet engine would move
+//!   one packet on idle ports (serialisation per hop, cut-through or store
+//!   and forward, switch latency, propagation); `Received` comes the NIC's
+//!   receive latency later, and `Completed` when the ACK, sent back the
+//!   same way without taking bandwidth, has arrived. One small message on
+//!   an idle fabric thus takes exactly the packet engine's time.
+//!
+//! What it leaves out (see `config/sim.rs`): queues, PFC, ECN and DCQCN
+//! dynamics (flows get their fair share at once), drops and
+//! retransmission, ACK and CNP bandwidth, TCP (refused), link failures
+//! (refused), queue telemetry (refused). Port counters count each
+//! message's wire bytes and packets when it completes.
+
+mod maxmin;
+
+pub(crate) use maxmin::MaxMin;
+
+use super::api::{AppEvent, OpKind};
+use super::counters::QpCounters;
+use super::{Ev, Net, QpId};
+use crate::units::Time;
+use crate::wire::{Ddp, Ext, ROCEV2_UDP_PORT};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+/// What a fluid flow carries.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum MsgKind {
+    Write,
+    Send,
+    ReadReq,
+    ReadResp,
+}
+
+#[derive(Copy, Clone, Debug)]
+struct Msg {
+    kind: MsgKind,
+    bytes: u64,
+    token: u64,
+    ready: Time,
+    notify: bool,
+}
+
+/// A queue pair of the flow backend.
+pub(crate) struct FQp {
+    pub host: u32,
+    pub peer_host: u32,
+    pub peer_qp: u32,
+    pub sport: u16,
+    pub prio: u8,
+    pub app: u32,
+    msgs: VecDeque<Msg>,
+    /// A flow is active or its start is scheduled.
+    busy: bool,
+    /// The active flow, if any.
+    flow: u32,
+    pub counters: QpCounters,
+}
+
+struct Flow {
+    qp: u32,
+    msg: Msg,
+    wire_bytes: u64,
+    last_wire: u32,
+    npkts: u32,
+    rem_bytes: f64,
+    last: Time,
+    gen: u32,
+}
+
+/// Figures of a flow-backend run.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct FlowStats {
+    /// Flows started (one per message, one more per READ).
+    pub flows: u64,
+    /// Rate recomputations.
+    pub solves: u64,
+    /// Flows whose rates were recomputed, summed over recomputations.
+    pub flows_refilled: u64,
+    /// Flows completed in a batch after the first (quantum batching).
+    pub batched: u64,
+    /// Most flows active at once.
+    pub peak_active: u64,
+}
+
+/// State of the flow backend.
+pub(crate) struct FlowNet {
+    pub mm: MaxMin,
+    pub qps: Vec<FQp>,
+    flows: Vec<Flow>,
+    heap: BinaryHeap<Reverse<(u64, u32, u32)>>,
+    tick_at: Time,
+    quantum: Time,
+    dirty: bool,
+    changed: Vec<(u32, f64)>,
+    pub stats: FlowStats,
+    /// iWARP framing (MULPDU, timestamps), on iWARP fabrics.
+    iwarp: Option<(u32, bool, bool)>,
+}
+
+/// Path ports of a flow (egress ports, host port first).
+type Path = Vec<u32>;
+
+impl FlowNet {
+    pub fn new(
+        n_ports: usize,
+        cap_bps: Vec<f64>,
+        quantum: Time,
+        iwarp: Option<(u32, bool, bool)>,
+    ) -> FlowNet {
+        debug_assert_eq!(n_ports, cap_bps.len());
+        FlowNet {
+            mm: MaxMin::new(cap_bps),
+            qps: Vec::new(),
+            flows: Vec::new(),
+            heap: BinaryHeap::new(),
+            tick_at: Time::NEVER,
+            quantum,
+            dirty: false,
+            changed: Vec::new(),
+            stats: FlowStats::default(),
+            iwarp,
+        }
+    }
+
+    /// Rate of QP `q`'s active flow, b/s (0 when idle).
+    pub fn qp_rate_bps(&self, q: u32) -> f64 {
+        let f = self.qps[q as usize].flow;
+        if f == u32::MAX {
+            0.0
+        } else {
+            self.mm.rate_bps(f)
+        }
+    }
+
+    fn settle(&mut self, f: u32, now: Time, old_bps: f64) {
+        let fl = &mut self.flows[f as usize];
+        let dt = (now - fl.last).0 as f64;
+        fl.rem_bytes = (fl.rem_bytes - old_bps * dt / 8e12).max(0.0);
+        fl.last = now;
+    }
+
+    fn schedule_finish(&mut self, f: u32, now: Time) {
+        let rate = self.mm.rate_bps(f);
+        let fl = &mut self.flows[f as usize];
+        fl.gen = fl.gen.wrapping_add(1);
+        if rate > 0.0 {
+            let ps = (fl.rem_bytes * 8e12 / rate).ceil();
+            let at = now.0.saturating_add(ps.min(u64::MAX as f64 / 2.0) as u64);
+            self.heap.push(Reverse((at, f, fl.gen)));
+        }
+    }
+}
+
+impl Net {
+    /// Connect a QP pair `(host, app, UDP source port)` of each end.
+    pub(crate) fn flow_connect(
+        &mut self,
+        (a, app_a, sa): (u32, u32, u16),
+        (b, app_b, sb): (u32, u32, u16),
+        prio: u8,
+    ) -> (QpId, QpId) {
+        let fnet = self.flow.as_mut().expect("flow backend");
+        let qa = fnet.qps.len() as u32;
+        let qb = qa + 1;
+        let mk = |host, peer_host, peer_qp, sport, app| FQp {
+            host,
+            peer_host,
+            peer_qp,
+            sport,
+            prio,
+            app,
+            msgs: VecDeque::new(),
+            busy: false,
+            flow: u32::MAX,
+            counters: QpCounters::default(),
+        };
+        fnet.qps.push(mk(a, b, qb, sa, app_a));
+        fnet.qps.push(mk(b, a, qa, sb, app_b));
+        (QpId(qa), QpId(qb))
+    }
+
+    pub(crate) fn flow_post(&mut self, q: u32, op: OpKind, bytes: u64, token: u64, notify: bool) {
+        let kind = match op {
+            OpKind::Write => MsgKind::Write,
+            OpKind::Send => MsgKind::Send,
+            OpKind::Read => MsgKind::ReadReq,
+            OpKind::ReadResp => MsgKind::ReadResp,
+        };
+        let ready = self.now() + self.p.nic_tx;
+        self.flow_push(
+            q,
+            Msg {
+                kind,
+                bytes,
+                token,
+                ready,
+                notify,
+            },
+        );
+    }
+
+    fn flow_push(&mut self, q: u32, m: Msg) {
+        let fnet = self.flow.as_mut().expect("flow backend");
+        let qp = &mut fnet.qps[q as usize];
+        qp.msgs.push_back(m);
+        if !qp.busy {
+            qp.busy = true;
+            let at = m.ready.max(self.q.now());
+            self.q.schedule(at, Ev::FlowStart(q));
+        }
+    }
+
+    /// The egress ports from QP `q`'s host to its peer: the packet
+    /// engine's forwarding for its 5-tuple.
+    fn flow_path(&self, q: u32) -> Path {
+        let qp = &self.flow.as_ref().expect("flow backend").qps[q as usize];
+        let (src, dst) = (qp.host, qp.peer_host);
+        let first = self.nics[src as usize].port;
+        let mut path = vec![first];
+        let mut node = self.ports[first as usize].peer_node;
+        while node != dst {
+            let out = if self.ar.is_some() {
+                self.flow_adaptive_port(node, src, dst, qp.sport)
+            } else {
+                self.routing
+                    .next_port(node, src, dst, qp.sport, ROCEV2_UDP_PORT)
+            };
+            assert!(out != super::routing::NO_ROUTE, "flow backend: no route");
+            path.push(out);
+            node = self.ports[out as usize].peer_node;
+        }
+        path
+    }
+
+    /// Adaptive routing at flow start: the minimal next hop with the
+    /// fewest active flows, ties to the ECMP choice.
+    fn flow_adaptive_port(&self, node: u32, src: u32, dst: u32, sport: u16) -> u32 {
+        let group = self.routing.group(node, dst);
+        if group.len() <= 1 {
+            return group.first().copied().unwrap_or(super::routing::NO_ROUTE);
+        }
+        let mm = &self.flow.as_ref().expect("flow backend").mm;
+        let start = self
+            .routing
+            .pick(node, src, dst, sport, ROCEV2_UDP_PORT, group.len());
+        let mut best = group[start];
+        for k in 1..group.len() {
+            let p = group[(start + k) % group.len()];
+            if mm.flows_on(p) < mm.flows_on(best) {
+                best = p;
+            }
+        }
+        best
+    }
+
+    /// Wire bytes of a message: (total, last packet, packets).
+    fn flow_wire(&self, kind: MsgKind, bytes: u64) -> (u64, u32, u32) {
+        if let Some((mulpdu, vlan, ts)) = self.flow.as_ref().and_then(|f| f.iwarp) {
+            let ddp = match kind {
+                MsgKind::Write | MsgKind::ReadResp => Ddp::Tagged,
+                MsgKind::Send => Ddp::Untagged,
+                MsgKind::ReadReq => Ddp::ReadRequest,
+            };
+            let payload = if kind == MsgKind::ReadReq { 0 } else { bytes };
+            let per = (mulpdu - ddp.header_bytes()) as u64;
+            let seg = |p: u64| {
+                let fpdu = crate::wire::mpa_fpdu_bytes(ddp.header_bytes() + p as u32, true);
+                crate::wire::iwarp_wire_bytes(fpdu, vlan, ts)
+            };
+            let n = payload.div_ceil(per).max(1);
+            let last_p = payload - (n - 1) * per;
+            let last = seg(last_p);
+            return ((n - 1) * seg(per) as u64 + last as u64, last, n as u32);
+        }
+        let mtu = self.p.mtu as u64;
+        if kind == MsgKind::ReadReq {
+            let w = self.p.wire_bytes(0, Ext::Reth);
+            return (w as u64, w, 1);
+        }
+        let n = bytes.div_ceil(mtu).max(1);
+        let last_p = (bytes - (n - 1) * mtu) as u32;
+        let (first_ext, mid_ext, last_ext) = match kind {
+            MsgKind::Write => (Ext::Reth, Ext::None, Ext::None),
+            MsgKind::ReadResp => (Ext::Aeth, Ext::None, Ext::Aeth),
+            _ => (Ext::None, Ext::None, Ext::None),
+        };
+        if n == 1 {
+            let w = self.p.wire_bytes(last_p, first_ext);
+            return (w as u64, w, 1);
+        }
+        let first = self.p.wire_bytes(mtu as u32, first_ext) as u64;
+        let mid = self.p.wire_bytes(mtu as u32, mid_ext) as u64;
+        let last = self.p.wire_bytes(last_p, last_ext);
+        (first + (n - 2) * mid + last as u64, last, n as u32)
+    }
+
+    /// When one packet of `wire` bytes whose serialisation at the first
+    /// port of `path` starts at `start` reaches the end of the path (last
+    /// bit in), on idle ports: the packet engine's per-hop arithmetic.
+    fn flow_packet_arrival(&self, path: &[u32], start: Time, wire: u32) -> Time {
+        let wire = wire as u64;
+        let mut now = start;
+        let mut rx_end = start;
+        for &pi in path {
+            let port = &self.ports[pi as usize];
+            let tx_end = (now + port.rate.tx_time(wire)).max(rx_end);
+            rx_end = tx_end + port.delay;
+            now = if !port.to_switch {
+                rx_end
+            } else if self.p.cut_through {
+                (now + port.rate.tx_time(wire.min(64)) + port.delay + self.p.switch_latency)
+                    .min(rx_end + self.p.switch_latency)
+            } else {
+                rx_end + self.p.switch_latency
+            };
+        }
+        now
+    }
+
+    pub(crate) fn on_flow_start(&mut self, q: u32) {
+        let now = self.now();
+        let path = self.flow_path(q);
+        let fnet = self.flow.as_mut().expect("flow backend");
+        let m = fnet.qps[q as usize]
+            .msgs
+            .pop_front()
+            .expect("a scheduled flow start has a message");
+        let f = fnet.mm.add(&path);
+        fnet.qps[q as usize].flow = f;
+        fnet.stats.flows += 1;
+        fnet.stats.peak_active = fnet.stats.peak_active.max(fnet.mm.active() as u64);
+        let (wire_bytes, last_wire, npkts) = self.flow_wire(m.kind, m.bytes);
+        let fnet = self.flow.as_mut().expect("flow backend");
+        let fl = Flow {
+            qp: q,
+            msg: m,
+            wire_bytes,
+            last_wire,
+            npkts,
+            rem_bytes: wire_bytes as f64,
+            last: now,
+            gen: 0,
+        };
+        if f as usize == fnet.flows.len() {
+            fnet.flows.push(fl);
+        } else {
+            let gen = fnet.flows[f as usize].gen;
+            fnet.flows[f as usize] = Flow { gen, ..fl };
+        }
+        fnet.dirty = true;
+        self.flow_tick_at(now);
+    }
+
+    fn flow_tick_at(&mut self, at: Time) {
+        let fnet = self.flow.as_mut().expect("flow backend");
+        if at < fnet.tick_at {
+            fnet.tick_at = at;
+            self.q.schedule(at, Ev::FlowTick);
+        }
+    }
+
+    pub(crate) fn on_flow_tick(&mut self) {
+        let now = self.now();
+        let fnet = self.flow.as_mut().expect("flow backend");
+        if fnet.tick_at != now {
+            return; // superseded by an earlier tick
+        }
+        fnet.tick_at = Time::NEVER;
+        // Completions due within the quantum.
+        let horizon = now.0.saturating_add(fnet.quantum.0);
+        let mut done = Vec::new();
+        while let Some(&Reverse((at, f, gen))) = fnet.heap.peek() {
+            if at > horizon {
+                break;
+            }
+            fnet.heap.pop();
+            if fnet.flows[f as usize].gen == gen {
+                fnet.flows[f as usize].gen = gen.wrapping_add(1);
+                done.push((Time(at.max(now.0)), f));
+            }
+        }
+        if done.len() > 1 {
+            fnet.stats.batched += done.len() as u64 - 1;
+        }
+        for (at, f) in done {
+            self.flow_complete(f, at);
+        }
+        let fnet = self.flow.as_mut().expect("flow backend");
+        if fnet.dirty {
+            fnet.dirty = false;
+            let mut changed = std::mem::take(&mut fnet.changed);
+            changed.clear();
+            let before = fnet.mm.refilled;
+            fnet.mm.solve(&mut changed);
+            fnet.stats.solves += 1;
+            fnet.stats.flows_refilled += fnet.mm.refilled - before;
+            for &(f, old) in &changed {
+                fnet.settle(f, now, old);
+                fnet.schedule_finish(f, now);
+            }
+            fnet.changed = changed;
+            // Keep the heap from filling with superseded entries.
+            if fnet.heap.len() > 4 * fnet.mm.active() + 4096 {
+                let flows = &fnet.flows;
+                let live: Vec<_> = fnet
+                    .heap
+                    .drain()
+                    .filter(|Reverse((_, f, g))| flows[*f as usize].gen == *g)
+                    .collect();
+                fnet.heap = live.into();
+            }
+        }
+        // Next tick: the earliest live completion.
+        let fnet = self.flow.as_mut().expect("flow backend");
+        while let Some(&Reverse((at, f, gen))) = fnet.heap.peek() {
+            if fnet.flows[f as usize].gen == gen {
+                self.flow_tick_at(Time(at));
+                break;
+            }
+            fnet.heap.pop();
+        }
+    }
+
+    /// Flow `f` has sent its last byte at `at`: count it, tell the
+    /// workloads, start the QP's next message.
+    fn flow_complete(&mut self, f: u32, at: Time) {
+        let fnet = self.flow.as_mut().expect("flow backend");
+        let path: Path = fnet.mm.path(f).collect();
+        fnet.mm.remove(f);
+        fnet.dirty = true;
+        let fl = &fnet.flows[f as usize];
+        let (q, m, wire, npkts, last_wire) = (fl.qp, fl.msg, fl.wire_bytes, fl.npkts, fl.last_wire);
+        let (peer, app, peer_app) = {
+            let qp = &fnet.qps[q as usize];
+            (qp.peer_qp, qp.app, fnet.qps[qp.peer_qp as usize].app)
+        };
+        for &pi in &path {
+            let peer_port = self.ports[pi as usize].peer;
+            let c = &mut self.ports[pi as usize].c;
+            c.tx_bytes += wire;
+            c.tx_packets += npkts as u64;
+            let c = &mut self.ports[peer_port as usize].c;
+            c.rx_bytes += wire;
+            c.rx_packets += npkts as u64;
+        }
+        let host_port = &self.ports[path[0] as usize];
+        let start_last = Time(at.0.saturating_sub(host_port.rate.tx_time(last_wire as u64).0));
+        let arrive = self.flow_packet_arrival(&path, start_last, last_wire);
+        let nic_rx = self.p.nic_rx;
+        let payload = if m.kind == MsgKind::ReadReq {
+            0
+        } else {
+            m.bytes
+        };
+        {
+            let fnet = self.flow.as_mut().expect("flow backend");
+            let c = &mut fnet.qps[q as usize].counters;
+            c.tx_payload_bytes += payload;
+            c.tx_packets += npkts as u64;
+            fnet.qps[peer as usize].counters.rx_payload_bytes += payload;
+        }
+        match m.kind {
+            MsgKind::Write | MsgKind::Send => {
+                let op = if m.kind == MsgKind::Write {
+                    OpKind::Write
+                } else {
+                    OpKind::Send
+                };
+                self.deliver(
+                    arrive + nic_rx,
+                    peer_app,
+                    AppEvent::Received {
+                        qp: QpId(peer),
+                        token: m.token,
+                        bytes: m.bytes,
+                        op,
+                    },
+                );
+                let back = self.flow_path(peer);
+                let ack = self.p.wire_bytes(0, Ext::Aeth);
+                let acked = self.flow_packet_arrival(&back, arrive + nic_rx, ack);
+                let fnet = self.flow.as_mut().expect("flow backend");
+                let c = &mut fnet.qps[q as usize].counters;
+                c.acked_bytes += m.bytes;
+                c.messages_done += 1;
+                if m.notify {
+                    self.deliver(
+                        acked + nic_rx,
+                        app,
+                        AppEvent::Completed {
+                            qp: QpId(q),
+                            token: m.token,
+                            op,
+                        },
+                    );
+                }
+            }
+            MsgKind::ReadReq => {
+                let ready = arrive + nic_rx + self.p.nic_tx;
+                self.flow_push(
+                    peer,
+                    Msg {
+                        kind: MsgKind::ReadResp,
+                        bytes: m.bytes,
+                        token: m.token,
+                        ready,
+                        notify: m.notify,
+                    },
+                );
+            }
+            MsgKind::ReadResp => {
+                let fnet = self.flow.as_mut().expect("flow backend");
+                let c = &mut fnet.qps[peer as usize].counters;
+                c.acked_bytes += m.bytes;
+                c.messages_done += 1;
+                if m.notify {
+                    self.deliver(
+                        arrive + nic_rx,
+                        peer_app,
+                        AppEvent::Completed {
+                            qp: QpId(peer),
+                            token: m.token,
+                            op: OpKind::Read,
+                        },
+                    );
+                }
+            }
+        }
+        // The QP's next message follows its last byte out.
+        let fnet = self.flow.as_mut().expect("flow backend");
+        let qp = &mut fnet.qps[q as usize];
+        qp.flow = u32::MAX;
+        match qp.msgs.front() {
+            Some(next) => {
+                let start = next.ready.max(at);
+                self.q.schedule(start, Ev::FlowStart(q));
+            }
+            None => qp.busy = false,
+        }
+    }
+}

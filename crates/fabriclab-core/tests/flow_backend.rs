@@ -1,0 +1,245 @@
+//! The flow-level backend: hand arithmetic (fair shares, incast, the
+//! oversubscription bound), exact agreement with the packet engine where
+//! the two must agree (one small message on an idle fabric, ECMP paths),
+//! conservation, determinism and refusals.
+
+mod common;
+use common::*;
+use fabriclab_core::config::{preset, Backend, FabricSpec};
+use fabriclab_core::net::{Net, QpId};
+use fabriclab_core::sim::{Outcome, Sim};
+use fabriclab_core::units::{Rate, Time};
+use fabriclab_core::wire::{roce_wire_bytes, Ext};
+use fabriclab_core::workload::flows::{FlowResult, FlowSpec, Flows};
+
+fn flow_backend(mut spec: FabricSpec) -> FabricSpec {
+    spec.sim.backend = Backend::Flow;
+    spec
+}
+
+/// Wire bytes of a RoCE WRITE of `bytes` at MTU `mtu` (no VLAN): the first
+/// packet carries the RETH.
+fn write_wire(bytes: u64, mtu: u64) -> u64 {
+    let n = bytes.div_ceil(mtu).max(1);
+    let last = bytes - (n - 1) * mtu;
+    let mut w = 0;
+    for i in 0..n {
+        let p = if i + 1 == n { last } else { mtu } as u32;
+        let ext = if i == 0 { Ext::Reth } else { Ext::None };
+        w += roce_wire_bytes(p, ext, false) as u64;
+    }
+    w
+}
+
+fn run_paths(
+    spec: &FabricSpec,
+    flows: &[FlowSpec],
+    seed: u64,
+) -> (Sim, Vec<FlowResult>, Vec<QpId>) {
+    let net = Net::new(spec, seed).unwrap();
+    let app = Flows::new(&net, flows).unwrap();
+    let mut sim = Sim::new(net);
+    let id = sim.add_app(Box::new(app));
+    assert_eq!(sim.run(None), Outcome::Finished);
+    let f = sim.app::<Flows>(id).unwrap();
+    let qps = (0..flows.len()).map(|i| f.qp(i).unwrap()).collect();
+    let res = f.results();
+    (sim, res, qps)
+}
+
+fn a2a(n: u32, bytes: u64) -> Vec<FlowSpec> {
+    let mut v = Vec::new();
+    for s in 0..n {
+        for d in 0..n {
+            if s != d {
+                v.push(flow(&format!("h{s}"), &format!("h{d}"), bytes));
+            }
+        }
+    }
+    v
+}
+
+#[test]
+fn one_small_message_takes_exactly_the_packet_engines_time() {
+    // Store-and-forward one switch, and the cut-through leaf-spine preset
+    // across a spine; WRITE, SEND and READ; one byte and one full MTU.
+    for spec in [one_switch(2, ""), preset("leaf-spine").unwrap()] {
+        let dst = if spec.host_names().len() > 4 {
+            "h4"
+        } else {
+            "h1"
+        };
+        for op in ["write", "send", "read"] {
+            for bytes in [1u64, 1024] {
+                let mut f = flow("h0", dst, bytes);
+                f.op = op.into();
+                let (_, packet) = run_flows(&spec, std::slice::from_ref(&f), 1);
+                let (_, fluid) = run_flows(&flow_backend(spec.clone()), &[f], 1);
+                assert_eq!(
+                    (packet[0].delivered_ps, packet[0].completed_ps),
+                    (fluid[0].delivered_ps, fluid[0].completed_ps),
+                    "{op} of {bytes} B to {dst}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn two_flows_into_one_port_share_it_equally_then_the_longer_one_speeds_up() {
+    // h1 sends 1 MiB and h2 2 MiB to h0 through one store-and-forward
+    // switch: both get 50 Gb/s on h0's link until the first ends (2 W1 of
+    // wire time), then the second has it alone (W2 - W1 more).
+    let spec = flow_backend(one_switch(3, ""));
+    let mtu = 1024; // the default RoCE MTU
+    let (w1, w2) = (write_wire(1 << 20, mtu), write_wire(2 << 20, mtu));
+    let (_, res) = run_flows(
+        &spec,
+        &[flow("h1", "h0", 1 << 20), flow("h2", "h0", 2 << 20)],
+        1,
+    );
+    let c = Rate::gbps(100);
+    let start = Time::ns(500); // NIC send latency
+                               // Last byte out of each host at start + fluid time.
+    let t1 = start.0 + c.tx_time(2 * w1).0;
+    let t2 = start.0 + c.tx_time(w1 + w2).0;
+    let d1 = res[0].delivered_ps.unwrap();
+    let d2 = res[1].delivered_ps.unwrap();
+    // Then the last packet crosses the cut-through switch (the default):
+    // seen after its first 64 B, the 1 us cable and the 300 ns switch
+    // latency, it leaves as it came in, 1 us of cable, NIC receive 300 ns.
+    let tail = c.tx_time(64).0 + Time::ns(1000 + 300 + 1000 + 300).0;
+    assert!(d1.abs_diff(t1 + tail) <= 2, "{d1} vs {}", t1 + tail);
+    assert!(d2.abs_diff(t2 + tail) <= 2, "{d2} vs {}", t2 + tail);
+}
+
+#[test]
+fn incast_completes_at_n_times_size_over_the_link() {
+    let spec = flow_backend(one_switch(9, ""));
+    let (sim, res) = run_flows(&spec, &incast(8, 1 << 20), 1);
+    let w = write_wire(1 << 20, 1024);
+    let want = Time::ns(500) + Rate::gbps(100).tx_time(8 * w);
+    for r in &res {
+        let d = r.delivered_ps.unwrap();
+        // Everyone ends together, one packet's crossing after the bound.
+        assert!(
+            d >= want.0 && d - want.0 < Time::us(3).0,
+            "{d} vs {}",
+            want.0
+        );
+    }
+    // Conservation: what the hosts sent, the switch received and sent on.
+    let sw_rx = switch_total(&sim, |c| c.rx_bytes);
+    let sw_tx = switch_total(&sim, |c| c.tx_bytes);
+    assert_eq!(sw_rx, 8 * w);
+    assert_eq!(sw_tx, 8 * w);
+}
+
+#[test]
+fn oversubscribed_all_to_all_ends_at_the_busiest_uplinks_bound() {
+    // 4:1 leaf-spine (16 hosts of 100G per leaf over 8 x 50G uplinks).
+    let spec = flow_backend(preset("bench-a2a-128").unwrap());
+    let bytes = 64 << 10;
+    let (sim, res) = run_flows(&spec, &a2a(128, bytes), 1);
+    let last = res.iter().map(|r| r.delivered_ps.unwrap()).max().unwrap();
+    // Each link's bytes over its rate bound the run from below; the
+    // fluid model keeps the busiest uplink saturated to the end.
+    let ports = sim.net.port_reports();
+    let bound = ports
+        .iter()
+        .filter(|p| p.rate_gbps > 0.0)
+        .map(|p| (p.counters.tx_bytes as f64 * 8.0 / (p.rate_gbps * 1e9) * 1e12) as u64)
+        .max()
+        .unwrap();
+    let ratio = last as f64 / bound as f64;
+    println!("a2a-128 4:1: last {last} ps, busiest uplink bound {bound} ps ({ratio:.4})");
+    assert!((1.0..1.02).contains(&ratio), "{ratio}");
+    // The uplink bound of a uniform load, by hand: 16 hosts x 112 remote
+    // peers x W through 400 Gb/s; ECMP imbalance only adds to it.
+    let w = write_wire(bytes, 1024);
+    let uniform = Rate::gbps(400).tx_time(16 * 112 * w).0;
+    assert!(bound >= uniform);
+}
+
+#[test]
+fn ecmp_paths_are_the_packet_engines() {
+    let spec = preset("bench-a2a-32").unwrap();
+    let flows = a2a(32, 4096);
+    let (p_sim, _, p_qps) = run_paths(&spec, &flows, 3);
+    let (f_sim, _, f_qps) = run_paths(&flow_backend(spec), &flows, 3);
+    for (a, b) in p_qps.iter().zip(&f_qps) {
+        assert_eq!(p_sim.net.qp_path(*a), f_sim.net.qp_path(*b));
+    }
+}
+
+#[test]
+fn throughput_bound_all_to_all_agrees_with_the_packet_engine_within_10_percent() {
+    let mut spec = preset("bench-a2a-32").unwrap();
+    spec.cc.algorithm = fabriclab_core::config::CcAlgorithm::None;
+    let flows = a2a(32, 256 << 10);
+    let (_, p) = run_flows(&spec, &flows, 1);
+    let (_, f) = run_flows(&flow_backend(spec), &flows, 1);
+    let end = |r: &[FlowResult]| r.iter().map(|x| x.completed_ps.unwrap()).max().unwrap() as f64;
+    let (tp, tf) = (end(&p), end(&f));
+    println!(
+        "a2a-32 256 KiB: packet {tp} ps, flow {tf} ps ({:+.2} %)",
+        (tf / tp - 1.0) * 100.0
+    );
+    assert!((tf / tp - 1.0).abs() < 0.10);
+}
+
+#[test]
+fn same_seed_same_run_and_the_seed_moves_the_paths() {
+    let spec = flow_backend(preset("bench-a2a-32").unwrap());
+    let flows = a2a(32, 100_000);
+    let (s1, r1, q1) = run_paths(&spec, &flows, 5);
+    let (s2, r2, _) = run_paths(&spec, &flows, 5);
+    let key = |r: &[FlowResult]| {
+        r.iter()
+            .map(|x| (x.delivered_ps, x.completed_ps))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(key(&r1), key(&r2));
+    assert_eq!(
+        s1.net.flow_stats().unwrap().solves,
+        s2.net.flow_stats().unwrap().solves
+    );
+    let (s3, _, q3) = run_paths(&spec, &flows, 6);
+    let moved = q1
+        .iter()
+        .zip(&q3)
+        .filter(|(a, b)| s1.net.qp_path(**a) != s3.net.qp_path(**b))
+        .count();
+    assert!(moved > 0);
+}
+
+#[test]
+fn unknown_backend_and_packet_only_features_are_refused_with_what_to_change() {
+    let base = "[topology]\nkind = \"leaf_spine\"\nspines = 1\nleaves = 2\nhosts_per_leaf = 2\n\
+                host_link_gbps = 100\nuplink_gbps = 100\n";
+    let e = FabricSpec::from_toml(&format!("{base}[sim]\nbackend = \"fluid\"\n")).unwrap_err();
+    assert!(
+        e.to_string().contains("packet") && e.to_string().contains("flow"),
+        "{e}"
+    );
+    let e = FabricSpec::from_toml(&format!(
+        "{base}[sim]\nbackend = \"flow\"\n[[link_failures]]\na = \"leaf0\"\nb = \"spine0\"\ndown_us = 10\n"
+    ))
+    .and_then(|s| s.validate().map(|_| s))
+    .unwrap_err();
+    assert!(e.to_string().contains("sim.backend"), "{e}");
+    let e = FabricSpec::from_toml(&format!("{base}[sim]\nflow_quantum_ns = -1\n")).unwrap_err();
+    assert!(e.to_string().contains("flow_quantum_ns"), "{e}");
+    let spec = flow_backend(FabricSpec::from_toml(base).unwrap());
+    let net = Net::new(&spec, 1).unwrap();
+    assert!(net
+        .telemetry_supported()
+        .unwrap_err()
+        .to_string()
+        .contains("packet"));
+    assert!(net
+        .tcp_supported()
+        .unwrap_err()
+        .to_string()
+        .contains("packet"));
+}
