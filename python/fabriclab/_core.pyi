@@ -36,9 +36,13 @@ def flows(
     repeat}). Returns JSON {outcome, sim_time_ps, events, flows, ports, qps,
     samples, ports_table}."""
 
-def bench(name: str, cc: str = "", progress: bool = False) -> str:
-    """Run benchmark "a2a-32" or "a2a-128" with cc "", "none" or "dcqcn";
-    progress lines go to stderr. Returns JSON of the figures."""
+def bench(name: str, cc: str = "", progress: bool = False, backend: str = "") -> str:
+    """Run benchmark "a2a-32", "a2a-128" or "a2a-1024" with cc "", "none" or
+    "dcqcn" on backend "" (packet) or "flow"; progress lines go to stderr.
+    Returns JSON of the figures."""
+
+def fabric_with_backend(fabric: str, backend: str) -> str:
+    """The TOML text of ``fabric`` with ``[sim] backend`` set."""
 
 def imb(fabric: str, options: str, seed: int = 1, progress: bool = False) -> str:
     """Run Intel MPI Benchmarks; ``options`` is JSON. Returns JSON with the

@@ -237,12 +237,27 @@ def _resolve(fabric: FabricLike, base_dir: str | None = None) -> tuple[str, str 
     return _read_fabric_file(path), path
 
 
-def _fabric_arg(fabric: FabricLike, base_dir: str | None = None) -> str:
-    """What the core takes for a fabric: a preset name or TOML text."""
-    return _resolve(fabric, base_dir)[0]
+#: The simulation backends (``[sim] backend`` in a fabric file).
+BACKENDS = ("packet", "flow")
+
+
+def _fabric_arg(fabric: FabricLike, base_dir: str | None = None, backend: str | None = None) -> str:
+    """What the core takes for a fabric: a preset name or TOML text, with
+    ``[sim] backend`` replaced when ``backend`` is given ("packet" or
+    "flow"; the core words the error for anything else)."""
+    arg = _resolve(fabric, base_dir)[0]
+    if backend is None:
+        return arg
+    return _core.fabric_with_backend(arg, _str("backend", backend))
 
 
 FabricLike = Union["Fabric", str, "os.PathLike[str]"]
+
+
+def _with_backend(fabric: FabricLike, backend: str | None) -> FabricLike:
+    """``fabric`` as it is, or as TOML text with ``[sim] backend`` set
+    (what every tool's ``backend=`` argument does)."""
+    return fabric if backend is None else _fabric_arg(fabric, backend=backend)
 
 
 class Fabric:
@@ -390,6 +405,10 @@ class FlowsResult:
     events: int = 0
     #: The ports that carried traffic, as a text table.
     ports_table: str = ""
+    #: The backend that ran ("packet" or "flow").
+    backend: str = "packet"
+    #: The flow backend's figures (flows, rate recomputations), or None.
+    flow_stats: dict[str, Any] | None = None
     #: The scenario item's name (scenarios only).
     name: str | None = field(default=None)
 
@@ -415,6 +434,7 @@ def flows(
     seed: int = 1,
     sample_us: float | None = None,
     limit_us: float | None = None,
+    backend: str | None = None,
 ) -> FlowsResult:
     """Run a set of flows (each a :class:`Flow` or a dict with the same keys)
     on ``fabric`` until they complete (or ``limit_us`` of simulated time).
@@ -423,6 +443,7 @@ def flows(
     (``samples``: bytes acknowledged and received, current rate) and per
     port (``port_samples``: queue depth, bytes sent, PFC pause state).
     """
+    fabric = _with_backend(fabric, backend)
     fl = _flow_list("flows", flows)
     out = json.loads(
         _core.flows(
@@ -445,6 +466,8 @@ def flows(
         sim_time_us=out["sim_time_ps"] / 1e6,
         events=out["events"],
         ports_table=out["ports_table"],
+        backend=out["backend"],
+        flow_stats=out["flow_stats"],
     )
 
 
@@ -500,6 +523,7 @@ def _run_perftest(fabric: FabricLike, opts: Mapping[str, Any], seed: int) -> pd.
     df.attrs.update(
         {
             "test": out["test"],
+            "backend": out["backend"],
             "text": out["text"],
             "out_json": out["out_json"],
             "ports": _frame(rep["ports"], PORT_COLUMNS),
@@ -536,6 +560,7 @@ def perftest(
     qps: int = 1,
     cq_mod: int | None = None,
     background: Iterable[Flow | Mapping[str, Any]] | None = None,
+    backend: str | None = None,
 ) -> pd.DataFrame:
     """Run perftest program ``test`` (``"ib_write_bw"``, ...) from ``client``
     to ``server`` on ``fabric``; the keyword options are perftest's (``size``
@@ -551,6 +576,7 @@ def perftest(
     (its ``--out_json`` document), ``"ports"`` and ``"qps"`` (counter
     DataFrames of the last size's run), ``"outcome"`` and a few more.
     """
+    fabric = _with_backend(fabric, backend)
     opts = perftest_options(
         test,
         client,
@@ -574,10 +600,13 @@ def perftest(
 # Benchmarks
 
 
-def bench(name: str, cc: str = "", progress: bool = False) -> dict[str, Any]:
-    """Run benchmark ``name`` (``"a2a-32"`` or ``"a2a-128"``) with congestion
-    control ``cc`` (``"none"``, ``"dcqcn"`` or ``""`` for the benchmark's
-    default) and return its figures (wall_s, events_per_s, ...). With
-    ``progress``, progress lines go to stderr."""
-    return json.loads(_core.bench(_str("name", name), _str("cc", cc), _bool("progress", progress)))
+def bench(name: str, cc: str = "", progress: bool = False, backend: str = "packet") -> dict[str, Any]:
+    """Run benchmark ``name`` (``"a2a-32"``, ``"a2a-128"`` or ``"a2a-1024"``)
+    with congestion control ``cc`` (``"none"``, ``"dcqcn"`` or ``""`` for the
+    benchmark's default) on ``backend`` (``"packet"`` or ``"flow"``) and
+    return its figures (wall_s, events_per_s, ...). With ``progress``,
+    progress lines go to stderr."""
+    return json.loads(
+        _core.bench(_str("name", name), _str("cc", cc), _bool("progress", progress), _str("backend", backend))
+    )
 

@@ -24,7 +24,7 @@ import pandas as pd
 
 from . import _core
 from .errors import InvalidArgumentError
-from .api import FabricLike, Flow, _bool, _dumps, _fabric_arg, _frame, _int, _str
+from .api import _with_backend, FabricLike, Flow, _bool, _dumps, _fabric_arg, _frame, _int, _str
 from .mpi import _attrs, _extras, _job
 
 __all__ = ["cbench", "CBENCH_TESTS", "CBENCH_COLUMNS", "CBENCH_ROTATION_COLUMNS"]
@@ -55,6 +55,7 @@ def cbench(
     background_iperf: Iterable[Mapping[str, Any]] | None = None,
     telemetry_us: float | None = None,
     progress: bool = False,
+    backend: str | None = None,
 ) -> pd.DataFrame:
     """Run Cbench ``test`` (``"rotate"`` or ``"rotate_latency"``) with
     ``np`` ranks on ``fabric`` (an odd ``np`` leaves the last rank out, as
@@ -70,6 +71,7 @@ def cbench(
     :data:`CBENCH_ROTATION_COLUMNS`), ``summary`` (overall min, max,
     average link and average aggregate), port, QP and MPI counters.
     """
+    fabric = _with_backend(fabric, backend)
     opts: dict[str, Any] = {"test": _str("test", test)}
     _job(opts, np, ppn, hosts, placement)
     for name, value, least in (("bytes", bytes, 0), ("iterations", iterations, 1), ("tests", tests, 1), ("rotations", rotations, 1)):
@@ -82,6 +84,7 @@ def cbench(
     rep = out["report"]
     df = _attrs(_frame(rep["pairs"], CBENCH_COLUMNS), out)
     df.attrs["test"] = rep["test"]
+    df.attrs["backend"] = out["backend"]
     df.attrs["rotations"] = _frame(rep["rotations"], CBENCH_ROTATION_COLUMNS)
     df.attrs["summary"] = {
         k: rep[k] for k in ("overall_min", "overall_max", "average_link", "average_aggregate", "rotations_total")

@@ -191,7 +191,7 @@ def _parser() -> argparse.ArgumentParser:
 
     # bench
     pb = sub.add_parser("bench", help="run a simulator benchmark (wall-clock speed)")
-    pb.add_argument("name", choices=["a2a-32", "a2a-128"])
+    pb.add_argument("name", choices=["a2a-32", "a2a-128", "a2a-1024"])
     pb.add_argument("--cc", choices=["none", "dcqcn"], default="", help="congestion control (default: the benchmark's)")
     pb.add_argument("--json", action="store_true", help="print the figures as JSON")
 
@@ -207,7 +207,22 @@ def _parser() -> argparse.ArgumentParser:
     cli_sweep.add_parser(sub)
     # dashboard
     cli_dashboard.add_parser(sub)
+    # --backend on every tool that runs a fabric (and run, bench)
+    for name, sp in sub.choices.items():
+        if name == "dashboard":
+            continue
+        if name in ("run", "bench") or any("--fabric" in a.option_strings for a in sp._actions):
+            sp.add_argument("--backend", choices=list(api.BACKENDS), default=None, help=BACKEND_HELP)
     return p
+
+
+#: What --backend says in every tool's --help.
+BACKEND_HELP = (
+    "simulation backend (default: the fabric's [sim] backend, else packet). 'flow' moves each "
+    "message as a fluid flow at its max-min fair share on the packet engine's routes: fast at "
+    "thousands of hosts, but no queues, PFC, ECN, DCQCN dynamics, drops, TCP (iperf), link "
+    "failures or telemetry (those are refused)"
+)
 
 
 def _fabric_opts(p: argparse.ArgumentParser) -> None:
@@ -328,6 +343,8 @@ def _cmd_flows(a: argparse.Namespace) -> None:
 
 def _cmd_run(a: argparse.Namespace) -> None:
     sc = load_scenario(a.scenario)
+    if a.backend is not None:
+        sc.fabric = api.Fabric(api._fabric_arg(sc.fabric, backend=a.backend))
     _out(f"scenario {a.scenario}: fabric {sc.fabric.name or '(unnamed)'}, {len(sc.items)} item(s)")
     for i, item in enumerate(sc.items, 1):
         o = item.options
@@ -395,6 +412,7 @@ def _hpl_what(o: dict[str, Any]) -> str:
 
 _BENCH_ROWS = [
     ("name", "benchmark", "{}"),
+    ("backend", "backend", "{}"),
     ("cc", "congestion control", "{}"),
     ("hosts", "hosts", "{}"),
     ("qps", "QPs", "{}"),
@@ -413,7 +431,7 @@ _BENCH_ROWS = [
 
 def _cmd_bench(a: argparse.Namespace) -> None:
     print(f"running {a.name} ...", file=sys.stderr, flush=True)
-    r = api.bench(a.name, a.cc, progress=True)
+    r = api.bench(a.name, a.cc, progress=True, backend=a.backend or "packet")
     if a.json:
         _out(json.dumps(r, indent=2))
         return
@@ -451,6 +469,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)  # exits 2 with "fabriclab: error: ..." on bad usage
     try:
+        backend = getattr(args, "backend", None)
+        if backend is not None and args.command not in ("run", "bench") and hasattr(args, "fabric"):
+            # Every tool takes a Fabric wherever it takes a fabric name.
+            args.fabric = api.Fabric(api._fabric_arg(args.fabric, backend=backend))
+        if backend == "flow":
+            print(f"# fabriclab: {backend} backend (flow-level model; see --help)", flush=True)
         status = _COMMANDS[args.command](args)
     except FabriclabError as e:
         return _fail(str(e))

@@ -31,7 +31,7 @@ import pandas as pd
 
 from . import _core
 from .errors import InvalidArgumentError
-from .api import FabricLike, _bool, _dumps, _fabric_arg, _float, _frame, _int, _str
+from .api import _with_backend, FabricLike, _bool, _dumps, _fabric_arg, _float, _frame, _int, _str
 from .iperf import parse_size
 
 __all__ = ["fio", "parse_hosts", "FIO_COLUMNS", "FIO_RW"]
@@ -124,6 +124,7 @@ def fio(
     submit_us: float | None = None,
     avg_time_ms: float | None = None,
     progress: bool = False,
+    backend: str | None = None,
 ) -> pd.DataFrame:
     """Run fio's ``rw`` (randwrite, randread, write or read) with block
     size ``bs`` (bytes, or text like ``"4M"``), ``iodepth`` and ``numjobs``
@@ -141,6 +142,7 @@ def fio(
     ``text`` and ``json`` (fio's outputs), ``ports`` (port counters),
     ``ports_table``, ``sim_time_us``, ``events``, ``outcome``.
     """
+    fabric = _with_backend(fabric, backend)
     opts: dict[str, Any] = {
         "name": _str("name", name),
         "rw": _str("rw", rw),
@@ -173,6 +175,7 @@ def fio(
             "sim_time_us": rep["sim_time_ps"] / 1e6,
             "events": rep["events"],
             "outcome": rep["outcome"],
+            "backend": out["backend"],
         }
     )
     return df

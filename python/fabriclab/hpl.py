@@ -34,7 +34,7 @@ from typing import Any, Iterable, Mapping, Sequence, Union
 import pandas as pd
 
 from . import _core
-from .api import FabricLike, Flow, _bool, _dumps, _fabric_arg, _float, _frame, _int, _str
+from .api import _with_backend, FabricLike, Flow, _bool, _dumps, _fabric_arg, _float, _frame, _int, _str
 from .errors import FabriclabError, InvalidArgumentError, ParseError
 from .fio import parse_hosts
 from .mpi import _extras, common_attrs
@@ -251,6 +251,7 @@ def hpl(
     telemetry_us: float | None = None,
     seed: int = 1,
     progress: bool = False,
+    backend: str | None = None,
 ) -> pd.DataFrame:
     """Run HPL on ``fabric``: every test of the settings, in HPL's order.
 
@@ -282,6 +283,7 @@ def hpl(
     MPI counters of the last test, and ``sim_time_us``, ``events`` and
     ``wall_s`` of all tests.
     """
+    fabric = _with_backend(fabric, backend)
     opts = _options(
         None if dat is None else read_dat(dat),
         {"n": n, "nb": nb, "grids": grids, "pfact": pfact, "nbmin": nbmin, "ndiv": ndiv, "rfact": rfact, "bcast": bcast, "depth": depth},

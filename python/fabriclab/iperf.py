@@ -29,7 +29,7 @@ from typing import Any, Iterable, Mapping
 import pandas as pd
 
 from . import _core
-from .api import Flow, FabricLike, _dumps, _fabric_arg, _float, _flow_list, _frame, _int, _str
+from .api import _with_backend, Flow, FabricLike, _dumps, _fabric_arg, _float, _flow_list, _frame, _int, _str
 
 __all__ = ["iperf", "iperf_options", "parse_rate", "parse_size", "IPERF_COLUMNS", "TCP_COLUMNS", "CONGESTION"]
 
@@ -163,6 +163,7 @@ def _run_iperf(fabric: FabricLike, opts: Mapping[str, Any], seed: int) -> pd.Dat
             "tcp_table": out["tcp_table"],
             "tcp": _frame(rep["tcp"], TCP_COLUMNS),
             "outcome": rep["outcome"],
+            "backend": out["backend"],
             "options": rep["options"],
             "sim_time_us": rep["sim_time_ps"] / 1e6,
             "events": rep["events"],
@@ -184,6 +185,7 @@ def iperf(
     length: int | str = 131072,
     congestion: str | None = None,
     background: Iterable[Flow | Mapping[str, Any]] | None = None,
+    backend: str | None = None,
 ) -> pd.DataFrame:
     """Run iperf3 from ``client`` (the sender) to ``server`` on ``fabric``.
 
@@ -200,6 +202,7 @@ def iperf(
     ``"sum_sent"`` / ``"sum_received"``, ``"tcp"`` (connection counters,
     :data:`TCP_COLUMNS`), ``"ports_table"`` and a few more.
     """
+    fabric = _with_backend(fabric, backend)
     opts = iperf_options(
         client,
         server,

@@ -23,7 +23,7 @@ import pandas as pd
 
 from . import _core
 from .iperf import iperf_options
-from .api import PORT_SAMPLE_COLUMNS, FabricLike, Flow, _bool, _dumps, _fabric_arg, _flow_list, _float, _frame, _int, _str
+from .api import _with_backend, PORT_SAMPLE_COLUMNS, FabricLike, Flow, _bool, _dumps, _fabric_arg, _flow_list, _float, _frame, _int, _str
 
 __all__ = ["imb", "osu", "IMB_BENCHMARKS", "OSU_TESTS", "IMB_COLUMNS", "OSU_COLUMNS", "MPI_COUNTER_KEYS"]
 
@@ -133,6 +133,7 @@ def common_attrs(out: Mapping[str, Any]) -> dict[str, Any]:
         "ports_table": out["ports_table"],
         "port_samples": port_samples_frame(rep),
         "mpi": rep["mpi"],
+        "backend": out["backend"],
     }
 
 
@@ -163,6 +164,7 @@ def imb(
     background_iperf: Iterable[Mapping[str, Any]] | None = None,
     telemetry_us: float | None = None,
     progress: bool = False,
+    backend: str | None = None,
 ) -> pd.DataFrame:
     """Run IMB-MPI1 ``benchmarks`` (names like ``"Allreduce"``; all when
     None) with ``np`` ranks on ``fabric``. Options follow IMB and mpirun:
@@ -191,6 +193,7 @@ def imb(
     :data:`IMB_COLUMNS`; ``df.attrs["text"]`` is IMB's output,
     ``df.attrs["mpi"]`` the runtime counters.
     """
+    fabric = _with_backend(fabric, backend)
     opts: dict[str, Any] = {}
     if benchmarks is not None:
         if isinstance(benchmarks, str):
@@ -235,6 +238,7 @@ def osu(
     background_iperf: Iterable[Mapping[str, Any]] | None = None,
     telemetry_us: float | None = None,
     progress: bool = False,
+    backend: str | None = None,
 ) -> pd.DataFrame:
     """Run OSU micro-benchmark ``test`` (``"osu_allreduce"`` or
     ``"allreduce"``, ...) with ``np`` ranks on ``fabric``. ``sizes`` is
@@ -246,6 +250,7 @@ def osu(
     Returns one row per size with :data:`OSU_COLUMNS`;
     ``df.attrs["text"]`` is OSU's output.
     """
+    fabric = _with_backend(fabric, backend)
     opts: dict[str, Any] = {"test": _str("test", test)}
     _job(opts, np, ppn, hosts, placement)
     if sizes is not None:

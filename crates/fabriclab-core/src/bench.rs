@@ -8,7 +8,7 @@
 //! time, events and events per second, packets forwarded by switches and per
 //! second, peak resident memory of the process, simulated time.
 
-use crate::config::{preset, CcAlgorithm};
+use crate::config::{preset, Backend, CcAlgorithm, FabricSpec};
 use crate::error::{arg_err, Result};
 use crate::net::Net;
 use crate::sim::{Outcome, Sim};
@@ -21,6 +21,8 @@ use serde::Serialize;
 pub struct BenchResult {
     /// Benchmark name.
     pub name: String,
+    /// Backend that ran it ("packet" or "flow").
+    pub backend: String,
     /// Congestion control used.
     pub cc: String,
     /// Hosts.
@@ -47,21 +49,56 @@ pub struct BenchResult {
     pub peak_rss_mb: f64,
     /// How the run ended.
     pub outcome: Outcome,
+    /// The flow backend's own figures (flows, rate recomputations).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flow_stats: Option<crate::net::FlowStats>,
 }
 
 /// Benchmark names.
-pub const BENCHES: [&str; 2] = ["a2a-32", "a2a-128"];
+pub const BENCHES: [&str; 3] = ["a2a-32", "a2a-128", "a2a-1024"];
 
 /// Run benchmark `name` with congestion control `cc` ("none", "dcqcn", or
-/// "" for the benchmark's default). `progress` gets (sim time, events).
+/// "" for the benchmark's default) on the packet backend. `progress` gets
+/// (sim time, events).
 pub fn run(
     name: &str,
     cc: &str,
     progress: Option<&mut dyn FnMut(Time, u64)>,
 ) -> Result<BenchResult> {
-    let (preset_name, default_cc) = match name {
-        "a2a-32" => ("bench-a2a-32", "none"),
-        "a2a-128" => ("bench-a2a-128", "dcqcn"),
+    run_on(name, cc, Backend::Packet, progress)
+}
+
+/// The 1,024-host benchmark fabric: a k = 16 three-tier fat tree of 100G
+/// links (1:1), 1 us cables, MTU 1024, PFC.
+fn fat_tree_1024() -> Result<FabricSpec> {
+    FabricSpec::from_toml(
+        r#"
+name = "bench-a2a-1024"
+description = "scale benchmark: k = 16 fat tree, 1024 hosts, 100G, 1:1"
+[topology]
+kind = "fat_tree"
+k = 16
+host_link_gbps = 100
+host_link_delay_ns = 1000
+edge_agg_delay_ns = 1000
+agg_core_delay_ns = 1000
+"#,
+    )
+}
+
+/// Run benchmark `name` on `backend`: `a2a-32`, `a2a-128` (the issue-2
+/// fabrics) or `a2a-1024` (a k = 16 fat tree; meant for the flow backend,
+/// the packet backend needs hours).
+pub fn run_on(
+    name: &str,
+    cc: &str,
+    backend: Backend,
+    progress: Option<&mut dyn FnMut(Time, u64)>,
+) -> Result<BenchResult> {
+    let (mut spec, default_cc) = match name {
+        "a2a-32" => (preset("bench-a2a-32")?, "none"),
+        "a2a-128" => (preset("bench-a2a-128")?, "dcqcn"),
+        "a2a-1024" => (fat_tree_1024()?, "none"),
         _ => {
             return arg_err(format!(
                 "unknown benchmark {name:?}; use one of {}",
@@ -69,7 +106,7 @@ pub fn run(
             ))
         }
     };
-    let mut spec = preset(preset_name)?;
+    spec.sim.backend = backend;
     let cc = if cc.is_empty() { default_cc } else { cc };
     spec.cc.algorithm = match cc {
         "none" => CcAlgorithm::None,
@@ -111,6 +148,7 @@ pub fn run(
     let fwd = sim.net.packets_forwarded();
     Ok(BenchResult {
         name: name.into(),
+        backend: backend.name().into(),
         cc: cc.into(),
         hosts: n,
         qps: flows.len() as u32,
@@ -124,6 +162,7 @@ pub fn run(
         last_completion_us: last as f64 / 1e6,
         peak_rss_mb: peak_rss_mb(),
         outcome,
+        flow_stats: sim.net.flow_stats().cloned(),
     })
 }
 

@@ -24,6 +24,15 @@ pub fn resolve_fabric(fabric: &str) -> Result<FabricSpec> {
     FabricSpec::from_toml(fabric)
 }
 
+/// The TOML text of `fabric` (a preset name or TOML text) with
+/// `[sim] backend` set to `backend` ("packet" or "flow"), validated.
+pub fn fabric_with_backend(fabric: &str, backend: &str) -> Result<String> {
+    let mut spec = resolve_fabric(fabric)?;
+    spec.sim.backend = crate::config::Backend::parse(backend)?;
+    spec.validate()?;
+    Ok(spec.to_toml())
+}
+
 /// Names of the presets, as a JSON list.
 pub fn presets_json() -> String {
     serde_json::to_string(&preset_names()).expect("json")
@@ -70,6 +79,7 @@ pub fn perftest_json(fabric: &str, options: &str, seed: u64) -> Result<String> {
         .map_err(|e| Error::InvalidArgument(format!("perftest options: {e}")))?;
     let r = perftest::run(&spec, &opts, seed)?;
     Ok(json!({
+        "backend": spec.sim.backend.name(),
         "test": opts.test.name(),
         "text": report::perftest::text(&r),
         "out_json": report::perftest::json(&r),
@@ -89,6 +99,7 @@ pub fn iperf_json(fabric: &str, options: &str, seed: u64) -> Result<String> {
         .map_err(|e| Error::InvalidArgument(format!("iperf options: {e}")))?;
     let r = crate::workload::iperf::run(&spec, &opts, seed)?;
     Ok(json!({
+        "backend": spec.sim.backend.name(),
         "text": report::iperf::text(&r),
         "json": report::iperf::json(&r),
         "ports_table": report::table::ports(&r.ports),
@@ -137,6 +148,8 @@ pub fn flows_json(
     let ports = sim.net.port_reports();
     let qps = sim.net.qp_reports();
     Ok(json!({
+        "backend": spec.sim.backend.name(),
+        "flow_stats": sim.net.flow_stats(),
         "outcome": outcome,
         "sim_time_ps": sim.net.now().0,
         "events": sim.net.events_processed(),
@@ -152,12 +165,17 @@ pub fn flows_json(
 
 /// Run a benchmark (see [`crate::bench`]); progress lines go to stderr when
 /// `progress` is true.
-pub fn bench_json(name: &str, cc: &str, progress: bool) -> Result<String> {
+pub fn bench_json(name: &str, cc: &str, backend: &str, progress: bool) -> Result<String> {
     let mut p = |t: Time, ev: u64| {
         eprintln!("  ... simulated {:.1} us, {ev} events", t.as_us_f64());
     };
     let cb: Option<&mut dyn FnMut(Time, u64)> = if progress { Some(&mut p) } else { None };
-    let r = crate::bench::run(name, cc, cb)?;
+    let backend = if backend.is_empty() {
+        crate::config::Backend::Packet
+    } else {
+        crate::config::Backend::parse(backend)?
+    };
+    let r = crate::bench::run_on(name, cc, backend, cb)?;
     Ok(serde_json::to_string(&r).expect("json"))
 }
 
@@ -205,6 +223,7 @@ where
     let r = run(&spec, &opts, cb)?;
     let (iperf, ports) = parts(&r);
     Ok(json!({
+        "backend": spec.sim.backend.name(),
         "text": text(&spec, &r),
         "iperf_text": iperf.iter().map(report::iperf::text).collect::<Vec<_>>(),
         "ports_table": report::table::ports(ports),
@@ -308,6 +327,7 @@ pub fn fio_json(fabric: &str, options: &str, seed: u64, progress: bool) -> Resul
     let cb = progress.then_some(&mut printer as &mut dyn FnMut(Time, u64));
     let r = fio::run_with_progress(&spec, &opts, seed, cb)?;
     Ok(json!({
+        "backend": spec.sim.backend.name(),
         "text": report::fio::text(&r),
         "json": report::fio::json(&r),
         "ports_table": report::table::ports(&r.ports),

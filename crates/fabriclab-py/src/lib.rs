@@ -88,13 +88,26 @@ fn flows(
     })
 }
 
-/// Run benchmark `name` ("a2a-32" or "a2a-128") with congestion control
-/// `cc` ("", "none" or "dcqcn"); progress lines go to stderr. Returns JSON.
+/// Run benchmark `name` ("a2a-32", "a2a-128" or "a2a-1024") with
+/// congestion control `cc` ("", "none" or "dcqcn") on `backend` ("" or
+/// "packet", or "flow"); progress lines go to stderr. Returns JSON.
 #[pyfunction]
-#[pyo3(name = "bench", signature = (name, cc="", progress=false))]
-fn run_bench(py: Python<'_>, name: &str, cc: &str, progress: bool) -> PyResult<String> {
-    let (name, cc) = (name.to_owned(), cc.to_owned());
-    run(py, || front::bench_json(&name, &cc, progress))
+#[pyo3(name = "bench", signature = (name, cc="", progress=false, backend=""))]
+fn run_bench(
+    py: Python<'_>,
+    name: &str,
+    cc: &str,
+    progress: bool,
+    backend: &str,
+) -> PyResult<String> {
+    let (name, cc, backend) = (name.to_owned(), cc.to_owned(), backend.to_owned());
+    run(py, || front::bench_json(&name, &cc, &backend, progress))
+}
+
+/// The TOML text of `fabric` with `[sim] backend` set to `backend`.
+#[pyfunction]
+fn fabric_with_backend(py: Python<'_>, fabric: String, backend: String) -> PyResult<String> {
+    run(py, || front::fabric_with_backend(&fabric, &backend))
 }
 
 /// Run Intel MPI Benchmarks on `fabric`; `options` is a JSON object of IMB
@@ -193,6 +206,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(perftest, m)?)?;
     m.add_function(wrap_pyfunction!(flows, m)?)?;
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
+    m.add_function(wrap_pyfunction!(fabric_with_backend, m)?)?;
     m.add_function(wrap_pyfunction!(imb, m)?)?;
     m.add_function(wrap_pyfunction!(osu, m)?)?;
     m.add_function(wrap_pyfunction!(cbench, m)?)?;
