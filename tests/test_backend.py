@@ -42,7 +42,7 @@ def test_a_latency_test_matches_the_packet_backend_on_an_idle_fabric() -> None:
 def test_mpi_tools_run_on_the_flow_backend() -> None:
     df = fabriclab.imb(["Alltoall"], fabric="eantc-hpc", np=8, msglog=(16, 17), backend="flow")
     assert df.attrs["backend"] == "flow"
-    assert (df["t_avg_us"] > 0).all()
+    assert (df[df["bytes"] > 0]["t_avg_us"] > 0).all()
 
 
 def test_bad_backend_and_packet_only_features_are_errors() -> None:
