@@ -322,33 +322,40 @@ impl Net {
 
     /// Every QP with its counters.
     pub fn qp_reports(&self) -> Vec<QpReport> {
-        if let Some(f) = &self.flow {
-            return f
-                .qps
-                .iter()
-                .enumerate()
-                .map(|(i, qp)| QpReport {
-                    qp: i as u32,
-                    host: self.topo.nodes[qp.host as usize].name.clone(),
-                    peer: self.topo.nodes[qp.peer_host as usize].name.clone(),
-                    prio: qp.prio,
-                    rate_gbps: f.qp_rate_bps(i as u32) / 1e9,
-                    counters: qp.counters.clone(),
+        let row = |i: usize, host: u32, peer: u32, prio: u8, bps: f64, c: &QpCounters| QpReport {
+            qp: i as u32,
+            host: self.topo.nodes[host as usize].name.clone(),
+            peer: self.topo.nodes[peer as usize].name.clone(),
+            prio,
+            rate_gbps: bps / 1e9,
+            counters: c.clone(),
+        };
+        match &self.flow {
+            Some(f) => (f.qps.iter().enumerate())
+                .map(|(i, q)| {
+                    row(
+                        i,
+                        q.host,
+                        q.peer_host,
+                        q.prio,
+                        f.qp_rate_bps(i as u32),
+                        &q.counters,
+                    )
                 })
-                .collect();
+                .collect(),
+            None => (self.qps.iter().enumerate())
+                .map(|(i, q)| {
+                    row(
+                        i,
+                        q.host,
+                        q.peer_host,
+                        q.prio,
+                        q.rate().as_bps() as f64,
+                        &q.counters,
+                    )
+                })
+                .collect(),
         }
-        self.qps
-            .iter()
-            .enumerate()
-            .map(|(i, qp)| QpReport {
-                qp: i as u32,
-                host: self.topo.nodes[qp.host as usize].name.clone(),
-                peer: self.topo.nodes[qp.peer_host as usize].name.clone(),
-                prio: qp.prio,
-                rate_gbps: qp.rate().as_gbps_f64(),
-                counters: qp.counters.clone(),
-            })
-            .collect()
     }
 
     /// Counters of the port of `node` that faces `peer` (first one if

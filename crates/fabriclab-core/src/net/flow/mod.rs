@@ -439,6 +439,23 @@ impl Net {
         }
     }
 
+    /// A message of QP `q` (owned by `app`) is complete: count it and,
+    /// if signaled, tell the owner at `at`.
+    fn flow_message_done(&mut self, q: u32, app: u32, m: Msg, op: OpKind, at: Time) {
+        let fnet = self.flow.as_mut().expect("flow backend");
+        let c = &mut fnet.qps[q as usize].counters;
+        c.acked_bytes += m.bytes;
+        c.messages_done += 1;
+        if m.notify {
+            let ev = AppEvent::Completed {
+                qp: QpId(q),
+                token: m.token,
+                op,
+            };
+            self.deliver(at, app, ev);
+        }
+    }
+
     /// Flow `f` has sent its last byte at `at`: count it, tell the
     /// workloads, start the QP's next message.
     fn flow_complete(&mut self, f: u32, at: Time) {
@@ -497,21 +514,7 @@ impl Net {
                 let back = self.flow_path(peer);
                 let ack = self.p.wire_bytes(0, Ext::Aeth);
                 let acked = self.flow_packet_arrival(&back, arrive + nic_rx, ack);
-                let fnet = self.flow.as_mut().expect("flow backend");
-                let c = &mut fnet.qps[q as usize].counters;
-                c.acked_bytes += m.bytes;
-                c.messages_done += 1;
-                if m.notify {
-                    self.deliver(
-                        acked + nic_rx,
-                        app,
-                        AppEvent::Completed {
-                            qp: QpId(q),
-                            token: m.token,
-                            op,
-                        },
-                    );
-                }
+                self.flow_message_done(q, app, m, op, acked + nic_rx);
             }
             MsgKind::ReadReq => {
                 let ready = arrive + nic_rx + self.p.nic_tx;
@@ -527,21 +530,7 @@ impl Net {
                 );
             }
             MsgKind::ReadResp => {
-                let fnet = self.flow.as_mut().expect("flow backend");
-                let c = &mut fnet.qps[peer as usize].counters;
-                c.acked_bytes += m.bytes;
-                c.messages_done += 1;
-                if m.notify {
-                    self.deliver(
-                        arrive + nic_rx,
-                        peer_app,
-                        AppEvent::Completed {
-                            qp: QpId(peer),
-                            token: m.token,
-                            op: OpKind::Read,
-                        },
-                    );
-                }
+                self.flow_message_done(peer, peer_app, m, OpKind::Read, arrive + nic_rx)
             }
         }
         // The QP's next message follows its last byte out.
