@@ -56,8 +56,15 @@ pub(crate) struct MaxMin {
     l_n: Vec<u32>,
     l_ver: Vec<u32>,
     fill_round: u32,
+    /// Per link: the fastest flow's rate (an upper bound while stale).
+    l_max: Vec<f64>,
+    max_stale: Vec<bool>,
+    prev_bps: Vec<f64>,
     /// F-flows of each link in the current fill.
     l_flows: Vec<Vec<u32>>,
+    /// Refill every flow at every solve (the reference the incremental
+    /// solves are tested against).
+    pub from_scratch: bool,
     /// Rounds of the last solve, and flows refilled (diagnostics).
     pub rounds: u64,
     pub refilled: u64,
@@ -75,6 +82,8 @@ impl MaxMin {
             l_res: vec![0.0; n],
             l_n: vec![0; n],
             l_ver: vec![0; n],
+            l_max: vec![0.0; n],
+            max_stale: vec![false; n],
             l_flows: vec![Vec::new(); n],
             cap_bps,
             ..Default::default()
@@ -112,6 +121,7 @@ impl MaxMin {
                 self.bottleneck.push(NO_LINK);
                 self.in_f.push(0);
                 self.old_bps.push(0.0);
+                self.prev_bps.push(0.0);
                 self.frozen.push(0);
                 self.hops.len() as u32 - 1
             }
@@ -145,6 +155,9 @@ impl MaxMin {
                 h.1 = pos;
             }
             self.alloc_bps[l as usize] -= r;
+            if r >= self.l_max[l as usize] * (1.0 - EPS) {
+                self.max_stale[l as usize] = true;
+            }
             self.mark_dirty(l);
         }
         hops.clear();
@@ -171,10 +184,21 @@ impl MaxMin {
         let ep = self.epoch;
         let mut fset: Vec<u32> = Vec::new();
         let dirty = std::mem::take(&mut self.dirty);
+        // New flows, and the flows on changed links that have no
+        // bottleneck left (a flow that still has one keeps its rate).
         for &l in &dirty {
             self.dirty_mark[l as usize] = false;
             for i in 0..self.on[l as usize].len() {
                 let f = self.on[l as usize][i];
+                if self.in_f[f as usize] == ep {
+                    continue;
+                }
+                if self.bottleneck[f as usize] != NO_LINK {
+                    if let Some(b) = self.valid_bottleneck(f) {
+                        self.bottleneck[f as usize] = b;
+                        continue;
+                    }
+                }
                 self.pull_in(f, ep, &mut fset);
             }
         }
@@ -183,7 +207,7 @@ impl MaxMin {
         let mut links: Vec<u32> = Vec::new();
         loop {
             self.rounds += 1;
-            if fset.len() * 2 > self.active && fset.len() < self.active {
+            if (self.from_scratch || fset.len() * 2 > self.active) && fset.len() < self.active {
                 for f in 0..self.hops.len() as u32 {
                     if !self.hops[f as usize].is_empty() {
                         self.pull_in(f, ep, &mut fset);
@@ -229,6 +253,7 @@ impl MaxMin {
         // Take the F-flows' rates off their links; index them per link.
         for &f in fset {
             let r = std::mem::replace(&mut self.rate_bps[f as usize], 0.0);
+            self.prev_bps[f as usize] = r;
             for &(l, _) in &self.hops[f as usize] {
                 let li = l as usize;
                 if self.l_mark[li] != round {
@@ -295,54 +320,111 @@ impl MaxMin {
             }
             touched.clear();
         }
+        // Keep each link's fastest rate: a rise is taken at once, a fall of
+        // the fastest flow leaves it to be recomputed when asked.
+        for &f in fset {
+            let (prev, new) = (self.prev_bps[f as usize], self.rate_bps[f as usize]);
+            for &(l, _) in &self.hops[f as usize] {
+                let li = l as usize;
+                if new > self.l_max[li] {
+                    self.l_max[li] = new;
+                } else if new < prev * (1.0 - EPS) && prev >= self.l_max[li] * (1.0 - EPS) {
+                    self.max_stale[li] = true;
+                }
+            }
+        }
     }
 
     /// Pull into `fset` the outside flows whose max-min condition the
-    /// refill broke, on the links where F's rates changed.
+    /// refill broke: those faster than an F-flow that has no bottleneck
+    /// left, on its saturated links, and those whose own bottleneck was a
+    /// link where F's rates moved and which have no bottleneck left. A
+    /// flow's bottleneck is any saturated link of its path on which no
+    /// flow is faster (ties between links are common: the refill records
+    /// one of them, so each flow is revalidated over all its links before
+    /// anything is pulled in).
     fn check(&mut self, links: &[u32], ep: u32, fset: &mut Vec<u32>) {
         let mut add: Vec<u32> = Vec::new();
+        for i in 0..fset.len() {
+            let f = fset[i];
+            if let Some(l) = self.valid_bottleneck(f) {
+                self.bottleneck[f as usize] = l;
+                continue;
+            }
+            let r = self.rate_bps[f as usize];
+            for h in 0..self.hops[f as usize].len() {
+                let li = self.hops[f as usize][h].0 as usize;
+                if !self.saturated(li) {
+                    continue;
+                }
+                for &g in &self.on[li] {
+                    if self.in_f[g as usize] != ep && self.rate_bps[g as usize] > r * (1.0 + EPS) {
+                        add.push(g);
+                    }
+                }
+            }
+        }
         for &l in links {
             let li = l as usize;
             if self.l_flows[li].len() == self.on[li].len() {
                 continue; // no outside flow here
             }
-            // Outside flows can only have lost their bottleneck here if an
-            // F-flow's rate moved, and can only crowd an F-flow here if
-            // one is bottlenecked here.
-            let relevant = self.l_flows[li].iter().any(|&f| {
+            let moved = self.l_flows[li].iter().any(|&f| {
                 let (old, new) = (self.old_bps[f as usize], self.rate_bps[f as usize]);
-                self.bottleneck[f as usize] == l || (old - new).abs() > EPS * old.max(new)
+                (old - new).abs() > EPS * old.max(new)
             });
-            if !relevant {
-                continue;
+            if !moved {
+                continue; // the outside flows' conditions here still hold
             }
-            let cap = self.cap_bps[li];
-            let sat = self.alloc_bps[li] >= cap * (1.0 - EPS);
-            let mut max_rate: f64 = 0.0;
-            let mut min_f_bottleneck = f64::INFINITY;
-            for &f in &self.on[li] {
-                let r = self.rate_bps[f as usize];
-                max_rate = max_rate.max(r);
-                if self.in_f[f as usize] == ep && self.bottleneck[f as usize] == l {
-                    min_f_bottleneck = min_f_bottleneck.min(r);
-                }
-            }
-            for &g in &self.on[li] {
-                if self.in_f[g as usize] == ep {
+            for i in 0..self.on[li].len() {
+                let g = self.on[li][i];
+                if self.in_f[g as usize] == ep || self.bottleneck[g as usize] != l {
                     continue;
                 }
-                let r = self.rate_bps[g as usize];
-                let lost_bottleneck =
-                    self.bottleneck[g as usize] == l && (!sat || max_rate > r * (1.0 + EPS));
-                let too_fast = sat && r > min_f_bottleneck * (1.0 + EPS);
-                if lost_bottleneck || too_fast {
-                    add.push(g);
+                match self.valid_bottleneck(g) {
+                    Some(l2) => self.bottleneck[g as usize] = l2,
+                    None => add.push(g),
                 }
             }
         }
         for g in add {
             self.pull_in(g, ep, fset);
         }
+    }
+
+    #[inline]
+    fn saturated(&self, li: usize) -> bool {
+        self.alloc_bps[li] >= self.cap_bps[li] * (1.0 - EPS)
+    }
+
+    /// The fastest rate on link `l` (recomputed only after the fastest
+    /// flow slowed down or left).
+    fn link_max(&mut self, li: usize) -> f64 {
+        if self.max_stale[li] {
+            self.max_stale[li] = false;
+            self.l_max[li] = self.on[li]
+                .iter()
+                .map(|&g| self.rate_bps[g as usize])
+                .fold(0.0, f64::max);
+        }
+        self.l_max[li]
+    }
+
+    /// A saturated link of `f`'s path where no flow is faster, trying the
+    /// recorded bottleneck first.
+    fn valid_bottleneck(&mut self, f: u32) -> Option<u32> {
+        let r = self.rate_bps[f as usize];
+        let first = self.bottleneck[f as usize];
+        let n = self.hops[f as usize].len();
+        let recorded = (0..n).find(|&h| self.hops[f as usize][h].0 == first);
+        for h in recorded.into_iter().chain(0..n) {
+            let l = self.hops[f as usize][h].0;
+            let li = l as usize;
+            if self.saturated(li) && r >= self.link_max(li) * (1.0 - EPS) {
+                return Some(l);
+            }
+        }
+        None
     }
 
     /// Check the max-min conditions on every link (tests): capacities

@@ -546,3 +546,85 @@ impl Net {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::config::{preset, Backend};
+    use crate::net::Net;
+    use crate::rng::Rng;
+    use crate::sim::{Outcome, Sim};
+    use crate::workload::flows::{FlowSpec, Flows};
+
+    fn run(from_scratch: bool, quantum_ns: f64) -> Vec<(Option<u64>, Option<u64>)> {
+        let mut spec = preset("fat-tree").unwrap();
+        spec.sim.backend = Backend::Flow;
+        spec.sim.flow_quantum_ns = quantum_ns;
+        let mut net = Net::new(&spec, 3).unwrap();
+        net.flow.as_mut().unwrap().mm.from_scratch = from_scratch;
+        // Random sizes and start times over the 128 hosts: flows start and
+        // end all through the run, on shared and unshared links.
+        let mut rng = Rng::new(11, 2);
+        let n = net.n_hosts() as u64;
+        let flows: Vec<FlowSpec> = (0..3000)
+            .map(|_| {
+                let s = rng.next_u64() % n;
+                let d = (s + 1 + rng.next_u64() % (n - 1)) % n;
+                FlowSpec {
+                    src: format!("h{s}"),
+                    dst: format!("h{d}"),
+                    bytes: 1000 + rng.next_u64() % 400_000,
+                    op: "write".into(),
+                    start_us: (rng.next_u64() % 200) as f64,
+                    priority: None,
+                    repeat: false,
+                }
+            })
+            .collect();
+        let app = Flows::new(&net, &flows).unwrap();
+        let mut sim = Sim::new(net);
+        let id = sim.add_app(Box::new(app));
+        assert_eq!(sim.run(None), Outcome::Finished);
+        let res = sim.app::<Flows>(id).unwrap().results();
+        res.iter()
+            .map(|r| (r.delivered_ps, r.completed_ps))
+            .collect()
+    }
+
+    /// The incremental solves give the completion times of refilling every
+    /// flow at every change, to within float rounding (rates equal to 1e-9
+    /// keep their scheduled end: a few ps).
+    #[test]
+    fn incremental_run_equals_refilling_everything() {
+        let exact = run(true, 0.0);
+        let inc = run(false, 0.0);
+        let worst = exact
+            .iter()
+            .zip(&inc)
+            .map(|(a, b)| a.0.unwrap().abs_diff(b.0.unwrap()))
+            .max()
+            .unwrap();
+        println!("worst difference {worst} ps");
+        assert!(worst <= 100, "{worst} ps");
+    }
+
+    /// Batching completions within a quantum moves completion times by
+    /// little at the default 10 ns, and by more for short flows as the
+    /// quantum grows (figures in docs/benchmarks.md).
+    #[test]
+    fn batching_error_is_small() {
+        let exact = run(false, 0.0);
+        for (q, bound) in [(10.0, 1e-3), (100.0, 1e-2), (1000.0, 0.2)] {
+            let batched = run(false, q);
+            let worst = exact
+                .iter()
+                .zip(&batched)
+                .map(|(a, b)| {
+                    let (x, y) = (a.1.unwrap() as f64, b.1.unwrap() as f64);
+                    (y - x).abs() / x
+                })
+                .fold(0.0, f64::max);
+            println!("quantum {q} ns: worst relative change of a completion {worst:.2e}");
+            assert!(worst < bound, "{worst}");
+        }
+    }
+}
