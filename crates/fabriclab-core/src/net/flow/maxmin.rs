@@ -345,8 +345,7 @@ impl MaxMin {
     /// anything is pulled in).
     fn check(&mut self, links: &[u32], ep: u32, fset: &mut Vec<u32>) {
         let mut add: Vec<u32> = Vec::new();
-        for i in 0..fset.len() {
-            let f = fset[i];
+        for &f in fset.iter() {
             if let Some(l) = self.valid_bottleneck(f) {
                 self.bottleneck[f as usize] = l;
                 continue;
