@@ -58,6 +58,7 @@ pub(crate) struct MaxMin {
     fill_round: u32,
     /// Per link: the fastest flow's rate (an upper bound while stale).
     l_max: Vec<f64>,
+    l_nmax: Vec<u32>,
     max_stale: Vec<bool>,
     prev_bps: Vec<f64>,
     /// F-flows of each link in the current fill.
@@ -83,6 +84,7 @@ impl MaxMin {
             l_n: vec![0; n],
             l_ver: vec![0; n],
             l_max: vec![0.0; n],
+            l_nmax: vec![0; n],
             max_stale: vec![false; n],
             l_flows: vec![Vec::new(); n],
             cap_bps,
@@ -155,9 +157,7 @@ impl MaxMin {
                 h.1 = pos;
             }
             self.alloc_bps[l as usize] -= r;
-            if r >= self.l_max[l as usize] * (1.0 - EPS) {
-                self.max_stale[l as usize] = true;
-            }
+            self.max_drop(l as usize, r);
             self.mark_dirty(l);
         }
         hops.clear();
@@ -184,16 +184,22 @@ impl MaxMin {
         let ep = self.epoch;
         let mut fset: Vec<u32> = Vec::new();
         let dirty = std::mem::take(&mut self.dirty);
-        // New flows, and the flows on changed links that have no
-        // bottleneck left (a flow that still has one keeps its rate).
+        // New flows, and the flows whose bottleneck is a changed link and
+        // that have no bottleneck left. At the end of every solve each
+        // flow's recorded bottleneck is valid, and only adds and removes
+        // (which mark their links) change links between solves, so a flow
+        // whose bottleneck is unmarked keeps its rate.
         for &l in &dirty {
-            self.dirty_mark[l as usize] = false;
             for i in 0..self.on[l as usize].len() {
                 let f = self.on[l as usize][i];
+                let b = self.bottleneck[f as usize];
+                if b != NO_LINK && !self.dirty_mark[b as usize] {
+                    continue;
+                }
                 if self.in_f[f as usize] == ep {
                     continue;
                 }
-                if self.bottleneck[f as usize] != NO_LINK {
+                if b != NO_LINK {
                     if let Some(b) = self.valid_bottleneck(f) {
                         self.bottleneck[f as usize] = b;
                         continue;
@@ -201,6 +207,9 @@ impl MaxMin {
                 }
                 self.pull_in(f, ep, &mut fset);
             }
+        }
+        for &l in &dirty {
+            self.dirty_mark[l as usize] = false;
         }
         self.dirty = dirty;
         self.dirty.clear();
@@ -324,13 +333,13 @@ impl MaxMin {
         // the fastest flow leaves it to be recomputed when asked.
         for &f in fset {
             let (prev, new) = (self.prev_bps[f as usize], self.rate_bps[f as usize]);
-            for &(l, _) in &self.hops[f as usize] {
-                let li = l as usize;
-                if new > self.l_max[li] {
-                    self.l_max[li] = new;
-                } else if new < prev * (1.0 - EPS) && prev >= self.l_max[li] * (1.0 - EPS) {
-                    self.max_stale[li] = true;
-                }
+            if prev > 0.0 && (new - prev).abs() <= EPS * prev {
+                continue;
+            }
+            for h in 0..self.hops[f as usize].len() {
+                let li = self.hops[f as usize][h].0 as usize;
+                self.max_drop(li, prev);
+                self.max_raise(li, new);
             }
         }
     }
@@ -396,15 +405,50 @@ impl MaxMin {
         self.alloc_bps[li] >= self.cap_bps[li] * (1.0 - EPS)
     }
 
-    /// The fastest rate on link `l` (recomputed only after the fastest
-    /// flow slowed down or left).
+    /// A flow of rate `r` leaves link `li` (or slows down from `r`).
+    #[inline]
+    fn max_drop(&mut self, li: usize, r: f64) {
+        if r > 0.0 && !self.max_stale[li] && r >= self.l_max[li] * (1.0 - EPS) {
+            if self.l_nmax[li] <= 1 {
+                self.max_stale[li] = true;
+            } else {
+                self.l_nmax[li] -= 1;
+            }
+        }
+    }
+
+    /// A flow of rate `r` joins link `li` (or speeds up to `r`).
+    #[inline]
+    fn max_raise(&mut self, li: usize, r: f64) {
+        if r <= 0.0 || self.max_stale[li] {
+            return;
+        }
+        if r > self.l_max[li] * (1.0 + EPS) {
+            self.l_max[li] = r;
+            self.l_nmax[li] = 1;
+        } else if r >= self.l_max[li] * (1.0 - EPS) {
+            self.l_nmax[li] += 1;
+        }
+    }
+
+    /// The fastest rate on link `l`. Kept with the number of flows at it,
+    /// so it is recomputed only when the last of them slows down or leaves.
     fn link_max(&mut self, li: usize) -> f64 {
         if self.max_stale[li] {
             self.max_stale[li] = false;
-            self.l_max[li] = self.on[li]
+            let max = self.on[li]
                 .iter()
                 .map(|&g| self.rate_bps[g as usize])
                 .fold(0.0, f64::max);
+            let n = self.on[li]
+                .iter()
+                .filter(|&&g| {
+                    let r = self.rate_bps[g as usize];
+                    r > 0.0 && r >= max * (1.0 - EPS)
+                })
+                .count();
+            self.l_max[li] = max;
+            self.l_nmax[li] = n as u32;
         }
         self.l_max[li]
     }
