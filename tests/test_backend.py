@@ -66,3 +66,21 @@ def test_cli_backend_option() -> None:
     assert r.returncode == 2 and "invalid choice" in r.stderr
     r = run_cli("iperf", "-c", "h1", "--server", "h0", "-t", "0.001", "--backend", "flow")
     assert r.returncode == 2 and "fabriclab: error:" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_backend_is_a_sweep_axis(tmp_path) -> None:
+    from conftest import ROOT
+
+    from fabriclab.sweep import sweep_points
+
+    pts = sweep_points(ROOT / "scenarios" / "heps.toml", {"backend": ["packet", "flow"]})
+    assert [p.params["backend"] for p in pts] == ["packet", "flow"]
+    assert 'backend = "flow"' in pts[1].toml
+    out = tmp_path / "b.csv"
+    r = run_cli("sweep", ROOT / "scenarios" / "heps.toml", "--set", "backend=packet,flow", "--workers", "1", "-o", out, "--quiet")
+    assert r.returncode == 0, r.stderr
+    import pandas as pd
+
+    df = pd.read_csv(out)
+    assert set(df["backend"]) == {"packet", "flow"}
+    assert "error" not in df.columns or df["error"].isna().all()

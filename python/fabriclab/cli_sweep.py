@@ -141,7 +141,7 @@ def add_parser(sub: Any) -> None:
         required=True,
         metavar="PATH=V1,V2,...",
         help="a swept path and its values, e.g. fabric.cc.algorithm=none,dcqcn or seed=1..8 (repeatable: "
-        "the sweep runs every combination); paths: seed, fabric, fabric.SECTION.KEY, KIND.KEY, KIND[I].KEY",
+        "the sweep runs every combination); paths: seed, backend, fabric, fabric.SECTION.KEY, KIND.KEY, KIND[I].KEY",
     )
     where = p.add_mutually_exclusive_group()
     where.add_argument(

@@ -203,12 +203,14 @@ class _Path:
     rest: tuple[tuple[str, int | None], ...]  # keys below the root
 
 
-_ROOTS_HELP = "seed, fabric, fabric.<section>.<key> or <kind>.<key> / <kind>[i].<key> with kind one of " + ", ".join(_KINDS)
+_ROOTS_HELP = "seed, backend, fabric, fabric.<section>.<key> or <kind>.<key> / <kind>[i].<key> with kind one of " + ", ".join(_KINDS)
 
 
 def _parse_path(text: str) -> _Path:
     """Split ``text`` into its root and keys; :class:`ParseError` if it
     cannot address anything in a scenario."""
+    if text == "backend":  # the simulation backend: fabric.sim.backend
+        return _Path(text, "fabric", None, (("sim", None), ("backend", None)))
     segments: list[tuple[str, int | None]] = []
     for part in text.split("."):
         m = _SEGMENT.fullmatch(part)

@@ -70,7 +70,7 @@ fn one_small_message_takes_exactly_the_packet_engines_time() {
             "h1"
         };
         for op in ["write", "send", "read"] {
-            for bytes in [1u64, 1024] {
+            for bytes in [1u64, 1024, 65536, 1 << 20] {
                 let mut f = flow("h0", dst, bytes);
                 f.op = op.into();
                 let (_, packet) = run_flows(&spec, std::slice::from_ref(&f), 1);
