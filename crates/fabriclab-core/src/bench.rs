@@ -55,7 +55,7 @@ pub struct BenchResult {
 }
 
 /// Benchmark names.
-pub const BENCHES: [&str; 3] = ["a2a-32", "a2a-128", "a2a-1024"];
+pub const BENCHES: [&str; 5] = ["a2a-32", "a2a-128", "a2a-1024", "allreduce-1k", "allreduce-16k"];
 
 /// Run benchmark `name` with congestion control `cc` ("none", "dcqcn", or
 /// "" for the benchmark's default) on the packet backend. `progress` gets
@@ -86,15 +86,104 @@ agg_core_delay_ns = 1000
     )
 }
 
+/// A three-tier fat tree of `k` pods with `hosts_per_edge` hosts per edge
+/// switch, 100G everywhere, 1 us cables, no congestion control.
+fn fat_tree_mpi(k: u32, hosts_per_edge: u32) -> Result<FabricSpec> {
+    FabricSpec::from_toml(&format!(
+        r#"
+name = "bench-fat-tree-k{k}"
+[topology]
+kind = "fat_tree"
+k = {k}
+hosts_per_edge = {hosts_per_edge}
+host_link_gbps = 100
+host_link_delay_ns = 1000
+edge_agg_delay_ns = 1000
+agg_core_delay_ns = 1000
+[cc]
+algorithm = "none"
+"#
+    ))
+}
+
+/// MPI_Allreduce of 1 GiB, one rank per host, with the algorithm Open MPI's
+/// fixed rules pick (Rabenseifner at these sizes), as IMB times it once.
+fn run_allreduce(
+    name: &str,
+    mut spec: FabricSpec,
+    backend: Backend,
+    progress: Option<&mut dyn FnMut(Time, u64)>,
+) -> Result<BenchResult> {
+    use crate::workload::imb;
+    spec.sim.backend = backend;
+    let np = crate::topology::Topology::build(&spec)?.n_hosts as u32;
+    let opts = imb::Options {
+        benchmarks: vec!["Allreduce".into()],
+        np,
+        ppn: None,
+        hosts: None,
+        placement: Default::default(),
+        msglog: Some((30, 30)),
+        npmin: Some(np),
+        iter: Some(1),
+        root_shift: false,
+        algorithms: Default::default(),
+        library: None,
+        max_volume: None,
+        background: Vec::new(),
+        background_iperf: Vec::new(),
+        telemetry_us: None,
+    };
+    let mut progress = progress;
+    let mut cb = |t: Time, ev: u64, _: usize, _: usize, _: &str| {
+        if let Some(p) = progress.as_mut() {
+            p(t, ev);
+        }
+    };
+    let r = imb::run(&spec, &opts, 1, Some(&mut cb))?;
+    let row = r
+        .sections
+        .iter()
+        .flat_map(|s| &s.rows)
+        .find(|row| row.bytes == 1 << 30)
+        .expect("the 1 GiB row");
+    Ok(BenchResult {
+        name: name.into(),
+        backend: backend.name().into(),
+        cc: "none".into(),
+        hosts: np,
+        qps: r.mpi.qps as u32,
+        bytes_per_flow: 1 << 30,
+        wall_s: r.wall_s,
+        events: r.events,
+        events_per_s: r.events as f64 / r.wall_s,
+        packets_forwarded: 0,
+        packets_per_s: 0.0,
+        sim_time_us: r.sim_time_us,
+        last_completion_us: row.t_avg_us,
+        peak_rss_mb: peak_rss_mb(),
+        outcome: Outcome::Finished,
+        flow_stats: None,
+    })
+}
+
 /// Run benchmark `name` on `backend`: `a2a-32`, `a2a-128` (the issue-2
-/// fabrics) or `a2a-1024` (a k = 16 fat tree; meant for the flow backend,
-/// the packet backend needs hours).
+/// fabrics), `a2a-1024` (a k = 16 fat tree; meant for the flow backend,
+/// the packet backend needs hours), `allreduce-1k` and `allreduce-16k`
+/// (MPI_Allreduce of 1 GiB on 1,024 hosts of a k = 16 fat tree and on
+/// 16,384 hosts of a k = 32 fat tree with 32 hosts per edge, 2:1 at the
+/// edge; `last_completion_us` is IMB's t_avg).
 pub fn run_on(
     name: &str,
     cc: &str,
     backend: Backend,
     progress: Option<&mut dyn FnMut(Time, u64)>,
 ) -> Result<BenchResult> {
+    match name {
+        "allreduce-1k" => return run_allreduce(name, fat_tree_mpi(16, 8)?, backend, progress),
+        "allreduce-16k" => return run_allreduce(name, fat_tree_mpi(32, 32)?, backend, progress),
+        _ => {}
+    }
     let (mut spec, default_cc) = match name {
         "a2a-32" => (preset("bench-a2a-32")?, "none"),
         "a2a-128" => (preset("bench-a2a-128")?, "dcqcn"),
