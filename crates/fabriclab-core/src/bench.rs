@@ -55,7 +55,13 @@ pub struct BenchResult {
 }
 
 /// Benchmark names.
-pub const BENCHES: [&str; 5] = ["a2a-32", "a2a-128", "a2a-1024", "allreduce-1k", "allreduce-16k"];
+pub const BENCHES: [&str; 5] = [
+    "a2a-32",
+    "a2a-128",
+    "a2a-1024",
+    "allreduce-1k",
+    "allreduce-16k",
+];
 
 /// Run benchmark `name` with congestion control `cc` ("none", "dcqcn", or
 /// "" for the benchmark's default) on the packet backend. `progress` gets
