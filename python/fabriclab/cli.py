@@ -474,7 +474,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             # Every tool takes a Fabric wherever it takes a fabric name.
             args.fabric = api.Fabric(api._fabric_arg(args.fabric, backend=backend))
         if backend == "flow":
-            print(f"# fabriclab: {backend} backend (flow-level model; see --help)", flush=True)
+            # A header line on the tool's text; beside JSON, on stderr.
+            as_json = getattr(args, "json", False) or getattr(args, "output_format", "") == "json"
+            print(
+                f"# fabriclab: {backend} backend (flow-level model; see --help)",
+                file=sys.stderr if as_json else sys.stdout,
+                flush=True,
+            )
         status = _COMMANDS[args.command](args)
     except FabriclabError as e:
         return _fail(str(e))

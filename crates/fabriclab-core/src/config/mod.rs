@@ -15,6 +15,7 @@ mod failures;
 mod fat_tree;
 mod ib;
 mod iwarp;
+pub mod memory;
 mod presets;
 mod routing;
 mod sim;
@@ -482,6 +483,7 @@ impl FabricSpec {
         }
         // Connectivity, host links and failed links are checked on the
         // built graph.
+        memory::check(self, None)?;
         let topo = crate::topology::Topology::build(self)?;
         failures::validate(&self.link_failures, &topo, self.is_infiniband())
     }
@@ -518,6 +520,16 @@ impl LeafSpineSpec {
     fn validate(&self) -> Result<()> {
         if self.leaves == 0 {
             return fabric_err("topology.leaves must be at least 1");
+        }
+        let hosts = self.leaves as u64 * self.hosts_per_leaf as u64;
+        if hosts > fat_tree::MAX_HOSTS {
+            return fabric_err(format!(
+                "topology has {} leaves x {} hosts = {hosts} hosts, over the {} a fabric may \
+                 have; use fewer leaves or hosts per leaf",
+                self.leaves,
+                self.hosts_per_leaf,
+                fat_tree::MAX_HOSTS
+            ));
         }
         if self.hosts_per_leaf == 0 {
             return fabric_err(

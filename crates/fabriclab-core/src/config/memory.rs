@@ -1,0 +1,130 @@
+//! What a fabric will need in memory, estimated from its description
+//! before anything is built, so that a fabric too large for the machine
+//! is refused with the figure instead of failing half-way (or swapping).
+//!
+//! Counted: the routing tables (one ECMP group per switch and host, and
+//! its members), the ports (one per link end, with their queues' empty
+//! state), the NICs and node names. Left out: what workloads allocate
+//! (QPs, flows, MPI ranks), which grows with the run, not the fabric.
+
+use super::{FabricSpec, NodeKind, TopologySpec};
+use crate::error::{fabric_err, Result};
+
+/// Bytes of one port with its empty queues (the packet engine's `Port`).
+const PORT_BYTES: u64 = 640;
+/// Bytes of a routing group entry.
+const GROUP_BYTES: u64 = 8;
+/// Bytes of a routing group member.
+const MEMBER_BYTES: u64 = 4;
+/// Bytes per node: name, NIC or MMU state.
+const NODE_BYTES: u64 = 256;
+
+/// (hosts, switches, links, mean ECMP group size) of a fabric description.
+fn counts(spec: &FabricSpec) -> (u64, u64, u64, u64) {
+    match &spec.topology {
+        TopologySpec::LeafSpine(ls) => {
+            let hosts = ls.leaves as u64 * ls.hosts_per_leaf as u64;
+            let switches = ls.leaves as u64 + ls.spines as u64;
+            let links =
+                hosts + ls.leaves as u64 * ls.spines as u64 * ls.links_per_pair.max(1) as u64;
+            (
+                hosts,
+                switches,
+                links,
+                (ls.spines as u64 * ls.links_per_pair.max(1) as u64).max(1),
+            )
+        }
+        TopologySpec::FatTree(ft) => {
+            let k = ft.k as u64;
+            let hosts = ft.hosts();
+            let switches = k * k + k * k / 4;
+            let links = hosts + k * (k / 2) * (k / 2) * 2;
+            (hosts, switches, links, (k / 2).max(1))
+        }
+        TopologySpec::Explicit(ex) => {
+            let hosts = ex.nodes.iter().filter(|n| n.kind == NodeKind::Host).count() as u64;
+            let switches = ex.nodes.len() as u64 - hosts;
+            (hosts, switches, ex.links.len() as u64, 2)
+        }
+    }
+}
+
+/// Estimated bytes the fabric needs once built.
+pub fn estimate_bytes(spec: &FabricSpec) -> u64 {
+    let (hosts, switches, links, group) = counts(spec);
+    let tables = switches
+        .saturating_mul(hosts)
+        .saturating_mul(GROUP_BYTES + group * MEMBER_BYTES);
+    tables
+        .saturating_add(links.saturating_mul(2 * PORT_BYTES))
+        .saturating_add((hosts + switches).saturating_mul(NODE_BYTES))
+}
+
+/// Memory this machine can still give, bytes (Linux's MemAvailable; None
+/// where unknown).
+fn available_bytes() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kb = s
+        .lines()
+        .find(|l| l.starts_with("MemAvailable:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse::<u64>()
+        .ok()?;
+    Some(kb * 1024)
+}
+
+/// An error naming the estimate when the fabric would need more than
+/// `limit` bytes (default: the memory available now).
+pub fn check(spec: &FabricSpec, limit: Option<u64>) -> Result<()> {
+    let need = estimate_bytes(spec);
+    let Some(have) = limit.or_else(available_bytes) else {
+        return Ok(());
+    };
+    if need > have {
+        let (hosts, switches, _, _) = counts(spec);
+        return fabric_err(format!(
+            "this fabric ({hosts} hosts, {switches} switches) needs about {:.1} GB to build \
+             (routing tables of every switch towards every host, ports), more than the {:.1} GB \
+             available; use fewer hosts or switches (or a machine with more memory)",
+            need as f64 / 1e9,
+            have as f64 / 1e9
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn leaf_spine(leaves: u32, hosts: u32, spines: u32) -> FabricSpec {
+        FabricSpec::from_toml(&format!(
+            "[topology]\nkind = \"leaf_spine\"\nleaves = {leaves}\nhosts_per_leaf = {hosts}\n\
+             spines = {spines}\nhost_link_gbps = 100\nuplink_gbps = 100\n"
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn estimate_by_hand() {
+        // 2 leaves x 2 hosts, 1 spine: 4 hosts, 3 switches, 4 + 2 links;
+        // groups of 1 member.
+        let spec = leaf_spine(2, 2, 1);
+        let want = 3 * 4 * (GROUP_BYTES + MEMBER_BYTES) + 6 * 2 * PORT_BYTES + 7 * NODE_BYTES;
+        assert_eq!(estimate_bytes(&spec), want);
+    }
+
+    #[test]
+    fn a_fabric_over_the_limit_is_refused_with_the_estimate() {
+        let spec = leaf_spine(512, 64, 64); // 32,768 hosts, 576 switches
+        let need = estimate_bytes(&spec);
+        assert!(need > 1_000_000_000, "{need}");
+        let e = check(&spec, Some(need - 1)).unwrap_err().to_string();
+        assert!(
+            e.contains("needs about") && e.contains("32768 hosts"),
+            "{e}"
+        );
+        assert!(check(&spec, Some(need)).is_ok());
+    }
+}
