@@ -15,6 +15,7 @@ import fabriclab
 from fabriclab.errors import FabriclabError, InvalidArgumentError, UnknownHostError
 from imb_format import check_imb_layout, parse_imb, parse_imb_header
 from osu_format import check_osu_layout, column, parse_osu
+from conftest import run_cli
 
 SMALL = dict(msglog=(0, 6), iters=20)
 
@@ -219,3 +220,15 @@ def test_background_iperf_beside_imb(cli):
     assert "--- background iperf 1 ---" in r.stdout
     r = cli("imb", "Allreduce", "-np", "4", "--background-iperf", "h2", "--quiet")
     assert r.returncode == 2 and "CLIENT:SERVER:RATE" in r.stderr
+
+
+def test_host_ranges_work_for_every_mpi_tool() -> None:
+    # h0-h1 is two hosts for imb, osu and cbench, as for hpl and fio.
+    df = fabriclab.imb(["PingPong"], np=2, hosts="h0-h1", msglog=(0, 1))
+    assert len(df) > 0
+    df = fabriclab.osu("osu_latency", np=2, hosts="h0-h1", sizes=(8, 8))
+    assert len(df) == 1
+    df = fabriclab.cbench("rotate", np=4, hosts="h0-h3", fabric="sandia-ib", rotations=1)
+    assert len(df) > 0
+    r = run_cli("osu", "osu_latency", "-np", "2", "--hosts", "h0-h1", "-m", "8:8")
+    assert r.returncode == 0, r.stderr

@@ -23,6 +23,7 @@ import pandas as pd
 
 from . import _core
 from .iperf import iperf_options
+from .fio import parse_hosts
 from .api import _with_backend, PORT_SAMPLE_COLUMNS, FabricLike, Flow, _bool, _dumps, _fabric_arg, _flow_list, _float, _frame, _int, _str
 
 __all__ = ["imb", "osu", "IMB_BENCHMARKS", "OSU_TESTS", "IMB_COLUMNS", "OSU_COLUMNS", "MPI_COUNTER_KEYS"]
@@ -72,9 +73,7 @@ def _job(opts: dict[str, Any], np: int, ppn: int | None, hosts: Sequence[str] | 
     if ppn is not None:
         opts["ppn"] = _int("ppn", ppn)
     if hosts is not None:
-        if isinstance(hosts, str):
-            hosts = [h for h in hosts.split(",") if h]
-        opts["hosts"] = [_str("hosts", h) for h in hosts]
+        opts["hosts"] = parse_hosts(hosts)  # ranges like h0-h7, as for hpl and fio
     opts["placement"] = _str("placement", placement).replace("-", "_")
 
 
