@@ -124,21 +124,9 @@ fn run_allreduce(
     spec.sim.backend = backend;
     let np = crate::topology::Topology::build(&spec)?.n_hosts as u32;
     let opts = imb::Options {
-        benchmarks: vec!["Allreduce".into()],
-        np,
-        ppn: None,
-        hosts: None,
-        placement: Default::default(),
         msglog: Some((30, 30)),
-        npmin: Some(np),
         iter: Some(1),
-        root_shift: false,
-        algorithms: Default::default(),
-        library: None,
-        max_volume: None,
-        background: Vec::new(),
-        background_iperf: Vec::new(),
-        telemetry_us: None,
+        ..imb::Options::at_np(&["Allreduce"], np)
     };
     let mut progress = progress;
     let mut cb = |t: Time, ev: u64, _: usize, _: usize, _: &str| {

@@ -9,7 +9,10 @@
 //! time, event queue, timers), [`net`] (ports, switches, NICs, QPs),
 //! workloads ([`workload`]) built on the narrow [`net::Net::post`] /
 //! [`sim::App`] interface, and reports ([`report`]) in the real tools'
-//! formats.
+//! formats. Beside the packet engine, `[sim] backend = "flow"` gives a
+//! flow-level backend (`net/flow/`): the same API and workloads, each
+//! message a fluid flow at its max-min fair share on the packet engine's
+//! routes, for fabrics of thousands of hosts.
 //!
 //! ```
 //! use fabriclab_core::{config, perftest};

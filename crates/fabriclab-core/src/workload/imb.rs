@@ -105,6 +105,30 @@ pub struct Options {
     pub telemetry_us: Option<f64>,
 }
 
+impl Options {
+    /// `benchmarks` on exactly `np` ranks (`-npmin np`), everything else
+    /// at IMB's defaults.
+    pub fn at_np(benchmarks: &[&str], np: u32) -> Options {
+        Options {
+            benchmarks: benchmarks.iter().map(|s| s.to_string()).collect(),
+            np,
+            ppn: None,
+            hosts: None,
+            placement: Default::default(),
+            msglog: None,
+            npmin: Some(np),
+            iter: None,
+            root_shift: false,
+            algorithms: Default::default(),
+            library: None,
+            max_volume: None,
+            background: Vec::new(),
+            background_iperf: Vec::new(),
+            telemetry_us: None,
+        }
+    }
+}
+
 /// Default simulation budget per message length: 1 GiB moved in all. IMB's
 /// own rule (40 MiB per rank and length) lets an Alltoall of 32 ranks move
 /// 40 GiB per length; simulated packet by packet that is minutes per

@@ -70,23 +70,7 @@ pub fn switch_total(sim: &Sim, f: impl Fn(&fabriclab_core::net::PortCounters) ->
 /// IMB options for `benchmarks` on `np` ranks, run at exactly `np` ranks
 /// (`-npmin np`), everything else at IMB's defaults.
 pub fn imb_opts(benchmarks: &[&str], np: u32) -> imb::Options {
-    imb::Options {
-        benchmarks: benchmarks.iter().map(|s| s.to_string()).collect(),
-        np,
-        ppn: None,
-        hosts: None,
-        placement: Default::default(),
-        msglog: None,
-        npmin: Some(np),
-        iter: None,
-        root_shift: false,
-        algorithms: Default::default(),
-        library: None,
-        max_volume: None,
-        background: Vec::new(),
-        background_iperf: Vec::new(),
-        telemetry_us: None,
-    }
+    imb::Options::at_np(benchmarks, np)
 }
 
 /// The telemetry samples of the egress of `node` towards `peer` (the first
