@@ -99,3 +99,13 @@ def test_a_fabric_too_large_for_memory_is_refused_before_building(tmp_path) -> N
     path.write_text(text)
     r = run_cli("flows", "--fabric", path, "--flow", "h0:h1:1000")
     assert r.returncode == 2 and "needs about" in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def test_a_scenario_runs_on_the_flow_backend() -> None:
+    from conftest import ROOT
+
+    r = run_cli("run", ROOT / "scenarios" / "heps.toml", "--backend", "flow")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("# fabriclab: flow backend")
+    # ib_write_bw at the goodput of MTU 1024 on 100G, as on the packet engine.
+    assert " 92.5" in r.stdout
