@@ -266,6 +266,13 @@ impl Topology {
 
     /// Index of a host by name, or an error listing what exists.
     pub fn host_index(&self, name: &str) -> Result<usize> {
+        // Builders name hosts h0, h1, ... in order: try that first (a
+        // million flows look their hosts up), then search.
+        if let Some(i) = name.strip_prefix('h').and_then(|d| d.parse::<usize>().ok()) {
+            if i < self.n_hosts && self.nodes[i].name == name {
+                return Ok(i);
+            }
+        }
         self.nodes[..self.n_hosts]
             .iter()
             .position(|n| n.name == name)
