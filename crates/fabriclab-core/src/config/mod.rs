@@ -475,12 +475,6 @@ impl FabricSpec {
         self.failover.validate()?;
         self.routing.validate(self.is_infiniband())?;
         self.sim.validate()?;
-        if self.sim.backend == Backend::Flow && !self.link_failures.is_empty() {
-            return fabric_err(
-                "link_failures need sim.backend = \"packet\": the flow backend does not \
-                 model link failures",
-            );
-        }
         // Connectivity, host links and failed links are checked on the
         // built graph.
         memory::check(self, None)?;

@@ -87,6 +87,9 @@ impl Net {
         let now = self.now();
         let f = self.fail.as_ref().expect("link events only with failures");
         let (ends, detect, converge) = (f.links[i as usize], f.detect, f.converge);
+        if self.flow.is_some() {
+            return self.flow_on_link(ends, i, step, converge);
+        }
         match step {
             LinkStep::Down | LinkStep::Up => {
                 let up = step == LinkStep::Up;
@@ -120,6 +123,47 @@ impl Net {
                     f.global_down[pi as usize] = !up;
                 }
                 self.rebuild_routing();
+            }
+        }
+    }
+
+    /// The flow backend's approximation of a failure: the link's capacity
+    /// is 0 from the pull to its repair (the flows on it stall), and the
+    /// fabric re-routes at the convergence time, when every active flow
+    /// takes its new path (the ends' early detection is not modelled).
+    fn flow_on_link(&mut self, ends: [PortIdx; 2], i: u32, step: LinkStep, converge: Time) {
+        let now = self.now();
+        match step {
+            LinkStep::Down | LinkStep::Up => {
+                let up = step == LinkStep::Up;
+                for pi in ends {
+                    self.ports[pi as usize].up = up;
+                    let cap = if up {
+                        self.ports[pi as usize].rate.as_bps() as f64
+                    } else {
+                        0.0
+                    };
+                    self.flow_set_capacity(pi, cap);
+                }
+                self.q
+                    .schedule(now + converge, Ev::Link(i, LinkStep::Global(up)));
+            }
+            LinkStep::Local(_) => {}
+            LinkStep::Global(up) => {
+                let f = self.fail.as_mut().expect("failures");
+                for pi in ends {
+                    f.global_down[pi as usize] = !up;
+                }
+                let f = self.fail.as_ref().expect("failures");
+                self.routing = Routing::build_masked(
+                    &self.topo,
+                    &self.ports,
+                    &self.node_ports,
+                    f.seed,
+                    &f.global_down,
+                    &[],
+                );
+                self.flow_reroute_all();
             }
         }
     }

@@ -167,6 +167,13 @@ impl MaxMin {
         self.active -= 1;
     }
 
+    /// Change link `l`'s capacity (a failed link has 0); its flows are
+    /// rebalanced at `solve`.
+    pub fn set_cap(&mut self, l: u32, cap_bps: f64) {
+        self.cap_bps[l as usize] = cap_bps;
+        self.mark_dirty(l);
+    }
+
     fn mark_dirty(&mut self, l: u32) {
         if !self.dirty_mark[l as usize] {
             self.dirty_mark[l as usize] = true;
@@ -190,8 +197,14 @@ impl MaxMin {
         // (which mark their links) change links between solves, so a flow
         // whose bottleneck is unmarked keeps its rate.
         for &l in &dirty {
+            // A link over its capacity (it just lost some) refills all.
+            let over = self.alloc_bps[l as usize] > self.cap_bps[l as usize] * (1.0 + EPS);
             for i in 0..self.on[l as usize].len() {
                 let f = self.on[l as usize][i];
+                if over {
+                    self.pull_in(f, ep, &mut fset);
+                    continue;
+                }
                 let b = self.bottleneck[f as usize];
                 if b != NO_LINK && !self.dirty_mark[b as usize] {
                     continue;

@@ -24,8 +24,12 @@
 //!
 //! What it leaves out (see `config/sim.rs`): queues, PFC, ECN and DCQCN
 //! dynamics (flows get their fair share at once), drops and
-//! retransmission, ACK and CNP bandwidth, TCP (refused), link failures
-//! (refused), queue telemetry (refused). Port counters count each
+//! retransmission, ACK and CNP bandwidth, TCP (refused), queue telemetry
+//! (refused). Link failures are approximated: a pulled link's capacity is
+//! 0 until it is back, and every active flow takes its new path when the
+//! fabric has converged (`failures.rs`; the ends' early detection and the
+//! losses are not modelled; `FlowStats::link_events_approximated` says a
+//! run had some). Port counters count each
 //! message's wire bytes and packets when it completes.
 
 mod maxmin;
@@ -98,6 +102,9 @@ pub struct FlowStats {
     pub batched: u64,
     /// Most flows active at once.
     pub peak_active: u64,
+    /// Link failures and repairs approximated (capacity 0, re-routing at
+    /// convergence; nothing lost or retransmitted).
+    pub link_events_approximated: u64,
 }
 
 /// State of the flow backend.
@@ -269,6 +276,45 @@ impl Net {
             }
         }
         best
+    }
+
+    /// Flow backend: port `pi`'s link capacity becomes `cap_bps` (0 while
+    /// the cable is out).
+    pub(crate) fn flow_set_capacity(&mut self, pi: u32, cap_bps: f64) {
+        let now = self.now();
+        let fnet = self.flow.as_mut().expect("flow backend");
+        fnet.mm.set_cap(pi, cap_bps);
+        fnet.stats.link_events_approximated += 1;
+        fnet.dirty = true;
+        self.flow_tick_at(now);
+    }
+
+    /// Flow backend: after the routing tables changed, every active flow
+    /// takes its QP's new path (ECMP re-hashes over the new groups, as the
+    /// packet engine's switches do), keeping what it has left to send.
+    pub(crate) fn flow_reroute_all(&mut self) {
+        let now = self.now();
+        let n = self.flow.as_ref().expect("flow backend").qps.len();
+        for q in 0..n as u32 {
+            let f = self.flow.as_ref().expect("flow backend").qps[q as usize].flow;
+            if f == u32::MAX {
+                continue;
+            }
+            let path = self.flow_path(q);
+            let fnet = self.flow.as_mut().expect("flow backend");
+            if fnet.mm.path(f).eq(path.iter().copied()) {
+                continue;
+            }
+            let old = fnet.mm.rate_bps(f);
+            fnet.settle(f, now, old);
+            fnet.mm.remove(f);
+            let g = fnet.mm.add(&path);
+            debug_assert_eq!(f, g, "a removed flow's slot is reused at once");
+            let fl = &mut fnet.flows[f as usize];
+            fl.gen = fl.gen.wrapping_add(1); // its scheduled end no longer holds
+            fnet.dirty = true;
+        }
+        self.flow_tick_at(now);
     }
 
     /// Wire bytes of a message: (total, last packet, packets).
