@@ -154,29 +154,28 @@ impl Net {
                 for pi in ends {
                     f.global_down[pi as usize] = !up;
                 }
-                let f = self.fail.as_ref().expect("failures");
-                self.routing = Routing::build_masked(
-                    &self.topo,
-                    &self.ports,
-                    &self.node_ports,
-                    f.seed,
-                    &f.global_down,
-                    &[],
-                );
+                self.rebuild_routing_with(false);
                 self.flow_reroute_all();
             }
         }
     }
 
     fn rebuild_routing(&mut self) {
+        self.rebuild_routing_with(true);
+    }
+
+    /// Tables without the links the fabric converged around and, with
+    /// `local`, without the ports their own switches detected down.
+    fn rebuild_routing_with(&mut self, local: bool) {
         let f = self.fail.as_ref().expect("failures");
+        let local_down: &[bool] = if local { &f.local_down } else { &[] };
         self.routing = Routing::build_masked(
             &self.topo,
             &self.ports,
             &self.node_ports,
             f.seed,
             &f.global_down,
-            &f.local_down,
+            local_down,
         );
     }
 
