@@ -141,6 +141,12 @@ fn run_allreduce(
         .flat_map(|s| &s.rows)
         .find(|row| row.bytes == 1 << 30)
         .expect("the 1 GiB row");
+    // Ports come in node order, hosts (one port each) first: the rest are
+    // the switches' egresses.
+    let fwd: u64 = r.ports[np as usize..]
+        .iter()
+        .map(|p| p.counters.tx_packets)
+        .sum();
     Ok(BenchResult {
         name: name.into(),
         backend: backend.name().into(),
@@ -151,8 +157,8 @@ fn run_allreduce(
         wall_s: r.wall_s,
         events: r.events,
         events_per_s: r.events as f64 / r.wall_s,
-        packets_forwarded: 0,
-        packets_per_s: 0.0,
+        packets_forwarded: fwd,
+        packets_per_s: fwd as f64 / r.wall_s,
         sim_time_us: r.sim_time_us,
         last_completion_us: row.t_avg_us,
         peak_rss_mb: peak_rss_mb(),

@@ -391,7 +391,6 @@ impl Net {
                 (iw.mulpdu(), p.vlan, iw.tcp_timestamps)
             });
             Box::new(flow::FlowNet::new(
-                total,
                 caps,
                 Time::from_ns_f64(spec.sim.flow_quantum_ns),
                 iwarp,

@@ -104,6 +104,36 @@ impl Port {
         }
     }
 
+    /// One packet of `wire` bytes crossing this port's link, its
+    /// serialisation starting at `now` and never ending before `rx_end`
+    /// (when its last bit reached this node): (end of serialisation, last
+    /// bit at the peer, when the peer sees it). Into a switch the
+    /// switch's `latency` is added, and with cut-through the switch sees
+    /// the packet once its first 64 bytes are in (but not before its last
+    /// bit plus the latency would allow it to finish). The packet engine
+    /// uses it per packet; the flow backend for a message's last packet.
+    #[inline]
+    pub fn hop(
+        &self,
+        now: Time,
+        rx_end: Time,
+        wire: u64,
+        cut_through: bool,
+        latency: Time,
+    ) -> (Time, Time, Time) {
+        let tx_end = (now + self.rate.tx_time(wire)).max(rx_end);
+        let rx_end = tx_end + self.delay;
+        let arrive = if !self.to_switch {
+            rx_end
+        } else if cut_through {
+            (now + self.rate.tx_time(wire.min(CUT_THROUGH_BYTES)) + self.delay + latency)
+                .min(rx_end + latency)
+        } else {
+            rx_end + latency
+        };
+        (tx_end, rx_end, arrive)
+    }
+
     #[inline]
     pub fn paused(&self, prio: usize, now: Time) -> bool {
         self.paused_until[prio] > now
@@ -235,8 +265,7 @@ impl Net {
         let p = self.pkts.get_mut(pkt);
         let port = &mut self.ports[pi as usize];
         let wire = p.wire as u64;
-        let ser = port.rate.tx_time(wire);
-        let tx_end = (now + ser).max(p.rx_end);
+        let (tx_end, rx_end, arrive) = port.hop(now, p.rx_end, wire, cut_through, latency);
         port.busy = true;
         if p.kind == PktKind::Pause {
             port.c.pause_tx += 1;
@@ -247,15 +276,7 @@ impl Net {
             port.c.tx_bytes += wire;
             port.c.tx_packets += 1;
         }
-        p.rx_end = tx_end + port.delay;
-        let arrive = if !port.to_switch {
-            p.rx_end
-        } else if cut_through {
-            (now + port.rate.tx_time(wire.min(CUT_THROUGH_BYTES)) + port.delay + latency)
-                .min(p.rx_end + latency)
-        } else {
-            p.rx_end + latency
-        };
+        p.rx_end = rx_end;
         let was_empty = port.wire.is_empty();
         debug_assert!(port.wire.back().is_none_or(|&(t, _)| t <= arrive));
         port.wire.push_back((arrive, pkt));

@@ -126,13 +126,7 @@ pub(crate) struct FlowNet {
 type Path = Vec<u32>;
 
 impl FlowNet {
-    pub fn new(
-        n_ports: usize,
-        cap_bps: Vec<f64>,
-        quantum: Time,
-        iwarp: Option<(u32, bool, bool)>,
-    ) -> FlowNet {
-        debug_assert_eq!(n_ports, cap_bps.len());
+    pub fn new(cap_bps: Vec<f64>, quantum: Time, iwarp: Option<(u32, bool, bool)>) -> FlowNet {
         FlowNet {
             mm: MaxMin::new(cap_bps),
             qps: Vec::new(),
@@ -362,21 +356,16 @@ impl Net {
     /// port of `path` starts at `start` reaches the end of the path (last
     /// bit in), on idle ports: the packet engine's per-hop arithmetic.
     fn flow_packet_arrival(&self, path: &[u32], start: Time, wire: u32) -> Time {
-        let wire = wire as u64;
-        let mut now = start;
-        let mut rx_end = start;
+        let (mut now, mut rx_end) = (start, start);
         for &pi in path {
-            let port = &self.ports[pi as usize];
-            let tx_end = (now + port.rate.tx_time(wire)).max(rx_end);
-            rx_end = tx_end + port.delay;
-            now = if !port.to_switch {
-                rx_end
-            } else if self.p.cut_through {
-                (now + port.rate.tx_time(wire.min(64)) + port.delay + self.p.switch_latency)
-                    .min(rx_end + self.p.switch_latency)
-            } else {
-                rx_end + self.p.switch_latency
-            };
+            let (_, end, arrive) = self.ports[pi as usize].hop(
+                now,
+                rx_end,
+                wire as u64,
+                self.p.cut_through,
+                self.p.switch_latency,
+            );
+            (now, rx_end) = (arrive, end);
         }
         now
     }
