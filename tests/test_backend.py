@@ -87,10 +87,11 @@ def test_backend_is_a_sweep_axis(tmp_path) -> None:
 
 
 def test_a_fabric_too_large_for_memory_is_refused_before_building(tmp_path) -> None:
-    # 65,536 hosts under 4,608 switches with 512-way ECMP: hundreds of GB
-    # of routing tables, refused with the estimate, from Python and the CLI.
+    # 65,536 hosts under 4,096 leaves and 8,192 spines: 33.5 M links and
+    # 6 GB of routing tables, tens of GB, refused with the estimate, from
+    # Python and the CLI.
     text = (
-        '[topology]\nkind = "leaf_spine"\nleaves = 4096\nhosts_per_leaf = 16\nspines = 512\n'
+        '[topology]\nkind = "leaf_spine"\nleaves = 4096\nhosts_per_leaf = 16\nspines = 8192\n'
         "host_link_gbps = 100\nuplink_gbps = 100\n[sim]\nbackend = \"flow\"\n"
     )
     with pytest.raises(FabriclabError, match="needs about"):

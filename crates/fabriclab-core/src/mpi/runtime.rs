@@ -93,7 +93,6 @@ struct Msg {
     send_epoch: u32,
     recv_step: u32,
     recv_epoch: u32,
-    frags_left: u32,
     /// Sides (sender, receiver) not yet complete; freed at zero.
     refs: u8,
 }
@@ -269,11 +268,8 @@ impl Runtime {
             AppEvent::Completed { token, op, .. } => {
                 debug_assert_eq!(token & 7, T_DATA);
                 let id = (token >> 3) as u32;
+                // Only a message's last fragment is signaled.
                 let m = self.msgs[id as usize].as_mut().expect("live message");
-                m.frags_left -= 1;
-                if m.frags_left > 0 {
-                    return;
-                }
                 match op {
                     // Read mode: the receiver has the data; tell the sender.
                     OpKind::Read => {
@@ -375,7 +371,6 @@ impl Runtime {
             send_epoch: epoch,
             recv_step: NONE,
             recv_epoch: 0,
-            frags_left: 0,
             refs: 2,
         });
         match kind {
@@ -468,18 +463,7 @@ impl Runtime {
             Kind::Rts => {
                 let qp = self.qp(net, rank, src);
                 match self.p.rndv {
-                    Rndv::Read => {
-                        let frag = self.p.rndv_fragment;
-                        let n = bytes.div_ceil(frag) as u32;
-                        self.msgs[id as usize].as_mut().unwrap().frags_left = n;
-                        let mut left = bytes;
-                        while left > 0 {
-                            let b = left.min(frag);
-                            net.post(qp, OpKind::Read, b, tok(id, T_DATA))
-                                .expect("valid QP");
-                            left -= b;
-                        }
-                    }
+                    Rndv::Read => self.post_fragments(net, qp, OpKind::Read, bytes, id),
                     Rndv::Write => {
                         net.post_unsignaled(qp, OpKind::Send, self.p.header, tok(id, T_CTS))
                             .expect("valid QP");
@@ -493,18 +477,25 @@ impl Runtime {
     fn on_cts(&mut self, net: &mut Net, id: u32) {
         let m = self.msgs[id as usize].as_mut().expect("live message");
         let (src, dst, bytes) = (m.src, m.dst, m.bytes);
-        let frag = self.p.rndv_fragment;
-        m.frags_left = bytes.div_ceil(frag) as u32;
         let qp = self.qp(net, src, dst);
-        let mut left = bytes;
-        while left > 0 {
-            let b = left.min(frag);
-            net.post(qp, OpKind::Write, b, tok(id, T_DATA))
-                .expect("valid QP");
-            left -= b;
-        }
+        self.post_fragments(net, qp, OpKind::Write, bytes, id);
         net.post_unsignaled(qp, OpKind::Send, self.p.header, tok(id, T_FIN))
             .expect("valid QP");
+    }
+
+    /// Post rendezvous message `id`'s `bytes` on `qp` in fragments, only the
+    /// last one signaled: an RC QP completes in order, so its completion
+    /// says the data has all moved (the others' completions carried no
+    /// news, and cost an event each).
+    fn post_fragments(&mut self, net: &mut Net, qp: QpId, op: OpKind, bytes: u64, id: u32) {
+        let frag = self.p.rndv_fragment;
+        let mut left = bytes;
+        while left > frag {
+            net.post_unsignaled(qp, op, frag, tok(id, T_DATA))
+                .expect("valid QP");
+            left -= frag;
+        }
+        net.post(qp, op, left, tok(id, T_DATA)).expect("valid QP");
     }
 
     /// A completion message arrived: at the sender (read mode) or at the

@@ -237,13 +237,15 @@ impl Net {
 
     /// Like [`Net::post`] but unsignaled (verbs' `IBV_SEND_SIGNALED` not
     /// set): no `Completed` event is delivered to the owner. The responder
-    /// still gets `Received` for a WRITE or SEND.
+    /// still gets `Received` for a WRITE or SEND. An RC QP completes its
+    /// work requests in order, so a signaled request after unsignaled ones
+    /// says they are done too.
     pub fn post_unsignaled(&mut self, qp: QpId, op: OpKind, bytes: u64, token: u64) -> Result<()> {
         if qp.0 as usize >= self.n_qps() {
             return arg_err(format!("no QP {}", qp.0));
         }
-        if !matches!(op, OpKind::Write | OpKind::Send) {
-            return arg_err("only WRITE and SEND can be posted unsignaled");
+        if op == OpKind::ReadResp {
+            return arg_err("ReadResp is posted by the NIC, not by a workload");
         }
         if bytes > (1 << 31) {
             return arg_err(format!("message of {bytes} B exceeds the 2 GiB RDMA limit"));

@@ -27,7 +27,7 @@
 
 use super::api::{AppEvent, OpKind};
 use super::dcqcn::CnpAction;
-use super::packet::{Packet, PktId, PktKind, F_CE, F_FIRST, F_LAST, F_RETX};
+use super::packet::{Packet, PktId, PktKind, F_CE, F_FIRST, F_LAST, F_RETX, F_SILENT};
 use super::qp::{Msg, Sched};
 use super::{Ev, Net};
 use crate::units::Time;
@@ -186,6 +186,11 @@ impl Net {
         if last {
             flags |= F_LAST;
         }
+        // A READ request and its response carry whether the requester
+        // asked for a completion (a response's `notify` is its requester's).
+        if !m.notify && (m.op == OpKind::Read || (last && m.op == OpKind::ReadResp)) {
+            flags |= F_SILENT;
+        }
         if qp.snd_nxt < qp.snd_max {
             flags |= F_RETX;
             qp.counters.retx_packets += 1;
@@ -338,6 +343,7 @@ impl Net {
                             },
                         );
                     }
+                    PktKind::ReadResp if p.flags & F_SILENT != 0 => {}
                     PktKind::ReadResp => {
                         self.deliver(
                             at,
@@ -352,7 +358,8 @@ impl Net {
                     PktKind::ReadReq => {
                         // The responder DMA-reads host memory and answers.
                         let ready = at + self.p.nic_tx;
-                        self.push_msg(q, OpKind::ReadResp, p.aux, p.token, ready, false);
+                        let notify = p.flags & F_SILENT == 0;
+                        self.push_msg(q, OpKind::ReadResp, p.aux, p.token, ready, notify);
                     }
                     _ => {}
                 }
@@ -397,7 +404,8 @@ impl Net {
                 qp.counters.acked_bytes += m.bytes;
                 // A READ completes when its response has landed, not when
                 // the request is acknowledged.
-                if m.notify && m.op != OpKind::Read {
+                // (A response's `notify` is its requester's.)
+                if m.notify && !matches!(m.op, OpKind::Read | OpKind::ReadResp) {
                     let ev = AppEvent::Completed {
                         qp: super::QpId(q),
                         token: m.token,

@@ -66,6 +66,9 @@ pub const F_RETX: u8 = 8;
 pub const F_ECT: u8 = 16;
 /// Flag: ECN echo (TCP ACKs).
 pub const F_ECE: u8 = 32;
+/// Flag: an unsignaled READ (on its request, and on the last packet of
+/// its response): the requester gets no completion.
+pub const F_SILENT: u8 = 64;
 
 /// One packet.
 #[derive(Copy, Clone, Debug)]

@@ -29,6 +29,8 @@ pub(crate) struct Routing {
     /// (offset, len) into `members` for [switch - n_hosts][dst host].
     groups: Vec<(u32, u32)>,
     members: Vec<u32>,
+    /// Offset in `members` of each port's one-port list (u32::MAX: none).
+    single: Vec<u32>,
     seeds: Vec<u64>,
 }
 
@@ -53,7 +55,14 @@ impl Routing {
         let n = topo.nodes.len();
         let h = topo.n_hosts;
         let mut groups = vec![(0u32, 0u32); (n - h) * h];
+        // Groups share their member lists: a one-port list is the port's
+        // (`single`), and a switch's group equal to its last many-port one
+        // reuses it (a fat tree's up-groups are one list per switch), so
+        // the members take little room at 16k hosts instead of a GB.
         let mut members = Vec::new();
+        let mut single = vec![u32::MAX; ports.len()];
+        let mut last_multi = vec![(0u32, 0u32); n - h];
+        let mut cand = Vec::new();
         let mut dist = vec![u32::MAX; n];
         let mut queue = VecDeque::new();
         for dst in 0..h {
@@ -77,7 +86,7 @@ impl Routing {
                 if dist[sw] == u32::MAX {
                     continue;
                 }
-                let off = members.len() as u32;
+                cand.clear();
                 for pi in node_ports[sw]..node_ports[sw + 1] {
                     let v = ports[pi as usize].peer_node as usize;
                     if dist[v] != u32::MAX
@@ -85,10 +94,24 @@ impl Routing {
                         && (v >= h || v == dst)
                         && !unused(pi)
                     {
-                        members.push(pi);
+                        cand.push(pi);
                     }
                 }
-                groups[(sw - h) * h + dst] = (off, members.len() as u32 - off);
+                groups[(sw - h) * h + dst] = match cand.len() {
+                    0 => (0, 0),
+                    1 => (single_offset(&mut single, &mut members, cand[0]), 1),
+                    len => {
+                        let (off, l) = last_multi[sw - h];
+                        if members[off as usize..(off + l) as usize] == cand[..] {
+                            (off, l)
+                        } else {
+                            let off = members.len() as u32;
+                            members.extend_from_slice(&cand);
+                            last_multi[sw - h] = (off, len as u32);
+                            (off, len as u32)
+                        }
+                    }
+                };
             }
         }
         let seeds = (h..n)
@@ -98,6 +121,7 @@ impl Routing {
             n_hosts: h,
             groups,
             members,
+            single,
             seeds,
         }
     }
@@ -110,8 +134,7 @@ impl Routing {
             let (off, len) = (g.0 as usize, g.1 as usize);
             if len > 1 {
                 let port = pick(h + i / h, i % h, &self.members[off..off + len]);
-                self.members[off] = port;
-                g.1 = 1;
+                *g = (single_offset(&mut self.single, &mut self.members, port), 1);
             }
         }
     }
@@ -180,4 +203,13 @@ impl super::Net {
         }
         path
     }
+}
+
+/// Where port `pi`'s one-port member list is, adding it the first time.
+fn single_offset(single: &mut [u32], members: &mut Vec<u32>, pi: u32) -> u32 {
+    if single[pi as usize] == u32::MAX {
+        single[pi as usize] = members.len() as u32;
+        members.push(pi);
+    }
+    single[pi as usize]
 }

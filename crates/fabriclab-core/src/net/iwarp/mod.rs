@@ -88,6 +88,9 @@ pub(crate) struct RxMsg {
     pub op: OpKind,
     pub bytes: u64,
     pub token: u64,
+    /// A READ's requester wants its completion (carried by the request
+    /// and its response).
+    pub notify: bool,
 }
 
 /// iWARP state of one QP (same index as `Net::qps`).

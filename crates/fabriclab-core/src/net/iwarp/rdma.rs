@@ -69,6 +69,7 @@ impl Net {
             op,
             bytes,
             token,
+            notify,
         });
         self.q
             .schedule(ready_at.max(self.now()), Ev::IwarpRelease(q));
@@ -151,8 +152,9 @@ impl Net {
             let c = &mut self.qps[q as usize].counters;
             c.messages_done += 1;
             c.acked_bytes += m.bytes;
-            // A READ completes when its response has landed.
-            if m.notify && m.op != OpKind::Read {
+            // A READ completes when its response has landed (a response's
+            // `notify` is its requester's).
+            if m.notify && !matches!(m.op, OpKind::Read | OpKind::ReadResp) {
                 let ev = AppEvent::Completed {
                     qp: QpId(q),
                     token: m.token,
@@ -190,6 +192,9 @@ impl Net {
                 }
                 OpKind::ReadResp => {
                     self.qps[r as usize].counters.rx_payload_bytes += m.bytes;
+                    if !m.notify {
+                        continue; // an unsignaled READ
+                    }
                     let ev = AppEvent::Completed {
                         qp,
                         token: m.token,
@@ -201,7 +206,7 @@ impl Net {
                     // The responder's RNIC reads host memory and answers on
                     // its own stream.
                     let ready = at + self.p.nic_tx;
-                    self.iwarp_post(r, OpKind::ReadResp, m.bytes, m.token, ready, false);
+                    self.iwarp_post(r, OpKind::ReadResp, m.bytes, m.token, ready, m.notify);
                 }
             }
         }
