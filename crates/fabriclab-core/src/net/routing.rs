@@ -213,3 +213,51 @@ fn single_offset(single: &mut [u32], members: &mut Vec<u32>, pi: u32) -> u32 {
     }
     single[pi as usize]
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::config::preset;
+    use crate::net::Net;
+
+    /// Shared member lists give every (switch, host) exactly its min-hop
+    /// ports, from a breadth-first search done here by hand, and take a
+    /// few entries per switch instead of one list per group.
+    #[test]
+    fn shared_member_lists_hold_each_groups_min_hop_ports() {
+        let net = Net::new(&preset("fat-tree").unwrap(), 1).unwrap();
+        let (h, n) = (net.topo.n_hosts, net.topo.nodes.len());
+        for dst in 0..h {
+            // Hops to `dst`, hosts not transit.
+            let mut dist = vec![u32::MAX; n];
+            dist[dst] = 0;
+            let mut frontier = vec![dst];
+            while !frontier.is_empty() {
+                let mut next = Vec::new();
+                for u in frontier {
+                    if u != dst && u < h {
+                        continue;
+                    }
+                    for pi in net.node_ports[u]..net.node_ports[u + 1] {
+                        let v = net.ports[pi as usize].peer_node as usize;
+                        if dist[v] == u32::MAX {
+                            dist[v] = dist[u] + 1;
+                            next.push(v);
+                        }
+                    }
+                }
+                frontier = next;
+            }
+            for sw in h..n {
+                let want: Vec<u32> = (net.node_ports[sw]..net.node_ports[sw + 1])
+                    .filter(|&pi| {
+                        let v = net.ports[pi as usize].peer_node as usize;
+                        dist[v] + 1 == dist[sw] && (v >= h || v == dst)
+                    })
+                    .collect();
+                assert_eq!(net.routing.group(sw as u32, dst as u32), &want[..]);
+            }
+        }
+        let lists = net.routing.members.len();
+        assert!(lists <= net.ports.len() + 16 * (n - h), "{lists} members");
+    }
+}
