@@ -17,7 +17,9 @@
 //!   flow and starting the next at the same instant, without the solve);
 //! - a READ's request, like an ACK, takes no bandwidth: it leaves when it
 //!   reaches the head of its QP and crosses the path as one packet on idle
-//!   ports; the response is a flow of the responder's QP. Responses ready
+//!   ports; the response is queued on the responder's QP when the request
+//!   arrives (behind what that QP has posted by then, as in the packet
+//!   engine) and is a flow of that QP. Responses ready
 //!   behind an unsignaled one run on in the same flow up to the next
 //!   signaled one (a rendezvous transfer's fragments: one flow, one event,
 //!   the same times as a chain of continued flows);
@@ -162,6 +164,10 @@ pub(crate) struct FlowNet {
     pub stats: FlowStats,
     /// iWARP framing (MULPDU, timestamps), on iWARP fabrics.
     iwarp: Option<(u32, bool, bool)>,
+    /// READ requests on their way: (responder QP, the request), slots
+    /// reused through `arriving_free`.
+    arriving: Vec<(u32, Msg)>,
+    arriving_free: Vec<u32>,
     /// Messages ready when their QP's flow ends continue it, and READ
     /// responses run together (tests turn this off to check that it
     /// changes nothing).
@@ -184,6 +190,8 @@ impl FlowNet {
             changed: Vec::new(),
             stats: FlowStats::default(),
             iwarp,
+            arriving: Vec::new(),
+            arriving_free: Vec::new(),
             continue_flows: true,
         }
     }
@@ -603,7 +611,28 @@ impl Net {
         let fnet = self.flow.as_mut().expect("flow backend");
         let peer = fnet.qps[q as usize].peer_qp;
         fnet.qps[q as usize].counters.tx_packets += npkts as u64;
-        let ready = arrive + self.p.nic_rx + self.p.nic_tx;
+        // The responder queues the response when the request arrives (as
+        // the packet engine does), behind what its QP has posted by then.
+        let slot = match fnet.arriving_free.pop() {
+            Some(i) => {
+                fnet.arriving[i as usize] = (peer, m);
+                i
+            }
+            None => {
+                fnet.arriving.push((peer, m));
+                fnet.arriving.len() as u32 - 1
+            }
+        };
+        self.q.schedule(arrive, Ev::FlowReadArrive(slot));
+    }
+
+    /// READ requests reach their responder: it reads host memory and
+    /// queues the response on its QP.
+    pub(crate) fn on_flow_read_arrive(&mut self, slot: u32) {
+        let fnet = self.flow.as_mut().expect("flow backend");
+        let (peer, m) = fnet.arriving[slot as usize];
+        fnet.arriving_free.push(slot);
+        let ready = self.now() + self.p.nic_rx + self.p.nic_tx;
         self.flow_push(
             peer,
             Msg {
@@ -951,6 +980,69 @@ mod tests {
         }
         println!("{n} continued, worst difference {worst} ps");
         assert!(worst <= 10, "{worst} ps");
+    }
+
+    /// A's READ from B leaves at once; B posts a 1 MiB WRITE to A on the same
+    /// QP pair while the request is on its way. The response is queued when
+    /// the request arrives, so behind the WRITE, on both backends.
+    struct ReadBehindWrite {
+        qps: Option<(QpId, QpId)>,
+        read_done: Option<u64>,
+        write_done: Option<u64>,
+    }
+    impl App for ReadBehindWrite {
+        fn start(&mut self, net: &mut Net, me: u32) {
+            let (a, b) = net.connect(0, 40, me, me, None).unwrap();
+            self.qps = Some((a, b));
+            net.post(a, OpKind::Read, 65_536, 1).unwrap();
+            // After the request has left A (NIC latency), before it reaches B.
+            net.set_app_timer(me, crate::units::Time::ns(1500), 0);
+        }
+        fn on_event(&mut self, net: &mut Net, _me: u32, ev: AppEvent) {
+            match ev {
+                AppEvent::Timer { .. } => {
+                    let b = self.qps.unwrap().1;
+                    net.post(b, OpKind::Write, 1 << 20, 2).unwrap();
+                }
+                AppEvent::Completed { token: 1, .. } => self.read_done = Some(net.now().0),
+                AppEvent::Completed { token: 2, .. } => self.write_done = Some(net.now().0),
+                _ => {}
+            }
+        }
+        fn done(&self) -> bool {
+            self.read_done.is_some() && self.write_done.is_some()
+        }
+    }
+
+    #[test]
+    fn a_read_response_queues_behind_what_the_responder_posted_before_the_request_arrived() {
+        let mut times = Vec::new();
+        for backend in [Backend::Packet, Backend::Flow] {
+            let mut spec = preset("fat-tree").unwrap();
+            spec.sim.backend = backend;
+            let net = Net::new(&spec, 5).unwrap();
+            let mut sim = Sim::new(net);
+            let id = sim.add_app(Box::new(ReadBehindWrite {
+                qps: None,
+                read_done: None,
+                write_done: None,
+            }));
+            assert_eq!(sim.run(None), Outcome::Finished);
+            let app = sim.app::<ReadBehindWrite>(id).unwrap();
+            times.push((app.read_done.unwrap(), app.write_done.unwrap()));
+        }
+        let (packet, flow) = (times[0], times[1]);
+        println!("packet {packet:?} flow {flow:?} (read, write done, ps)");
+        // The READ ends after the WRITE's 1 MiB has left B (84 us at
+        // 100G), on both.
+        assert!(packet.0 > 84_000_000 && flow.0 > 84_000_000);
+        let rel = (flow.0 as f64 - packet.0 as f64).abs() / packet.0 as f64;
+        assert!(
+            rel < 0.01,
+            "READ done {} ps on the flow backend, {} ps on the packet engine",
+            flow.0,
+            packet.0
+        );
     }
 
     /// The incremental solves give the completion times of refilling every
