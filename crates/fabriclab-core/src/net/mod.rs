@@ -307,11 +307,15 @@ impl Net {
         } else {
             crate::wire::roce_wire_bytes(p.mtu, crate::wire::Ext::Reth, p.vlan)
         };
+        let latency = Time::from_ns_f64(spec.switch.latency_ns);
         for port in ports.iter_mut() {
-            port.headroom = spec
-                .switch
-                .headroom_bytes
-                .unwrap_or_else(|| auto_headroom(port.rate, port.delay, max_frame as u64));
+            // This switch admits a packet its latency after the last bit
+            // is in, and an upstream switch acts on a pause its latency
+            // after it is in: both are in flight too.
+            let pipeline = Time(latency.0 * (1 + port.to_switch as u64));
+            port.headroom = spec.switch.headroom_bytes.unwrap_or_else(|| {
+                auto_headroom(port.rate, port.delay, max_frame as u64, pipeline)
+            });
         }
         let nics = (0..topo.n_hosts)
             .map(|h| Nic {
@@ -664,12 +668,16 @@ fn params(spec: &FabricSpec) -> Result<Params> {
     })
 }
 
-/// PFC headroom for an ingress port: data in flight during two cable delays,
-/// the frame being sent upstream when the pause arrives, the frame being sent
-/// here when the pause is emitted, the pause frame itself, and the IEEE
-/// worst-case upstream response of 394 quanta (512 bit times each).
-pub fn auto_headroom(rate: Rate, delay: Time, max_frame: u64) -> u64 {
-    let cable = rate.bytes_in(Time(delay.0 * 2));
-    let response = 394 * 512 / 8;
-    cable + 2 * max_frame + crate::wire::PFC_FRAME_WIRE as u64 + response
+/// PFC headroom for an ingress port: data in flight during two cable delays
+/// and the model's switch `pipeline` time (see `Net::new`), the frame being
+/// sent upstream when the pause arrives, the frame being sent here when the
+/// pause is emitted, the pause frame itself, and the upstream's response:
+/// the IEEE worst case of 394 quanta (512 bit times each) at 100G, 2.02 us,
+/// kept as a time above 100G (mlx5 sizes headroom in proportion to the
+/// speed: reference notes, PFC), so never less than its 25,216 B at 100G.
+pub fn auto_headroom(rate: Rate, delay: Time, max_frame: u64, pipeline: Time) -> u64 {
+    let in_flight = rate.bytes_in(Time(delay.0 * 2 + pipeline.0));
+    let response_100g: u64 = 394 * 512 / 8;
+    let response = response_100g.max(rate.bytes_in(Rate::gbps(100).tx_time(response_100g)));
+    in_flight + 2 * max_frame + crate::wire::PFC_FRAME_WIRE as u64 + response
 }
