@@ -220,8 +220,9 @@ def _parser() -> argparse.ArgumentParser:
 BACKEND_HELP = (
     "simulation backend (default: the fabric's [sim] backend, else packet). 'flow' moves each "
     "message as a fluid flow at its max-min fair share on the packet engine's routes: fast at "
-    "thousands of hosts, but no queues, PFC, ECN, DCQCN dynamics or drops; TCP (iperf) and "
-    "telemetry are refused, and link failures approximated (flows stall, then re-route at "
+    "thousands of hosts, but no queues, PFC, ECN, DCQCN dynamics or drops; TCP (iperf) runs "
+    "at its fair share (no slow start, losses or window dynamics, priorities ignored), "
+    "telemetry is refused, and link failures approximated (flows stall, then re-route at "
     "convergence)"
 )
 

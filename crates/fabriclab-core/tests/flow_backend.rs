@@ -231,11 +231,68 @@ fn unknown_backend_and_packet_only_features_are_refused_with_what_to_change() {
         .unwrap_err()
         .to_string()
         .contains("packet"));
-    assert!(net
-        .tcp_supported()
-        .unwrap_err()
-        .to_string()
-        .contains("packet"));
+    assert!(net.tcp_supported().is_ok(), "TCP runs as fair-share flows");
+}
+
+/// iperf on the flow backend, by hand: one unlimited stream runs at the TCP
+/// goodput of its 100G link (MSS of 1,448 B in 1,538 B on the wire); two
+/// streams from two clients into one server get half of it each; a stream
+/// and an RDMA flow of 4 MiB across one port share it equally while both
+/// run.
+#[test]
+fn tcp_streams_get_their_fair_share_of_the_goodput() {
+    use fabriclab_core::iperf::{self, Options};
+    use fabriclab_core::wire::tcp_goodput_gbps;
+    let fabric = flow_backend(fabriclab_core::config::preset("heps").unwrap());
+    let want = tcp_goodput_gbps(100.0, 1500, false);
+    let o = Options {
+        client: "h0".into(),
+        server: "h4".into(),
+        time_s: 0.01,
+        interval_s: 0.002,
+        ..Default::default()
+    };
+    let r = iperf::run(&fabric, &o, 1).unwrap();
+    print!("{}", fabriclab_core::report::iperf::text(&r));
+    // The first interval also fills the send buffer; then whole 128 KiB
+    // writes per 2 ms interval: within one write (0.52 Gb/s) of the goodput.
+    let block_gbps = (128 << 10) as f64 * 8.0 / 0.002 / 1e9;
+    for iv in &r.results.intervals[1..] {
+        let gbps = iv.sum.bits_per_second / 1e9;
+        assert!((gbps - want).abs() <= block_gbps, "{gbps} vs {want}");
+    }
+    assert_eq!(r.results.sum_sent.retransmits, Some(0));
+    let rx = r.results.sum_received.bits_per_second / 1e9;
+    assert!(rx > 0.99 * want && rx < want * 1.001, "{rx} vs {want}");
+    // The round trip iperf reports is the idle path's, in microseconds.
+    assert!(r.tcp[0].counters.srtt_ns > 1000, "{:?}", r.tcp[0].counters);
+
+    // Two clients into one server: half each.
+    let net = Net::new(&fabric, 1).unwrap();
+    let mut sim = Sim::new(net);
+    let mut ids = vec![];
+    for client in ["h1", "h2"] {
+        let o = Options {
+            client: client.into(),
+            server: "h0".into(),
+            time_s: 0.004,
+            interval_s: 0.002,
+            ..Default::default()
+        };
+        let app = fabriclab_core::iperf::Iperf::new(&sim.net, &o).unwrap();
+        ids.push((sim.add_app(Box::new(app)), o));
+    }
+    assert_eq!(sim.run(None), Outcome::Finished);
+    for (id, o) in &ids {
+        let app = sim.app::<fabriclab_core::iperf::Iperf>(*id).unwrap();
+        let rep = app.report(&sim.net, o, 1, Outcome::Finished);
+        let last = rep.results.intervals.last().unwrap().sum.bits_per_second / 1e9;
+        assert!(
+            (last - want / 2.0).abs() <= block_gbps,
+            "{last} vs {}",
+            want / 2.0
+        );
+    }
 }
 
 /// A cable pull on the flow backend, by hand: the flow on the pulled link

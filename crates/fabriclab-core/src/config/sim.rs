@@ -7,9 +7,11 @@
 //! at its max-min fair share of the links (see `net/flow/`), which is what
 //! makes fabrics of thousands of hosts affordable. What the flow backend
 //! leaves out, and refuses rather than reporting zeros for: queues, PFC,
-//! ECN and DCQCN dynamics, drops and retransmission, TCP (iperf) and queue
-//! telemetry. Link failures are approximated (flows stall on a pulled link
-//! and re-route when the fabric has converged).
+//! ECN and DCQCN dynamics, drops and retransmission, and queue telemetry.
+//! TCP (iperf) runs as flows at their fair share, without slow start,
+//! losses or window dynamics (`net/flow/tcp.rs`). Link failures are
+//! approximated (flows stall on a pulled link and re-route when the fabric
+//! has converged).
 //!
 //! `flow_quantum_ns`: flow completions that fall within this time of the
 //! earliest pending one are processed together, with one rate

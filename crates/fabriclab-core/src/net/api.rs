@@ -333,7 +333,10 @@ impl Net {
             counters: c.clone(),
         };
         match &self.flow {
+            // TCP connections' QPs are the flow backend's own: reported as
+            // TCP connections (`tcp_reports`).
             Some(f) => (f.qps.iter().enumerate())
+                .filter(|(_, q)| q.tcp == u32::MAX)
                 .map(|(i, q)| {
                     row(
                         i,

@@ -102,9 +102,9 @@ pub enum Ev {
     FlowStart(u32),
     /// Flow backend: completions are due; rates are recomputed.
     FlowTick,
-    /// Flow backend: READ requests (a slot of `FlowNet::arriving`) reach
-    /// the responder, which queues the response.
-    FlowReadArrive(u32),
+    /// Flow backend: an action due now (a slot of `FlowNet::later`: READ
+    /// requests reach their responder, TCP data or its ACK arrives).
+    FlowLater(u32),
 }
 
 /// Per-host NIC state (the host's one port is `port`).
@@ -484,7 +484,7 @@ impl Net {
             Ev::EcnTick(port, prio) => self.on_ecn_tick(port, prio),
             Ev::FlowStart(qp) => self.on_flow_start(qp),
             Ev::FlowTick => self.on_flow_tick(),
-            Ev::FlowReadArrive(slot) => self.on_flow_read_arrive(slot),
+            Ev::FlowLater(slot) => self.on_flow_later(slot),
             Ev::App(_) => debug_assert!(false, "App events are routed by Sim"),
         }
     }

@@ -42,6 +42,7 @@
 //! message's wire bytes and packets when it completes.
 
 mod maxmin;
+mod tcp;
 
 pub(crate) use maxmin::MaxMin;
 
@@ -60,6 +61,26 @@ enum MsgKind {
     Send,
     ReadReq,
     ReadResp,
+    /// Bytes an application wrote into a TCP connection (`tcp.rs`).
+    Tcp,
+}
+
+/// What happens later at a known time (`Ev::FlowLater`).
+#[derive(Copy, Clone, Debug)]
+enum Later {
+    /// READ requests reach the responder QP, which queues the response.
+    ReadArrive { peer: u32, m: Msg },
+    /// TCP bytes reach the receiving application.
+    TcpRx { conn: u32, bytes: u64, segs: u32 },
+    /// Their ACK reaches the sender: `rtt` after the last segment left,
+    /// the flow then at `rate_bps`.
+    TcpAck {
+        conn: u32,
+        bytes: u64,
+        segs: u32,
+        rtt: Time,
+        rate_bps: f64,
+    },
 }
 
 /// A message, or `reps` identical ones posted back to back (a rendezvous
@@ -97,8 +118,12 @@ pub(crate) struct FQp {
     pub peer_host: u32,
     pub peer_qp: u32,
     pub sport: u16,
+    /// Destination port of the 5-tuple (RoCEv2's 4791, or TCP's).
+    pub dport: u16,
     pub prio: u8,
     pub app: u32,
+    /// The TCP connection this QP carries (u32::MAX: an RDMA QP).
+    pub tcp: u32,
     msgs: VecDeque<Msg>,
     /// A flow is active or its start is scheduled.
     busy: bool,
@@ -164,10 +189,12 @@ pub(crate) struct FlowNet {
     pub stats: FlowStats,
     /// iWARP framing (MULPDU, timestamps), on iWARP fabrics.
     iwarp: Option<(u32, bool, bool)>,
-    /// READ requests on their way: (responder QP, the request), slots
-    /// reused through `arriving_free`.
-    arriving: Vec<(u32, Msg)>,
-    arriving_free: Vec<u32>,
+    /// Actions due later (`Ev::FlowLater`), slots reused through
+    /// `later_free`.
+    later: Vec<Later>,
+    later_free: Vec<u32>,
+    /// The client QP of each TCP connection (u32::MAX: none yet).
+    tcp_qps: Vec<u32>,
     /// Messages ready when their QP's flow ends continue it, and READ
     /// responses run together (tests turn this off to check that it
     /// changes nothing).
@@ -190,8 +217,9 @@ impl FlowNet {
             changed: Vec::new(),
             stats: FlowStats::default(),
             iwarp,
-            arriving: Vec::new(),
-            arriving_free: Vec::new(),
+            later: Vec::new(),
+            later_free: Vec::new(),
+            tcp_qps: Vec::new(),
             continue_flows: true,
         }
     }
@@ -241,8 +269,10 @@ impl Net {
             peer_host,
             peer_qp,
             sport,
+            dport: ROCEV2_UDP_PORT,
             prio,
             app,
+            tcp: u32::MAX,
             msgs: VecDeque::new(),
             busy: false,
             flow: u32::MAX,
@@ -261,6 +291,10 @@ impl Net {
             OpKind::Read => MsgKind::ReadReq,
             OpKind::ReadResp => MsgKind::ReadResp,
         };
+        self.flow_post_kind(q, kind, bytes, token, notify);
+    }
+
+    fn flow_post_kind(&mut self, q: u32, kind: MsgKind, bytes: u64, token: u64, notify: bool) {
         let ready = self.now() + self.p.nic_tx;
         self.flow_push(
             q,
@@ -315,10 +349,9 @@ impl Net {
         let mut node = self.ports[first as usize].peer_node;
         while node != dst {
             let out = if self.ar.is_some() {
-                self.flow_adaptive_port(node, src, dst, qp.sport)
+                self.flow_adaptive_port(node, src, dst, qp.sport, qp.dport)
             } else {
-                self.routing
-                    .next_port(node, src, dst, qp.sport, ROCEV2_UDP_PORT)
+                self.routing.next_port(node, src, dst, qp.sport, qp.dport)
             };
             assert!(out != super::routing::NO_ROUTE, "flow backend: no route");
             path.push(out);
@@ -329,15 +362,13 @@ impl Net {
 
     /// Adaptive routing at flow start: the minimal next hop with the
     /// fewest active flows, ties to the ECMP choice.
-    fn flow_adaptive_port(&self, node: u32, src: u32, dst: u32, sport: u16) -> u32 {
+    fn flow_adaptive_port(&self, node: u32, src: u32, dst: u32, sport: u16, dport: u16) -> u32 {
         let group = self.routing.group(node, dst);
         if group.len() <= 1 {
             return group.first().copied().unwrap_or(super::routing::NO_ROUTE);
         }
         let mm = &self.flow.as_ref().expect("flow backend").mm;
-        let start = self
-            .routing
-            .pick(node, src, dst, sport, ROCEV2_UDP_PORT, group.len());
+        let start = self.routing.pick(node, src, dst, sport, dport, group.len());
         let mut best = group[start];
         for k in 1..group.len() {
             let p = group[(start + k) % group.len()];
@@ -393,11 +424,15 @@ impl Net {
 
     /// Wire bytes of a message: (total, last packet, packets).
     fn flow_wire(&self, kind: MsgKind, bytes: u64) -> (u64, u32, u32) {
+        if kind == MsgKind::Tcp {
+            return self.flow_tcp_wire(bytes);
+        }
         if let Some((mulpdu, vlan, ts)) = self.flow.as_ref().and_then(|f| f.iwarp) {
             let ddp = match kind {
                 MsgKind::Write | MsgKind::ReadResp => Ddp::Tagged,
                 MsgKind::Send => Ddp::Untagged,
                 MsgKind::ReadReq => Ddp::ReadRequest,
+                MsgKind::Tcp => unreachable!("TCP bytes are framed above"),
             };
             let payload = if kind == MsgKind::ReadReq { 0 } else { bytes };
             let per = (mulpdu - ddp.header_bytes()) as u64;
@@ -613,34 +648,51 @@ impl Net {
         fnet.qps[q as usize].counters.tx_packets += npkts as u64;
         // The responder queues the response when the request arrives (as
         // the packet engine does), behind what its QP has posted by then.
-        let slot = match fnet.arriving_free.pop() {
+        self.flow_later(arrive, Later::ReadArrive { peer, m });
+    }
+
+    /// Do `what` at `at`.
+    fn flow_later(&mut self, at: Time, what: Later) {
+        let fnet = self.flow.as_mut().expect("flow backend");
+        let slot = match fnet.later_free.pop() {
             Some(i) => {
-                fnet.arriving[i as usize] = (peer, m);
+                fnet.later[i as usize] = what;
                 i
             }
             None => {
-                fnet.arriving.push((peer, m));
-                fnet.arriving.len() as u32 - 1
+                fnet.later.push(what);
+                fnet.later.len() as u32 - 1
             }
         };
-        self.q.schedule(arrive, Ev::FlowReadArrive(slot));
+        self.q.schedule(at, Ev::FlowLater(slot));
     }
 
-    /// READ requests reach their responder: it reads host memory and
-    /// queues the response on its QP.
-    pub(crate) fn on_flow_read_arrive(&mut self, slot: u32) {
+    pub(crate) fn on_flow_later(&mut self, slot: u32) {
         let fnet = self.flow.as_mut().expect("flow backend");
-        let (peer, m) = fnet.arriving[slot as usize];
-        fnet.arriving_free.push(slot);
-        let ready = self.now() + self.p.nic_rx + self.p.nic_tx;
-        self.flow_push(
-            peer,
-            Msg {
-                kind: MsgKind::ReadResp,
-                ready,
-                ..m
-            },
-        );
+        let what = fnet.later[slot as usize];
+        fnet.later_free.push(slot);
+        match what {
+            // The responder reads host memory and queues the response.
+            Later::ReadArrive { peer, m } => {
+                let ready = self.now() + self.p.nic_rx + self.p.nic_tx;
+                self.flow_push(
+                    peer,
+                    Msg {
+                        kind: MsgKind::ReadResp,
+                        ready,
+                        ..m
+                    },
+                );
+            }
+            Later::TcpRx { conn, bytes, segs } => self.flow_tcp_rx(conn, bytes, segs),
+            Later::TcpAck {
+                conn,
+                bytes,
+                segs,
+                rtt,
+                rate_bps,
+            } => self.flow_tcp_ack(conn, (bytes, segs), rtt, rate_bps),
+        }
     }
 
     /// Count `wire` bytes in `npkts` packets out of each port of `path`
@@ -822,6 +874,12 @@ impl Net {
                 OpKind::Read,
                 arrive + nic_rx,
             ),
+            MsgKind::Tcp => {
+                let segs = npkts;
+                let conn = self.flow.as_ref().expect("flow backend").qps[q as usize].tcp;
+                let rate_bps = self.flow.as_ref().expect("flow backend").mm.rate_bps(f);
+                self.flow_tcp_sent(q, conn, (payload, segs), (start_last, arrive), rate_bps);
+            }
             MsgKind::ReadReq => unreachable!("READ requests are not flows"),
         }
         // The QP's next message follows its last byte out.

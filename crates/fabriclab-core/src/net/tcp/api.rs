@@ -41,12 +41,6 @@ impl Net {
     /// Ok when the fabric carries TCP (Ethernet); an error naming what to
     /// change on an InfiniBand fabric (IPoIB is not modelled).
     pub fn tcp_supported(&self) -> Result<()> {
-        if self.flow.is_some() {
-            return arg_err(
-                "TCP (iperf) needs sim.backend = \"packet\": the flow backend does not \
-                 model TCP; drop --backend flow (or [sim] backend) for this run",
-            );
-        }
         if self.p.ib {
             return arg_err(
                 "TCP runs over Ethernet here; this fabric is InfiniBand and IPoIB is not \
@@ -99,6 +93,9 @@ impl Net {
         conn.prio = conf.prio;
         conn.publish(self.now(), conf.mss);
         self.tcp.conns.push(conn);
+        if self.flow.is_some() {
+            self.flow_tcp_connect(id);
+        }
         Ok(TcpId(id))
     }
 
@@ -135,7 +132,11 @@ impl Net {
         let c = &mut self.tcp.conns[conn.0 as usize];
         c.written += bytes;
         c.c.app_written_bytes += bytes;
-        self.tcp_try_send(conn.0);
+        if self.flow.is_some() {
+            self.flow_tcp_write(conn.0, bytes);
+        } else {
+            self.tcp_try_send(conn.0);
+        }
     }
 
     /// Free room in the send buffer: `[tcp] snd_buf_bytes` minus what is
