@@ -212,7 +212,7 @@ def test_dashboard_page(incast, tmp_path, with_fabric):
         assert html.escape(caption, quote=False) in text
     assert len(images(text)) == 5  # hosts, links, heat map, queues, PFC; the busiest ports are a table
     assert "<h1>8:1 incast &lt;leaf-spine&gt;</h1>" in text
-    assert "Samples every 10 us from 0 to 3280 us" in text and "16 hosts, 6 switches, 64 ports" in text
+    assert "Samples every 10 us from 0 to 3310 us" in text and "16 hosts, 6 switches, 64 ports" in text
     assert ("fabric leaf-spine" in text) == with_fabric
     assert text.count("<tr>") == 11 and "<td>leaf0</td><td>0</td><td>h0</td>" in text
 

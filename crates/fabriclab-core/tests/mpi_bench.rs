@@ -122,13 +122,9 @@ fn alltoall_on_2_to_1_takes_about_twice_as_long_as_on_1_to_1() {
     let (full, half) = (run(4), run(2));
     let ratio = half / full;
     // 28 of every rank's 31 blocks leave the leaf: 2 x 28/31 = 1.81 if the
-    // uplinks were perfectly shared; ECMP collisions push it up. The 1:1
-    // run is itself about 55 % above its NICs' bound (a QP's READ responses
-    // share its queue with its own READ requests, docs/flow_validation.md),
-    // which pulls the ratio down: 1.61 before the PFC headroom took the
-    // switches' latency into account (2026-11-24), 1.60 after.
+    // uplinks were perfectly shared; ECMP collisions push it up.
     println!("alltoall 1 MiB x 32: 1:1 {full:.0} us, 2:1 {half:.0} us, ratio {ratio:.2}");
-    assert!((1.55..=2.4).contains(&ratio), "ratio {ratio}");
+    assert!((1.6..=2.4).contains(&ratio), "ratio {ratio}");
 }
 
 #[test]

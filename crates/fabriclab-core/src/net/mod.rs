@@ -668,16 +668,21 @@ fn params(spec: &FabricSpec) -> Result<Params> {
     })
 }
 
-/// PFC headroom for an ingress port: data in flight during two cable delays
-/// and the model's switch `pipeline` time (see `Net::new`), the frame being
-/// sent upstream when the pause arrives, the frame being sent here when the
-/// pause is emitted, the pause frame itself, and the upstream's response:
-/// the IEEE worst case of 394 quanta (512 bit times each) at 100G, 2.02 us,
-/// kept as a time above 100G (mlx5 sizes headroom in proportion to the
-/// speed: reference notes, PFC), so never less than its 25,216 B at 100G.
+/// PFC headroom for an ingress port: data in flight during two cable
+/// delays, the frame being sent upstream when the pause arrives, the frame
+/// being sent here when the pause is emitted, the pause frame itself, and
+/// what arrives while the upstream reacts. That reaction is budgeted as the
+/// IEEE worst-case response of 394 quanta (512 bit times each), 25,216 B,
+/// which is 2.02 us at 100G; above 100G the same time (mlx5 sizes headroom
+/// in proportion to the speed: reference notes, PFC), and longer when the
+/// model's switch `pipeline` is (a switch here admits a packet its latency
+/// after the last bit, an upstream switch acts on a pause its latency after
+/// it is in; see `Net::new`). Up to 100G with the usual sub-microsecond
+/// switches this is the IEEE figure alone.
 pub fn auto_headroom(rate: Rate, delay: Time, max_frame: u64, pipeline: Time) -> u64 {
-    let in_flight = rate.bytes_in(Time(delay.0 * 2 + pipeline.0));
+    let cable = rate.bytes_in(Time(delay.0 * 2));
     let response_100g: u64 = 394 * 512 / 8;
-    let response = response_100g.max(rate.bytes_in(Rate::gbps(100).tx_time(response_100g)));
-    in_flight + 2 * max_frame + crate::wire::PFC_FRAME_WIRE as u64 + response
+    let reaction = Rate::gbps(100).tx_time(response_100g).max(pipeline);
+    let response = response_100g.max(rate.bytes_in(reaction));
+    cable + 2 * max_frame + crate::wire::PFC_FRAME_WIRE as u64 + response
 }
