@@ -37,6 +37,7 @@ pub mod config;
 pub mod engine;
 pub mod error;
 pub mod front;
+pub mod interrupt;
 pub mod mpi;
 pub mod net;
 pub mod report;

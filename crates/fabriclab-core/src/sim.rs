@@ -38,6 +38,8 @@ pub enum Outcome {
     TimeLimit,
     /// Foreground work was unfinished and nothing could happen any more.
     Stalled,
+    /// The user asked to stop (Ctrl-C; [`crate::interrupt`]).
+    Interrupted,
 }
 
 /// The network and its workloads.
@@ -112,7 +114,13 @@ impl Sim {
         if foreground && self.foreground_done() {
             return Some(Outcome::Finished);
         }
+        if crate::interrupt::poll() {
+            return Some(Outcome::Interrupted);
+        }
         while self.net.events_processed() < events {
+            if self.net.events_processed() & 0xffff == 0xffff && crate::interrupt::poll() {
+                return Some(Outcome::Interrupted);
+            }
             let Some((_, ev)) = self.net.q.pop_until(limit) else {
                 return Some(if !self.net.q.is_empty() {
                     Outcome::TimeLimit

@@ -5,10 +5,11 @@
 //! returns a JSON document as a string, which `fabriclab.api` turns into
 //! Python objects. The simulator runs with the GIL released. Core errors
 //! become the exception classes of `fabriclab.errors`, mapped in one place
-//! ([`to_pyerr`]).
+//! ([`to_pyerr`]). Ctrl-C stops a run within a few ms: the core's loops
+//! poll [`signalled`] and the call raises `KeyboardInterrupt`.
 
-use fabriclab_core::{config, front, Error};
-use pyo3::exceptions::PyRuntimeError;
+use fabriclab_core::{config, front, interrupt, Error};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError};
 use pyo3::prelude::*;
 
 /// The `fabriclab.errors` class for a core error kind.
@@ -37,9 +38,21 @@ fn to_pyerr(py: Python<'_>, e: Error) -> PyErr {
     }
 }
 
-/// Run `f` without the GIL and map its error.
+/// Run `f` without the GIL and map its error; if the user interrupted it,
+/// raise `KeyboardInterrupt` instead of whatever the cut-short run gave.
 fn run<T: Send>(py: Python<'_>, f: impl FnOnce() -> Result<T, Error> + Send) -> PyResult<T> {
-    py.detach(f).map_err(|e| to_pyerr(py, e))
+    let out = py.detach(f);
+    if interrupt::take() {
+        return Err(PyKeyboardInterrupt::new_err("interrupted"));
+    }
+    out.map_err(|e| to_pyerr(py, e))
+}
+
+/// The core's interrupt check: run Python's signal handlers (on the main
+/// thread; elsewhere this is a no-op) and say whether one raised, as
+/// SIGINT's default handler does with `KeyboardInterrupt`.
+fn signalled() -> bool {
+    Python::attach(|py| py.check_signals().is_err())
 }
 
 /// Names of the built-in fabric presets, as a JSON list.
@@ -200,6 +213,7 @@ fn hpl(
 /// The Rust core of fabriclab (use the `fabriclab` package, not this).
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    interrupt::set_check(signalled);
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(preset_toml, m)?)?;
     m.add_function(wrap_pyfunction!(fabric_info, m)?)?;

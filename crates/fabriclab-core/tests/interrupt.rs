@@ -1,0 +1,47 @@
+//! Stopping a run from outside (its own test binary: the flag is
+//! process-wide and would stop the other tests' runs).
+
+use fabriclab_core::config::preset;
+use fabriclab_core::interrupt;
+use fabriclab_core::net::Net;
+use fabriclab_core::sim::{Outcome, Sim};
+use fabriclab_core::workload::flows::{FlowSpec, Flows};
+
+fn flows() -> Vec<FlowSpec> {
+    (1..16)
+        .map(|s| FlowSpec {
+            src: format!("h{s}"),
+            dst: "h0".into(),
+            bytes: 4 << 20,
+            op: "write".into(),
+            start_us: 0.0,
+            priority: None,
+            repeat: false,
+        })
+        .collect()
+}
+
+#[test]
+fn a_requested_stop_ends_every_run_until_it_is_taken() {
+    let spec = preset("heps").unwrap();
+    let run = || {
+        let net = Net::new(&spec, 1).unwrap();
+        let app = Flows::new(&net, &flows()).unwrap();
+        let mut sim = Sim::new(net);
+        sim.add_app(Box::new(app));
+        let o = sim.run(None);
+        (o, sim.net.events_processed())
+    };
+    let (whole, events) = run();
+    assert_eq!(whole, Outcome::Finished);
+    assert!(events > 100_000, "{events}");
+    interrupt::request();
+    let (o, ev) = run();
+    assert_eq!(o, Outcome::Interrupted);
+    assert_eq!(ev, 0, "stopped before its first event");
+    // Still set: a tool running several simulations stops them all.
+    assert_eq!(run().0, Outcome::Interrupted);
+    assert!(interrupt::take());
+    assert!(!interrupt::take());
+    assert_eq!(run(), (whole, events));
+}

@@ -1,0 +1,60 @@
+"""Ctrl-C stops a run within about a second: the CLI exits 130 with one
+line and no traceback; from Python the call raises KeyboardInterrupt and
+the next run in the same process works."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+
+# A run far longer than the wait before the signal (a2a-128 on the packet
+# engine: 18-30 s on the project's machines).
+LONG = ["bench", "a2a-128"]
+
+
+def _interrupt(cmd: list[str], wait_s: float, ready: str | None = None) -> tuple[subprocess.CompletedProcess, float]:
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if ready is not None:
+        assert p.stdout is not None
+        line = p.stdout.readline()  # the script says when its run has begun
+        assert line.strip() == ready, line
+    time.sleep(wait_s)
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    return subprocess.CompletedProcess(cmd, p.returncode, out, err), time.monotonic() - t0
+
+
+def test_ctrl_c_stops_the_cli_with_exit_130_and_one_line() -> None:
+    r, took = _interrupt([sys.executable, "-m", "fabriclab.cli", *LONG], 2.0)
+    assert r.returncode == 130, (r.returncode, r.stderr[-500:])
+    assert took < 3.0, took
+    assert r.stderr.splitlines()[-1] == "fabriclab: interrupted"
+    assert "Traceback" not in r.stderr
+
+
+SCRIPT = """
+import sys, time
+import fabriclab
+print("started", flush=True)
+t0 = time.monotonic()
+try:
+    fabriclab.bench("a2a-128")
+    print("finished")
+except KeyboardInterrupt:
+    print(f"interrupted after {time.monotonic() - t0:.2f} s", flush=True)
+# The next run in the process is not cut short.
+df = fabriclab.perftest("ib_write_lat", fabric="heps", client="h0", server="h4", iters=100)
+print("next run", len(df), flush=True)
+"""
+
+
+def test_ctrl_c_raises_keyboard_interrupt_in_python_and_the_next_run_works() -> None:
+    r, took = _interrupt([sys.executable, "-c", SCRIPT], 2.0, ready="started")
+    assert r.returncode == 0, r.stderr[-800:]
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("interrupted after"), r.stdout
+    assert lines[1].startswith("next run") and int(lines[1].split()[-1]) > 0, r.stdout
+    assert took < 3.0, took
