@@ -132,6 +132,12 @@ pub(crate) struct FQp {
     /// The QP's path while the routing tables hold (empty: not known
     /// yet; never kept under adaptive routing, which picks per flow).
     path: Box<[u32]>,
+    /// The QP has been routed before (its next use keeps the path).
+    routed: bool,
+    /// How long this QP's ACK (of `ack_wire` bytes) takes back over the
+    /// peer's path on idle ports (`Time::NEVER`: not known yet): the per-hop
+    /// arithmetic only shifts with the start time, so one figure serves.
+    ack_delay: Time,
     pub counters: QpCounters,
 }
 
@@ -277,6 +283,8 @@ impl Net {
             busy: false,
             flow: u32::MAX,
             path: Box::default(),
+            routed: false,
+            ack_delay: Time::NEVER,
             counters: QpCounters::default(),
         };
         fnet.qps.push(mk(a, b, qb, sa, app_a));
@@ -323,20 +331,42 @@ impl Net {
         }
     }
 
-    /// Run `f` with QP `q`'s path, from the QP's cache when it has one
-    /// (the path is computed once per routing state, except under
-    /// adaptive routing, where every flow start chooses).
+    /// Run `f` with QP `q`'s path, from the QP's cache when it has one.
+    /// A QP keeps its path from its second use on, while the routing
+    /// tables hold (a million one-message QPs of an all-to-all keep none);
+    /// under adaptive routing every flow start chooses.
     fn with_path<R>(&mut self, q: u32, f: impl FnOnce(&mut Net, &[u32]) -> R) -> R {
         let fnet = self.flow.as_mut().expect("flow backend");
-        let mut path = std::mem::take(&mut fnet.qps[q as usize].path);
+        let qp = &mut fnet.qps[q as usize];
+        let mut path = std::mem::take(&mut qp.path);
+        let keep = self.ar.is_none() && std::mem::replace(&mut qp.routed, true);
         if path.is_empty() {
             path = self.flow_path(q).into_boxed_slice();
         }
         let r = f(self, &path);
-        if self.ar.is_none() {
+        if keep {
             self.flow.as_mut().expect("flow backend").qps[q as usize].path = path;
         }
         r
+    }
+
+    /// When an ACK of `wire` bytes for QP `q`, leaving its peer's host at
+    /// `at`, is in at `q`'s host (last bit): the peer's path on idle ports.
+    /// The delay is kept per QP while the routing tables hold (and computed
+    /// each time under adaptive routing).
+    fn flow_ack_arrival(&mut self, q: u32, at: Time, wire: u32) -> Time {
+        let fnet = self.flow.as_ref().expect("flow backend");
+        let cached = fnet.qps[q as usize].ack_delay;
+        if cached != Time::NEVER {
+            return at + cached;
+        }
+        let peer = fnet.qps[q as usize].peer_qp;
+        let back = self.flow_path(peer);
+        let delay = self.flow_packet_arrival(back, Time::ZERO, wire) - Time::ZERO;
+        if self.ar.is_none() {
+            self.flow.as_mut().expect("flow backend").qps[q as usize].ack_delay = delay;
+        }
+        at + delay
     }
 
     /// The egress ports from QP `q`'s host to its peer: the packet
@@ -398,6 +428,7 @@ impl Net {
         let fnet = self.flow.as_mut().expect("flow backend");
         for qp in &mut fnet.qps {
             qp.path = Box::default();
+            qp.ack_delay = Time::NEVER;
         }
         let n = fnet.qps.len();
         for q in 0..n as u32 {
@@ -861,9 +892,7 @@ impl Net {
                     },
                 );
                 let ack = self.p.wire_bytes(0, Ext::Aeth);
-                let acked = self.with_path(peer, |net, back| {
-                    net.flow_packet_arrival(back.iter().copied(), arrive + nic_rx, ack)
-                });
+                let acked = self.flow_ack_arrival(q, arrive + nic_rx, ack);
                 self.flow_message_done(q, app, m, (count, payload), op, acked + nic_rx);
             }
             MsgKind::ReadResp => self.flow_message_done(

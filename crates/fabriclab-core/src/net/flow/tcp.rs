@@ -78,10 +78,7 @@ impl Net {
         let rx = arrive + self.p.nic_rx;
         self.flow_later(rx, Later::TcpRx { conn, bytes, segs });
         let ack = tcp_wire_bytes(0, self.p.vlan);
-        let peer = self.flow.as_ref().expect("flow backend").qps[q as usize].peer_qp;
-        let acked = self.with_path(peer, |net, back| {
-            net.flow_packet_arrival(back.iter().copied(), rx, ack)
-        }) + self.p.nic_rx;
+        let acked = self.flow_ack_arrival(q, rx, ack) + self.p.nic_rx;
         let rtt = acked - start_last;
         let ack = Later::TcpAck {
             conn,
