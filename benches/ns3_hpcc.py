@@ -1,0 +1,103 @@
+"""Cross-check against the ns-3 HPCC simulator's all-to-all with DCQCN.
+
+Runs ``validation/ns3_hpcc_<N>.toml`` (every ordered host pair, 524,288 B,
+all at once, as ns-3's ``p2_<N>h_a2a.txt``) on fabriclab and prints the
+statistics of the reference run beside it: flow count, mean, p50, p90, p99
+and max flow completion time (us, start to the last ACK at the sender, as
+ns-3's ``fct_*.txt``), and PFC pauses sent::
+
+    python benches/ns3_hpcc.py                       # 16 and 64 hosts, both backends
+    python benches/ns3_hpcc.py --hosts 16 --backend packet
+    python benches/ns3_hpcc.py --ref ../shared/validation/ns3-hpcc --markdown
+
+The reference files are read from ``--ref`` (default: the shared folder
+beside this checkout). The parameter mapping is in docs/validation.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+import fabriclab
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_REF = ROOT.parent / "shared" / "validation" / "ns3-hpcc"
+STATS = ("flows", "mean", "p50", "p90", "p99", "max")
+
+
+def stats(fct_us: np.ndarray) -> dict[str, float]:
+    """The summary both sides are compared on (numpy's linear percentiles)."""
+    return {
+        "flows": float(len(fct_us)),
+        "mean": float(fct_us.mean()),
+        "p50": float(np.percentile(fct_us, 50)),
+        "p90": float(np.percentile(fct_us, 90)),
+        "p99": float(np.percentile(fct_us, 99)),
+        "max": float(fct_us.max()),
+    }
+
+
+def reference(ref: Path, hosts: int) -> tuple[dict[str, float], int]:
+    """ns-3's FCT statistics and PFC pause count for the N-host case."""
+    tag = f"p2_{hosts}h_topo_p2_{hosts}h_a2a_dcqcn"
+    fct = np.loadtxt(ref / f"fct_{tag}.txt", usecols=6, dtype=np.float64) / 1e3
+    pfc_path = ref / f"pfc_{tag}.txt"
+    if not pfc_path.exists():
+        pfc_path = ref / f"pfc_{tag}.txt.gz"
+    opener = gzip.open if pfc_path.suffix == ".gz" else open
+    with opener(pfc_path, "rt") as fh:
+        pauses = sum(1 for line in fh if line.split() and line.split()[-1] == "1")
+    return stats(fct), pauses
+
+
+def flows_of(ref: Path, hosts: int) -> list[fabriclab.Flow]:
+    """ns-3's flow file as fabriclab flows (its host ids are h<id>)."""
+    lines = (ref / f"p2_{hosts}h_a2a.txt").read_text().split("\n")
+    out = []
+    for line in lines[1 : 1 + int(lines[0])]:
+        src, dst, _prio, _dport, size, _start = line.split()
+        out.append(fabriclab.Flow(f"h{src}", f"h{dst}", int(size)))
+    return out
+
+
+def run(hosts: int, backend: str, ref: Path) -> tuple[dict[str, float], int | None, float]:
+    fabric = fabriclab.Fabric.from_toml((ROOT / "validation" / f"ns3_hpcc_{hosts}.toml").read_text())
+    t0 = time.perf_counter()
+    r = fabriclab.flows(flows_of(ref, hosts), fabric=fabric, backend=backend)
+    wall = time.perf_counter() - t0
+    if r.outcome != "Finished":
+        raise SystemExit(f"{hosts} hosts on {backend}: the run ended {r.outcome}")
+    fct = ((r.flows["completed_ps"] - r.flows["start_ps"]) / 1e6).to_numpy(dtype=np.float64)
+    pauses = int(r.ports["pause_tx"].sum()) if backend == "packet" else None
+    return stats(fct), pauses, wall
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--hosts", type=int, choices=(16, 64), action="append", help="case (repeatable; default both)")
+    ap.add_argument("--backend", choices=("packet", "flow"), action="append", help="default both")
+    ap.add_argument("--ref", type=Path, default=DEFAULT_REF, help="folder of the ns-3 reference files")
+    a = ap.parse_args()
+    if not (a.ref / "README.md").exists():
+        raise SystemExit(f"no ns-3 reference files in {a.ref}: pass --ref")
+    print("| hosts | run | flows | mean us | p50 us | p90 us | p99 us | max us | PFC pauses | wall s |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for hosts in a.hosts or [16, 64]:
+        ns3, ns3_pauses = reference(a.ref, hosts)
+        print(f"| {hosts} | ns-3 HPCC | " + " | ".join(f"{ns3[k]:.1f}" if k != "flows" else f"{ns3[k]:.0f}" for k in STATS) + f" | {ns3_pauses} | |")
+        for backend in a.backend or ["packet", "flow"]:
+            ours, pauses, wall = run(hosts, backend, a.ref)
+            cells = [f"{ours['flows']:.0f}"] + [f"{ours[k]:.1f} ({(ours[k] / ns3[k] - 1) * 100:+.1f} %)" for k in STATS[1:]]
+            pf = "not modelled" if pauses is None else str(pauses)
+            print(f"| {hosts} | fabriclab {backend} | " + " | ".join(cells) + f" | {pf} | {wall:.1f} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

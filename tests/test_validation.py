@@ -1,0 +1,30 @@
+"""The ns-3 HPCC cross-check's fabrics (validation/, benches/ns3_hpcc.py):
+they load, and the 16-host all-to-all completes losslessly no faster than
+its leaf-uplink bound."""
+
+from __future__ import annotations
+
+import fabriclab
+from conftest import ROOT
+
+
+def test_the_16_host_ns3_fabric_runs_the_all_to_all_above_its_uplink_bound() -> None:
+    fabric = fabriclab.Fabric.from_toml((ROOT / "validation" / "ns3_hpcc_16.toml").read_text())
+    assert (len(fabric.hosts), len(fabric.switches)) == (16, 4)
+    flows = [fabriclab.Flow(f"h{s}", f"h{d}", 524288) for s in range(16) for d in range(16) if s != d]
+    r = fabriclab.flows(flows, fabric=fabric)
+    assert r.outcome == "Finished"
+    assert int(r.ports["drops"].sum()) == 0
+    # Each leaf sends 8 x 8 x 512 KiB over two 100G uplinks: 1.342 ms of
+    # payload alone (the ns-3 README's "ideal").
+    bound_us = 8 * 8 * 524288 * 8 / 200e9 * 1e6
+    last_us = float(r.flows["completed_ps"].max()) / 1e6
+    assert bound_us < last_us < 1.8 * bound_us, (last_us, bound_us)
+
+
+def test_the_64_host_file_differs_only_in_its_topology() -> None:
+    a = (ROOT / "validation" / "ns3_hpcc_16.toml").read_text().splitlines()
+    b = (ROOT / "validation" / "ns3_hpcc_64.toml").read_text().splitlines()
+    diff = {(x, y) for x, y in zip(a, b) if x != y}
+    changed = {x.split("=")[0].strip() for x, _ in diff if "=" in x and not x.startswith("#")}
+    assert changed <= {"name", "description", "spines", "leaves", "hosts_per_leaf"}, changed
