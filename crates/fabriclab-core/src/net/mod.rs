@@ -598,9 +598,17 @@ impl Net {
         self.q.events_processed()
     }
 
-    /// Packets forwarded by switches so far.
+    /// Packets forwarded by switches so far (on the flow backend: the
+    /// packets of the messages completed, counted out of switch ports).
     pub fn packets_forwarded(&self) -> u64 {
-        self.packets_forwarded
+        if self.flow.is_none() {
+            return self.packets_forwarded;
+        }
+        let first_switch_port = self.node_ports[self.topo.n_hosts] as usize;
+        self.ports[first_switch_port..]
+            .iter()
+            .map(|p| p.c.tx_packets)
+            .sum()
     }
 
     /// Packets alive in the pool (queued, on a wire, or waiting in a NIC).
