@@ -331,3 +331,19 @@ fn a_pulled_cable_stalls_its_flows_until_convergence_then_reroutes_them() {
     assert_eq!(before[1].delivered_ps, after[1].delivered_ps);
     assert!(sim2.net.flow_stats().unwrap().link_events_approximated >= 2);
 }
+
+/// The memory estimate of a flows workload against what a2a-1024 measured
+/// on the flow backend (1,047,552 flows, 1,419 MB peak with the fabric and
+/// the workload's inputs, docs/benchmarks.md): the same order, and a
+/// million flows on the packet engine more than on the flow backend.
+#[test]
+fn the_flows_memory_estimate_is_of_the_measured_order() {
+    let flow = Net::new(&flow_backend(preset("fat-tree").unwrap()), 1).unwrap();
+    let packet = Net::new(&preset("fat-tree").unwrap(), 1).unwrap();
+    let n = 1_047_552;
+    let f = Flows::bytes_needed(&flow, n) as f64 / 1e6;
+    let p = Flows::bytes_needed(&packet, n) as f64 / 1e6;
+    println!("estimate for {n} flows: flow backend {f:.0} MB, packet engine {p:.0} MB");
+    assert!((0.7 * 1419.0..1.1 * 1419.0).contains(&f), "{f} MB");
+    assert!(p > f, "{p} vs {f}");
+}

@@ -102,6 +102,25 @@ pub fn check(spec: &FabricSpec, limit: Option<u64>) -> Result<()> {
     Ok(())
 }
 
+/// An error naming the estimate when a workload (`what`, e.g. "a million
+/// flows") would need more than `limit` bytes (default: the memory
+/// available now), before it allocates.
+pub fn check_workload(need: u64, what: &str, limit: Option<u64>) -> Result<()> {
+    let Some(have) = limit.or_else(available_bytes) else {
+        return Ok(());
+    };
+    if need > have {
+        return crate::error::arg_err(format!(
+            "{what} need about {:.1} GB once connected (queue pairs, messages, results), \
+             more than the {:.1} GB available; run fewer at a time (or on a machine with \
+             more memory)",
+            need as f64 / 1e9,
+            have as f64 / 1e9
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,6 +145,18 @@ mod tests {
             + 6 * 2 * PORT_BYTES
             + 7 * NODE_BYTES;
         assert_eq!(estimate_bytes(&spec), want);
+    }
+
+    #[test]
+    fn a_workload_over_the_limit_is_refused_with_the_estimate() {
+        let e = check_workload(3_000_000_000, "1000000 flows", Some(2_000_000_000))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("1000000 flows need about 3.0 GB") && e.contains("2.0 GB"),
+            "{e}"
+        );
+        assert!(check_workload(3_000_000_000, "x", Some(3_000_000_000)).is_ok());
     }
 
     #[test]

@@ -373,3 +373,20 @@ impl Net {
             .map(|p| &p.c)
     }
 }
+
+impl Net {
+    /// Bytes a connected QP pair takes on this backend with one message
+    /// posted: the QPs themselves, the NIC scheduler's entries and their
+    /// message queues' first buffers (packet engine), or the flow backend's
+    /// QPs, one flow and its cached path. An estimate for refusing runs too
+    /// large for memory before they allocate (see `workload::flows`).
+    pub fn qp_pair_bytes(&self) -> u64 {
+        use std::mem::size_of;
+        let per = if self.flow.is_some() {
+            2 * size_of::<super::flow::FQp>() + super::flow::FLOW_BYTES + 4 * 48 + 32
+        } else {
+            2 * (size_of::<super::qp::Qp>() + size_of::<super::qp::QpSched>()) + 2 * 4 * 64
+        };
+        per as u64
+    }
+}

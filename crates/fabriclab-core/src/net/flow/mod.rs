@@ -156,6 +156,9 @@ struct Flow {
     gen: u32,
 }
 
+/// Bytes of one flow's state (for memory estimates).
+pub(crate) const FLOW_BYTES: usize = std::mem::size_of::<Flow>();
+
 /// Figures of a flow-backend run.
 #[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct FlowStats {
