@@ -16,6 +16,8 @@ fn impossible_fabrics_are_rejected_with_the_field_to_change() {
         ("spines = 2\nleaves = 2\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 0", "uplink_gbps"),
         ("spines = 0\nleaves = 2\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 100", "spines"),
         ("spines = 1\nleaves = 1\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 100\n[nic]\nroce_mtu = 1500", "MTU 1500"),
+        // A product that wrapped in u32 (a panic in debug builds).
+        ("spines = 1\nleaves = 1\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 100\n[qos]\ndwrr_weights = [1, 1, 1, 70000, 1, 1, 1, 1]\ndwrr_quantum_bytes = 65536", "70000 x qos.dwrr_quantum_bytes 65536"),
     ];
     for (toml, needle) in cases {
         let e = leaf_spine(toml).unwrap_err();

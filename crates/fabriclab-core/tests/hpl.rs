@@ -265,6 +265,11 @@ fn bad_input_says_what_to_change() {
             "ends before",
         ),
         (r#"{"n":[100],"np":64}"#, "hosts"),
+        // 65536 x 65536 wrapped in u32 (to 0: "np must be at least 1").
+        (
+            r#"{"n":[100],"grids":[[65536,65536]]}"#,
+            "4294967296 processes",
+        ),
     ];
     for (j, want) in cases {
         let e = hpl::run(&fabric(100), &opts(j), 1, None)

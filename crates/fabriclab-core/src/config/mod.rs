@@ -436,6 +436,17 @@ impl FabricSpec {
         if q.dwrr_quantum_bytes == 0 || q.dwrr_weights.contains(&0) {
             return fabric_err("qos.dwrr_weights and qos.dwrr_quantum_bytes must be positive");
         }
+        if let Some(&w) = q
+            .dwrr_weights
+            .iter()
+            .find(|&&w| w.checked_mul(q.dwrr_quantum_bytes).is_none())
+        {
+            return fabric_err(format!(
+                "qos.dwrr_weights {w} x qos.dwrr_quantum_bytes {} is more than 4,294,967,295 bytes \
+                 per round; use smaller weights or a smaller quantum",
+                q.dwrr_quantum_bytes
+            ));
+        }
         if self.pfc.pause_quanta == 0 || self.pfc.pause_quanta > 65535 {
             return fabric_err("pfc.pause_quanta must be between 1 and 65535");
         }

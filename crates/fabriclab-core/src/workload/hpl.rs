@@ -418,6 +418,15 @@ fn check(mut s: Settings, o: &Options) -> Result<Settings> {
     if let Some(&x) = s.nbmin.iter().chain(&s.ndiv).find(|&&x| x == 0) {
         return arg_err(format!("NBMIN and NDIV must be at least 1, got {x}"));
     }
+    if let Some(g) = s.grids.iter().find(|g| g[0].checked_mul(g[1]).is_none()) {
+        return arg_err(format!(
+            "grid {}x{} is {} processes, more than the 4,294,967,295 an MPI job can have; \
+             use a smaller grid",
+            g[0],
+            g[1],
+            g[0] as u64 * g[1] as u64
+        ));
+    }
     let need = s.grids.iter().map(|g| g[0] * g[1]).max().unwrap_or(1);
     s.np = o.np.unwrap_or(need);
     if s.np < need {
