@@ -18,12 +18,28 @@ fn impossible_fabrics_are_rejected_with_the_field_to_change() {
         ("spines = 1\nleaves = 1\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 100\n[nic]\nroce_mtu = 1500", "MTU 1500"),
         // A product that wrapped in u32 (a panic in debug builds).
         ("spines = 1\nleaves = 1\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 100\n[qos]\ndwrr_weights = [1, 1, 1, 70000, 1, 1, 1, 1]\ndwrr_quantum_bytes = 65536", "70000 x qos.dwrr_quantum_bytes 65536"),
+        // Values that would wrap the picosecond clock or divide by zero.
+        ("spines = 1\nleaves = 1\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 100\n[switch]\nlatency_ns = 1e20", "switch.latency_ns = 100000000000000000000 is beyond"),
+        ("spines = 1\nleaves = 1\nhosts_per_leaf = 2\nhost_link_gbps = 1e-12\nuplink_gbps = 100", "below 1 kb/s"),
+        ("spines = 1\nleaves = 1\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 100\n[failover]\nconverge_us = 1e30", "longer than any run"),
+        ("spines = 1\nleaves = 1\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 100\n[cc]\nrate_increase_period_us = 1e30", "cc.rate_increase_period_us"),
+        ("spines = 1\nleaves = 1\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 100\n[tcp]\ninit_cwnd_segments = 4000000000", "init_cwnd_segments"),
     ];
     for (toml, needle) in cases {
         let e = leaf_spine(toml).unwrap_err();
         assert!(matches!(e, Error::InvalidFabric(_)), "{e:?}");
         assert!(e.to_string().contains(needle), "{needle}: {e}");
     }
+}
+
+#[test]
+fn a_fat_tree_whose_host_count_would_wrap_is_refused() {
+    // k = 4,194,304: k x k/2 x k/2 wrapped u64 to 0 (a panic in debug).
+    let e = FabricSpec::from_toml(
+        "[topology]\nkind = \"fat_tree\"\nk = 4194304\nhost_link_gbps = 100\n",
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("hosts"), "{e}");
 }
 
 #[test]
@@ -87,6 +103,12 @@ fn perftest_rejects_unknown_hosts_and_bad_options() {
         ..base()
     });
     assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
+    // 2^32 iterations truncated the TX depth to 0 (a "PFC deadlock").
+    let e = bad(Options {
+        iters: Some(1 << 32),
+        ..base()
+    });
+    assert!(e.to_string().contains("at most 2147483647"), "{e}");
     let e = bad(Options {
         server: "h0".into(),
         ..base()
@@ -111,4 +133,25 @@ fn a_buffer_smaller_than_its_headroom_is_rejected() {
     .unwrap();
     let e = fabriclab_core::net::Net::new(&spec, 1).err().unwrap();
     assert!(e.to_string().contains("switch.buffer_bytes"), "{e}");
+}
+
+#[test]
+fn a_flow_over_the_rdma_message_limit_is_an_error_not_a_panic() {
+    use fabriclab_core::net::Net;
+    use fabriclab_core::workload::flows::{FlowSpec, Flows};
+    let net = Net::new(&preset("heps").unwrap(), 1).unwrap();
+    let spec = FlowSpec {
+        src: "h0".into(),
+        dst: "h4".into(),
+        bytes: 1 << 32,
+        op: "write".into(),
+        start_us: 0.0,
+        priority: None,
+        repeat: false,
+    };
+    let e = Flows::new(&net, &[spec])
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(e.contains("2 GiB"), "{e}");
 }

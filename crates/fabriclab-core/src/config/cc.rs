@@ -200,14 +200,18 @@ impl CcSpec {
             if !(v.is_finite() && v > 0.0) {
                 return fabric_err(format!("{name} must be positive, got {v}"));
             }
+            // Periods are times a run can reach; rates at most 100 Tb/s.
+            if name.ends_with("_us") {
+                super::time_us(name, v)?;
+            } else if v > 1e8 {
+                return fabric_err(format!("{name} = {v} Mb/s is beyond any real link"));
+            }
         }
         for (name, v) in [
             ("cc.min_time_between_cuts_us", p.min_time_between_cuts_us),
             ("cc.cnp_interval_us", p.cnp_interval_us),
         ] {
-            if !(v.is_finite() && v >= 0.0) {
-                return fabric_err(format!("{name} must be zero or positive, got {v}"));
-            }
+            super::time_us(name, v)?;
         }
         if p.byte_counter_bytes == 0 {
             return fabric_err("cc.byte_counter_bytes must be positive");

@@ -72,9 +72,7 @@ impl FailoverSpec {
             ("failover.detect_us", self.detect_us),
             ("failover.converge_us", self.converge_us),
         ] {
-            if !(v.is_finite() && v >= 0.0) {
-                return fabric_err(format!("{field} must be zero or positive, got {v}"));
-            }
+            super::time_us(field, v)?;
         }
         if self.converge_us < self.detect_us {
             return fabric_err(format!(

@@ -55,7 +55,9 @@ impl FatTreeSpec {
 
     /// Number of hosts: k pods x k/2 edges x hosts per edge.
     pub fn hosts(&self) -> u64 {
-        self.k as u64 * (self.k / 2) as u64 * self.hosts_per_edge() as u64
+        (self.k as u64)
+            .saturating_mul((self.k / 2) as u64)
+            .saturating_mul(self.hosts_per_edge() as u64)
     }
 
     /// Rate of the switch-to-switch links, Gb/s.

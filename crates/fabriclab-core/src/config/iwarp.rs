@@ -120,8 +120,14 @@ impl IwarpSpec {
         if self.rcv_wnd_bytes > 1 << 30 {
             return fabric_err("iwarp.rcv_wnd_bytes is limited to 1 GiB (window scaling)");
         }
-        if self.init_cwnd_segments == Some(0) {
-            return fabric_err("iwarp.init_cwnd_segments must be at least 1");
+        if self
+            .init_cwnd_segments
+            .is_some_and(|w| !(1..=1_000_000).contains(&w))
+        {
+            return fabric_err(format!(
+                "iwarp.init_cwnd_segments must be between 1 and 1,000,000, got {}",
+                self.init_cwnd_segments.unwrap_or(0)
+            ));
         }
         for (field, v) in [
             ("iwarp.rto_min_ms", self.rto_min_ms),

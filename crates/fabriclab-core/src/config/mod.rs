@@ -646,10 +646,35 @@ fn check_priority(field: &str, p: u8) -> Result<()> {
     Ok(())
 }
 
+/// The longest time a setting may take, us: 1,000 s of simulated time,
+/// beyond anything a run reaches (and far inside the engine's 213 days of
+/// picoseconds, so sums of settings cannot wrap).
+pub const MAX_SETTING_US: f64 = 1e9;
+
+/// `v` (us) is a time a run can reach: finite, zero or positive, at most
+/// [`MAX_SETTING_US`].
+pub(crate) fn time_us(field: &str, v: f64) -> Result<()> {
+    if !(v.is_finite() && v >= 0.0) {
+        return fabric_err(format!("{field} must be zero or positive, got {v}"));
+    }
+    if v > MAX_SETTING_US {
+        return fabric_err(format!(
+            "{field} = {v} us is longer than any run (at most {MAX_SETTING_US:e} us); \
+             use a shorter time"
+        ));
+    }
+    Ok(())
+}
+
 fn positive_rate(field: &str, gbps: f64) -> Result<()> {
     if !(gbps.is_finite() && gbps > 0.0) {
         return fabric_err(format!(
             "{field} must be a positive rate in Gb/s, got {gbps}"
+        ));
+    }
+    if gbps < 1e-6 {
+        return fabric_err(format!(
+            "{field} = {gbps} Gb/s is below 1 kb/s, slower than any link modelled"
         ));
     }
     if gbps > 1.0e5 {
@@ -658,9 +683,16 @@ fn positive_rate(field: &str, gbps: f64) -> Result<()> {
     Ok(())
 }
 
+/// A latency (ns) or a cable length (m): finite, zero or positive, and no
+/// more than 10^12 (1,000 s, or a cable no run could use).
 fn non_negative(field: &str, v: f64) -> Result<()> {
     if !(v.is_finite() && v >= 0.0) {
         return fabric_err(format!("{field} must be zero or positive, got {v}"));
+    }
+    if v > MAX_SETTING_US * 1e3 {
+        return fabric_err(format!(
+            "{field} = {v} is beyond anything a run can reach (at most 1e12); use a smaller value"
+        ));
     }
     Ok(())
 }

@@ -130,8 +130,11 @@ impl TcpSpec {
         if self.rcv_wnd_bytes > 1 << 30 {
             return fabric_err("tcp.rcv_wnd_bytes is limited to 1 GiB (window scaling)");
         }
-        if self.init_cwnd_segments == 0 {
-            return fabric_err("tcp.init_cwnd_segments must be at least 1");
+        if !(1..=1_000_000).contains(&self.init_cwnd_segments) {
+            return fabric_err(format!(
+                "tcp.init_cwnd_segments must be between 1 and 1,000,000, got {}",
+                self.init_cwnd_segments
+            ));
         }
         if self.tsq_bytes < mss {
             return fabric_err(format!(

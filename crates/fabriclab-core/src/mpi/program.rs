@@ -187,7 +187,7 @@ impl Program {
             .map(|p| p.call as usize)
             .min()
             .unwrap_or(0);
-        (done, (ph.warmup + ph.reps) as usize)
+        (done, ph.warmup.saturating_add(ph.reps) as usize)
     }
 
     /// The label of the phase the slowest rank is in.
@@ -210,7 +210,7 @@ impl Program {
             }
             return;
         };
-        let total = ph.warmup + ph.reps;
+        let total = ph.warmup.saturating_add(ph.reps);
         let next_call = |call: u32| ph.scheds[call as usize % ph.scheds.len()];
         match pos.stage {
             // The whole-job barrier before phase `pos.phase` is done.

@@ -129,6 +129,13 @@ impl Flows {
                     s.src
                 ));
             }
+            if s.bytes > 1 << 31 {
+                return arg_err(format!(
+                    "flow {} -> {} of {} B exceeds the 2 GiB an RDMA message can carry; \
+                     split it into several flows",
+                    s.src, s.dst, s.bytes
+                ));
+            }
             if let Some(p) = s.priority {
                 if p > 7 {
                     return arg_err(format!("flow priority {p} is out of range 0..7"));

@@ -251,6 +251,13 @@ pub fn run(fabric: &FabricSpec, opts: &Options, seed: u64) -> Result<Report> {
     if iters < 5 {
         return arg_err(format!("-n {iters}: perftest needs at least 5 iterations"));
     }
+    // perftest reads -n into an int.
+    if iters > i32::MAX as u64 {
+        return arg_err(format!(
+            "-n {iters}: perftest takes at most {} iterations",
+            i32::MAX
+        ));
+    }
     if opts.qps == 0 {
         return arg_err("-q must be at least 1");
     }
