@@ -124,9 +124,9 @@ pub fn flows_json(
     let mut net = Net::new(&spec, seed)?;
     let app = Flows::new(&net, &specs)?;
     if let Some(s) = sample_us {
-        if !(s.is_finite() && s > 0.0) {
+        if !(s.is_finite() && s >= 0.001) {
             return Err(Error::InvalidArgument(format!(
-                "sample period must be positive, got {s} us"
+                "sample period must be at least 0.001 us, got {s} us"
             )));
         }
         net.telemetry_supported()?;

@@ -24,6 +24,8 @@ fn impossible_fabrics_are_rejected_with_the_field_to_change() {
         ("spines = 1\nleaves = 1\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 100\n[failover]\nconverge_us = 1e30", "longer than any run"),
         ("spines = 1\nleaves = 1\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 100\n[cc]\nrate_increase_period_us = 1e30", "cc.rate_increase_period_us"),
         ("spines = 1\nleaves = 1\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 100\n[tcp]\ninit_cwnd_segments = 4000000000", "init_cwnd_segments"),
+        // Posted as one RDMA message: a panic at run time before.
+        ("spines = 1\nleaves = 1\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 100\n[mpi]\nrndv_fragment_bytes = 4294967296", "2 GiB"),
     ];
     for (toml, needle) in cases {
         let e = leaf_spine(toml).unwrap_err();
@@ -154,4 +156,18 @@ fn a_flow_over_the_rdma_message_limit_is_an_error_not_a_panic() {
         .expect("refused")
         .to_string();
     assert!(e.contains("2 GiB"), "{e}");
+}
+
+#[test]
+fn reserves_whose_sum_would_wrap_are_refused_when_the_fabric_is_built() {
+    let spec = leaf_spine(
+        "spines = 1\nleaves = 1\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 100\n\
+         [switch]\nreserve_bytes = 9223372036854775807",
+    )
+    .unwrap();
+    let e = fabriclab_core::net::Net::new(&spec, 1)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(e.contains("reserves"), "{e}");
 }

@@ -270,6 +270,8 @@ fn bad_input_says_what_to_change() {
             r#"{"n":[100],"grids":[[65536,65536]]}"#,
             "4294967296 processes",
         ),
+        // The clock would wrap (213 days of ps): 2/3 x 1e21 flops at 2 x 50 GF.
+        (r#"{"n":[10000000],"np":2,"dgemm_gflops":50}"#, "days"),
     ];
     for (j, want) in cases {
         let e = hpl::run(&fabric(100), &opts(j), 1, None)

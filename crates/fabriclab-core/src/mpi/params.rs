@@ -161,6 +161,19 @@ impl MpiSpec {
                 self.rndv_fragment_bytes
             ));
         }
+        // Each is posted as one RDMA message, at most 2 GiB.
+        for (name, v) in [
+            ("mpi.rndv_fragment_bytes", self.rndv_fragment_bytes),
+            ("mpi.eager_limit_bytes", self.eager_limit_bytes),
+            ("mpi.shm_eager_limit_bytes", self.shm_eager_limit_bytes),
+            ("mpi.header_bytes", self.header_bytes),
+        ] {
+            if v > 1 << 31 {
+                return fabric_err(format!(
+                    "{name} = {v} is more than the 2 GiB an RDMA message can carry"
+                ));
+            }
+        }
         let library = self.library.to_ascii_lowercase();
         if !["openmpi", "ompi", "mpich"].contains(&library.as_str()) {
             return fabric_err(format!(

@@ -332,12 +332,18 @@ impl Net {
             let range = node_ports[sw]..node_ports[sw + 1];
             // Headroom is set aside only when some priority is lossless.
             let headroom: u64 = if lossless > 0 {
-                range.clone().map(|i| ports[i as usize].headroom).sum()
+                range
+                    .clone()
+                    .fold(0u64, |a, i| a.saturating_add(ports[i as usize].headroom))
             } else {
                 0
             };
-            let reserves = spec.switch.reserve_bytes * lossless.max(1) * range.len() as u64;
-            if headroom + reserves >= spec.switch.buffer_bytes {
+            let reserves = spec
+                .switch
+                .reserve_bytes
+                .saturating_mul(lossless.max(1))
+                .saturating_mul(range.len() as u64);
+            if headroom.saturating_add(reserves) >= spec.switch.buffer_bytes {
                 return Err(crate::Error::InvalidFabric(format!(
                     "switch {} has {} B of buffer but needs {} B of PFC headroom and {} B of \
                      reserves for its {} ports, leaving no shared buffer; increase \

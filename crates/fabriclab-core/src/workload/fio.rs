@@ -146,6 +146,14 @@ impl Options {
                 return arg_err(format!("{name}={v}: must be a positive number"));
             }
         }
+        // fio's own minimum for avg_msec is 1 ms (a window of samples per
+        // picosecond would not fit in memory).
+        if self.avg_time_ms < 1.0 {
+            return arg_err(format!(
+                "avg_time_ms={}: fio averages over at least 1 ms",
+                self.avg_time_ms
+            ));
+        }
         for (name, v) in [
             ("target_latency_us", self.target_latency_us),
             ("submit_us", self.submit_us),

@@ -450,6 +450,20 @@ fn check(mut s: Settings, o: &Options) -> Result<Settings> {
             s.pfact_gflops
         ));
     }
+    // The simulated clock holds 213 days of picoseconds; a factorisation
+    // taking more (at the DGEMM rate alone, a lower bound) cannot be timed.
+    let min_rate = s.dgemm_gflops.min(s.pfact_gflops) * 1e9;
+    for &n in &s.n {
+        let days = hpl_flops(n) / (min_rate * s.np as f64) / 86_400.0;
+        if days > 100.0 {
+            return arg_err(format!(
+                "N = {n} on {} processes at {} GFLOPS each would take about {days:.0} days \
+                 of simulated time, beyond what the simulator's clock holds (213 days); use \
+                 a smaller N, more processes or a faster dgemm_gflops",
+                s.np, s.dgemm_gflops
+            ));
+        }
+    }
     Ok(s)
 }
 
