@@ -262,3 +262,10 @@ def test_cli_bad_fabric_files(text, words, toml_file):
     assert_cli_error(run_cli("fabric", "show", path), *words)
     scenario = toml_file(f'fabric = "{path.name}"\n[[perftest]]\ntest = "ib_write_bw"\n', "scenario.toml")
     assert_cli_error(run_cli("run", scenario), *words)
+
+
+def test_version() -> None:
+    import fabriclab
+
+    r = run_cli("--version")
+    assert r.returncode == 0 and r.stdout.strip() == f"fabriclab {fabriclab.__version__}", (r.stdout, r.stderr)

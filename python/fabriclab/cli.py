@@ -111,6 +111,9 @@ def _parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="Packet-level simulator of RDMA fabrics: perftest, IMB, OSU, Cbench, iperf3, fio, HPL, flows and benchmarks.",
     )
+    from fabriclab import __version__
+
+    p.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 

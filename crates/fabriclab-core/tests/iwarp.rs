@@ -95,6 +95,9 @@ fn write_lat_2b_is_the_sum_of_its_parts_to_the_picosecond() {
     );
     assert_eq!(got_ps, 2 * one_way.as_ps());
     assert_eq!(r.lat[0].t_min_us, r.lat[0].t_max_us, "no jitter when idle");
+    // perftest's header names the iWARP transport.
+    let text = fabriclab_core::report::perftest::text(&r);
+    assert!(text.contains("Transport type : IW"), "{text}");
     // A READ is a request one way and the response back: slower.
     let rd = perftest::run(&fabric, &perf(Test::ReadLat, None, 100), 1).unwrap();
     assert!(rd.lat[0].t_typical_us > r.lat[0].t_typical_us);

@@ -22,9 +22,12 @@ fn banner(r: &Report, out: &mut String) {
     let _ = writeln!(out, "{RESULT_LINE}");
     let _ = writeln!(out, "{:>width$}", title, width = 20 + title.len());
     let _ = writeln!(out, " Dual-port       : OFF\t\tDevice         : fabriclab0");
+    // perftest names the verbs transport: IB for InfiniBand and RoCE, IW
+    // for iWARP.
+    let transport = if r.iwarp { "IW" } else { "IB" };
     let _ = writeln!(
         out,
-        " Number of qps   : {}\t\tTransport type : IB",
+        " Number of qps   : {}\t\tTransport type : {transport}",
         r.options.qps
     );
     let _ = writeln!(out, " Connection type : RC\t\tUsing SRQ      : OFF");

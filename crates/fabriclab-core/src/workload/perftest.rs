@@ -208,6 +208,9 @@ pub struct Report {
     /// The fabric is InfiniBand (perftest's link type `IB`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub infiniband: bool,
+    /// The fabric is iWARP (perftest's transport type `IW`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub iwarp: bool,
     /// TX depth used.
     pub tx_depth: u32,
     /// Iterations used (per size).
@@ -314,6 +317,7 @@ pub fn run(fabric: &FabricSpec, opts: &Options, seed: u64) -> Result<Report> {
             spec.nic.roce_mtu
         },
         infiniband,
+        iwarp: spec.is_iwarp(),
         tx_depth,
         iters,
         bw: Vec::new(),
