@@ -383,9 +383,12 @@ impl Net {
     pub fn qp_pair_bytes(&self) -> u64 {
         use std::mem::size_of;
         let per = if self.flow.is_some() {
-            2 * size_of::<super::flow::FQp>() + super::flow::FLOW_BYTES + 4 * 48 + 32
+            super::flow::QP_PAIR_BYTES
         } else {
-            2 * (size_of::<super::qp::Qp>() + size_of::<super::qp::QpSched>()) + 2 * 4 * 64
+            // Each QP's message queue starts with a buffer of four entries.
+            2 * (size_of::<super::qp::Qp>()
+                + size_of::<super::qp::QpSched>()
+                + 4 * size_of::<super::qp::Msg>())
         };
         per as u64
     }

@@ -97,7 +97,7 @@ impl Flows {
     /// with the two host names and the flow's description (its strings'
     /// buffers included). Against a2a-1024 on the flow backend (1,047,552
     /// flows, 1,419 MB peak with the fabric and the max-min solver's link
-    /// lists): 1,190 MB (test `the_flows_memory_estimate_is_of_the_measured_order`).
+    /// lists): 1,115 MB (test `the_flows_memory_estimate_is_of_the_measured_order`).
     pub fn bytes_needed(net: &Net, n: u64) -> u64 {
         let inputs = std::mem::size_of::<FlowSpec>() as u64 + 3 * 16;
         let solver = if net.backend() == crate::config::Backend::Flow {

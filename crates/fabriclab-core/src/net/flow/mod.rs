@@ -112,6 +112,25 @@ fn pop_one(msgs: &mut VecDeque<Msg>) -> Option<Msg> {
     msgs.pop_front()
 }
 
+/// Count `wire` bytes in `npkts` packets out of each port of `path` and
+/// into its peer.
+fn count_ports(
+    ports: &mut [super::port::Port],
+    path: impl Iterator<Item = u32>,
+    wire: u64,
+    npkts: u32,
+) {
+    for pi in path {
+        let peer_port = ports[pi as usize].peer;
+        let c = &mut ports[pi as usize].c;
+        c.tx_bytes += wire;
+        c.tx_packets += npkts as u64;
+        let c = &mut ports[peer_port as usize].c;
+        c.rx_bytes += wire;
+        c.rx_packets += npkts as u64;
+    }
+}
+
 /// A queue pair of the flow backend.
 pub(crate) struct FQp {
     pub host: u32,
@@ -156,8 +175,13 @@ struct Flow {
     gen: u32,
 }
 
-/// Bytes of one flow's state (for memory estimates).
-pub(crate) const FLOW_BYTES: usize = std::mem::size_of::<Flow>();
+/// Bytes of a connected QP pair with one message on the flow backend (for
+/// memory estimates): the two QPs, one flow, the first buffer of a message
+/// queue (four entries) and a cached path (up to six hops of a fat tree).
+pub(crate) const QP_PAIR_BYTES: usize = 2 * std::mem::size_of::<FQp>()
+    + std::mem::size_of::<Flow>()
+    + 4 * std::mem::size_of::<Msg>()
+    + 6 * 4;
 
 /// Figures of a flow-backend run.
 #[derive(Clone, Debug, Default, serde::Serialize)]
@@ -536,23 +560,14 @@ impl Net {
     fn flow_advance(&mut self, q: u32, t: Time, ended: Option<u32>) {
         let now = self.now();
         let fnet = self.flow.as_mut().expect("flow backend");
-        let can_continue = fnet.continue_flows && self.ar.is_none();
-        if let (Some(f), false) = (ended, can_continue) {
+        if ended.is_some() && !(fnet.continue_flows && self.ar.is_none()) {
             // The next message gets a flow of its own, started at `t`.
-            fnet.mm.remove(f);
-            fnet.dirty = true;
-            let qp = &mut fnet.qps[q as usize];
-            qp.flow = u32::MAX;
-            match qp.msgs.front() {
-                Some(next) => self.q.schedule(next.ready.max(t), Ev::FlowStart(q)),
-                None => qp.busy = false,
-            }
+            self.flow_release(q, ended, t);
             return;
         }
         loop {
             let fnet = self.flow.as_mut().expect("flow backend");
-            let head = fnet.qps[q as usize].msgs.front().copied();
-            match head {
+            match fnet.qps[q as usize].msgs.front().copied() {
                 Some(m) if m.ready <= t && m.kind == MsgKind::ReadReq => {
                     // All of an entry's requests leave together.
                     fnet.qps[q as usize].msgs.pop_front();
@@ -560,16 +575,7 @@ impl Net {
                 }
                 Some(m) if m.ready <= t => break,
                 _ => {
-                    if let Some(f) = ended {
-                        fnet.mm.remove(f);
-                        fnet.dirty = true;
-                    }
-                    let qp = &mut fnet.qps[q as usize];
-                    qp.flow = u32::MAX;
-                    match head {
-                        Some(m) => self.q.schedule(m.ready, Ev::FlowStart(q)),
-                        None => qp.busy = false,
-                    }
+                    self.flow_release(q, ended, t);
                     return;
                 }
             }
@@ -610,6 +616,23 @@ impl Net {
                 fnet.dirty = true;
                 self.flow_tick_at(now);
             }
+        }
+    }
+
+    /// QP `q` has no flow from `t`: `ended` (if any) leaves the links, and
+    /// the QP's next message starts a flow when ready (not before `t`) or
+    /// the QP goes idle.
+    fn flow_release(&mut self, q: u32, ended: Option<u32>, t: Time) {
+        let fnet = self.flow.as_mut().expect("flow backend");
+        if let Some(f) = ended {
+            fnet.mm.remove(f);
+            fnet.dirty = true;
+        }
+        let qp = &mut fnet.qps[q as usize];
+        qp.flow = u32::MAX;
+        match qp.msgs.front() {
+            Some(next) => self.q.schedule(next.ready.max(t), Ev::FlowStart(q)),
+            None => qp.busy = false,
         }
     }
 
@@ -674,7 +697,12 @@ impl Net {
         let (wire, _, npkts) = self.flow_wire(MsgKind::ReadReq, m.bytes);
         let npkts = npkts * m.reps;
         let arrive = self.with_path(q, |net, path| {
-            net.flow_count_ports(path.iter().copied(), wire * m.reps as u64, npkts);
+            count_ports(
+                &mut net.ports,
+                path.iter().copied(),
+                wire * m.reps as u64,
+                npkts,
+            );
             net.flow_packet_arrival(path.iter().copied(), t, wire as u32)
         });
         let fnet = self.flow.as_mut().expect("flow backend");
@@ -726,20 +754,6 @@ impl Net {
                 rtt,
                 rate_bps,
             } => self.flow_tcp_ack(conn, (bytes, segs), rtt, rate_bps),
-        }
-    }
-
-    /// Count `wire` bytes in `npkts` packets out of each port of `path`
-    /// and into its peer.
-    fn flow_count_ports(&mut self, path: impl Iterator<Item = u32>, wire: u64, npkts: u32) {
-        for pi in path {
-            let peer_port = self.ports[pi as usize].peer;
-            let c = &mut self.ports[pi as usize].c;
-            c.tx_bytes += wire;
-            c.tx_packets += npkts as u64;
-            let c = &mut self.ports[peer_port as usize].c;
-            c.rx_bytes += wire;
-            c.rx_packets += npkts as u64;
         }
     }
 
@@ -851,15 +865,7 @@ impl Net {
         };
         let Net { flow, ports, .. } = self;
         let mm = &flow.as_ref().expect("flow backend").mm;
-        for pi in mm.path(f) {
-            let peer_port = ports[pi as usize].peer;
-            let c = &mut ports[pi as usize].c;
-            c.tx_bytes += wire;
-            c.tx_packets += npkts as u64;
-            let c = &mut ports[peer_port as usize].c;
-            c.rx_bytes += wire;
-            c.rx_packets += npkts as u64;
-        }
+        count_ports(ports, mm.path(f), wire, npkts);
         let first = mm.path(f).next().expect("a flow has a path");
         let host_port = &self.ports[first as usize];
         let start_last = Time(at.0.saturating_sub(host_port.rate.tx_time(last_wire as u64).0));
@@ -907,10 +913,9 @@ impl Net {
                 arrive + nic_rx,
             ),
             MsgKind::Tcp => {
-                let segs = npkts;
-                let conn = self.flow.as_ref().expect("flow backend").qps[q as usize].tcp;
-                let rate_bps = self.flow.as_ref().expect("flow backend").mm.rate_bps(f);
-                self.flow_tcp_sent(q, conn, (payload, segs), (start_last, arrive), rate_bps);
+                let fnet = self.flow.as_ref().expect("flow backend");
+                let (conn, rate_bps) = (fnet.qps[q as usize].tcp, fnet.mm.rate_bps(f));
+                self.flow_tcp_sent(q, conn, (payload, npkts), (start_last, arrive), rate_bps);
             }
             MsgKind::ReadReq => unreachable!("READ requests are not flows"),
         }
@@ -922,8 +927,11 @@ impl Net {
 #[cfg(test)]
 mod tests {
     use crate::config::{preset, Backend};
+    use crate::net::api::{AppEvent, OpKind};
     use crate::net::Net;
+    use crate::net::QpId;
     use crate::rng::Rng;
+    use crate::sim::App;
     use crate::sim::{Outcome, Sim};
     use crate::workload::flows::{FlowSpec, Flows};
 
@@ -962,9 +970,6 @@ mod tests {
             .collect()
     }
 
-    use crate::net::api::{AppEvent, OpKind};
-    use crate::sim::App;
-
     /// Chains of messages posted at once on QPs that share links (WRITEs,
     /// SENDs and READs, whose responses chain on the responders' QPs), some
     /// posted later so that chains start, end and restart: every time seen.
@@ -976,7 +981,6 @@ mod tests {
         seen: Vec<(u64, u64)>,
         left: usize,
     }
-    use crate::net::QpId;
     impl App for Chains {
         fn start(&mut self, net: &mut Net, me: u32) {
             for (i, &(a, b, _, _, n, at_us, last_only)) in self.plan.iter().enumerate() {
