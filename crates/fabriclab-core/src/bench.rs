@@ -4,9 +4,12 @@
 //! `a2a-32`: 32 hosts (8 leaves x 4, 4 spines, 100G, 1 us links, MTU 4096,
 //! PFC), 512 KiB from every host to every other (992 QPs), without or with
 //! DCQCN. `a2a-128`: 128 hosts (8 leaves x 16, 8 spines, 4:1), MTU 1024,
-//! 32 MB buffers, DCQCN, 512 KiB all-to-all (16,256 QPs). Reported: wall
-//! time, events and events per second, packets forwarded by switches and per
-//! second, peak resident memory of the process, simulated time.
+//! 32 MB buffers, DCQCN, 512 KiB all-to-all (16,256 QPs). `ns3-hpcc-64`:
+//! the 64-host fabric of the ns-3 HPCC cross-check
+//! (`validation/ns3_hpcc_64.toml`, DCQCN), 512 KiB all-to-all (4,032 QPs).
+//! Reported: wall time, events and events per second, packets forwarded by
+//! switches and per second, peak resident memory of the process, peak
+//! packets in flight and the memory per packet in flight, simulated time.
 
 use crate::config::{preset, Backend, CcAlgorithm, FabricSpec};
 use crate::error::{arg_err, Result};
@@ -47,6 +50,14 @@ pub struct BenchResult {
     pub last_completion_us: f64,
     /// Peak resident memory of the whole process, MB (Linux; 0 elsewhere).
     pub peak_rss_mb: f64,
+    /// Most packets alive at once (queued, on a wire or in a NIC; the
+    /// packet pool's high-water mark). 0 on the flow backend.
+    pub peak_packets_in_flight: u64,
+    /// Peak resident memory of the whole process divided by the peak
+    /// packets in flight, bytes: an upper bound of the memory a packet in
+    /// flight costs (everything else, QPs, routing and the event queue,
+    /// is counted in it too). 0 when no packet was in flight.
+    pub rss_per_packet_in_flight_b: f64,
     /// How the run ended.
     pub outcome: Outcome,
     /// The flow backend's own figures (flows, rate recomputations).
@@ -55,9 +66,10 @@ pub struct BenchResult {
 }
 
 /// Benchmark names.
-pub const BENCHES: [&str; 5] = [
+pub const BENCHES: [&str; 6] = [
     "a2a-32",
     "a2a-128",
+    "ns3-hpcc-64",
     "a2a-1024",
     "allreduce-1k",
     "allreduce-16k",
@@ -166,13 +178,16 @@ fn run_allreduce(
         sim_time_us: r.sim_time_us,
         last_completion_us: row.t_avg_us,
         peak_rss_mb: peak_rss_mb(),
+        peak_packets_in_flight: 0,
+        rss_per_packet_in_flight_b: 0.0,
         outcome: Outcome::Finished,
         flow_stats: None,
     })
 }
 
 /// Run benchmark `name` on `backend`: `a2a-32`, `a2a-128` (the issue-2
-/// fabrics), `a2a-1024` (a k = 16 fat tree; meant for the flow backend,
+/// fabrics), `ns3-hpcc-64` (the 64-host all-to-all of the ns-3 HPCC
+/// cross-check, `validation/ns3_hpcc_64.toml`, 512 KiB per pair), `a2a-1024` (a k = 16 fat tree; meant for the flow backend,
 /// the packet backend needs hours), `allreduce-1k` and `allreduce-16k`
 /// (MPI_Allreduce of 1 GiB on 1,024 hosts of a k = 16 fat tree and on
 /// 16,384 hosts of a k = 32 fat tree with 32 hosts per edge, 2:1 at the
@@ -191,6 +206,10 @@ pub fn run_on(
     let (mut spec, default_cc) = match name {
         "a2a-32" => (preset("bench-a2a-32")?, "none"),
         "a2a-128" => (preset("bench-a2a-128")?, "dcqcn"),
+        "ns3-hpcc-64" => (
+            FabricSpec::from_toml(include_str!("../../../validation/ns3_hpcc_64.toml"))?,
+            "dcqcn",
+        ),
         "a2a-1024" => (fat_tree_1024()?, "none"),
         _ => {
             return arg_err(format!(
@@ -239,6 +258,8 @@ pub fn run_on(
     let last = res.iter().filter_map(|r| r.completed_ps).max().unwrap_or(0);
     let events = sim.net.events_processed();
     let fwd = sim.net.packets_forwarded();
+    let peak_pkts = sim.net.peak_packets_in_flight() as u64;
+    let rss = peak_rss_mb();
     Ok(BenchResult {
         name: name.into(),
         backend: backend.name().into(),
@@ -258,7 +279,13 @@ pub fn run_on(
         packets_per_s: fwd as f64 / wall,
         sim_time_us: sim.net.now().as_us_f64(),
         last_completion_us: last as f64 / 1e6,
-        peak_rss_mb: peak_rss_mb(),
+        peak_rss_mb: rss,
+        peak_packets_in_flight: peak_pkts,
+        rss_per_packet_in_flight_b: if peak_pkts == 0 {
+            0.0
+        } else {
+            rss * 1024.0 * 1024.0 / peak_pkts as f64
+        },
         outcome,
         flow_stats: sim.net.flow_stats().cloned(),
     })

@@ -16,8 +16,13 @@
 //!
 //! Every event in `run` and `late` is earlier than every event elsewhere,
 //! so the earlier of their two heads is the global minimum: the order is
-//! exactly that of a single heap. The current slot is refilled as soon as
-//! it empties, so it is empty only when the whole queue is.
+//! exactly that of a single heap. The current slot stays that of the last
+//! popped event until the next pop finds it empty and moves on to the next
+//! non-empty slot: events scheduled meanwhile, at or after the current
+//! time, go to their own slots. (Moving on at once, or starting the slots
+//! at the first event scheduled into an empty queue, made every event
+//! scheduled before that slot's time "late": an RTO armed far ahead by the
+//! first packet of a run sent the whole run through the heap.)
 
 use crate::units::Time;
 use std::cmp::Ordering;
@@ -184,12 +189,7 @@ impl<E: Copy> EventQueue<E> {
         let key = ((at.0 as u128) << 64) | self.seq as u128;
         self.seq += 1;
         let e = Entry { key, event };
-        let slot = e.slot();
-        if slot <= self.cur {
-            self.late.push(e);
-        } else if self.run.is_empty() && self.late.is_empty() {
-            // The whole queue is empty: start the slots here.
-            self.cur = slot;
+        if e.slot() <= self.cur {
             self.late.push(e);
         } else {
             self.place(e);
@@ -235,6 +235,9 @@ impl<E: Copy> EventQueue<E> {
     /// advance time to it.
     #[inline]
     pub fn pop_until(&mut self, limit: Time) -> Option<(Time, E)> {
+        if self.run.is_empty() && self.late.is_empty() {
+            self.refill();
+        }
         let (from_late, key) = match (self.run.last(), self.late.peek()) {
             (Some(r), Some(l)) => (l.key < r.key, r.key.min(l.key)),
             (None, Some(l)) => (true, l.key),
@@ -250,9 +253,6 @@ impl<E: Copy> EventQueue<E> {
         } else {
             self.run.pop().unwrap()
         };
-        if self.run.is_empty() && self.late.is_empty() {
-            self.refill();
-        }
         self.now = t;
         self.popped += 1;
         Some((t, e.event))
@@ -298,7 +298,10 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Time of the earliest pending event.
-    pub fn peek_time(&self) -> Option<Time> {
+    pub fn peek_time(&mut self) -> Option<Time> {
+        if self.run.is_empty() && self.late.is_empty() {
+            self.refill();
+        }
         let key = match (self.run.last(), self.late.peek()) {
             (Some(r), Some(l)) => r.key.min(l.key),
             (Some(r), None) => r.key,
@@ -315,7 +318,7 @@ impl<E: Copy> EventQueue<E> {
 
     /// True when no event is pending.
     pub fn is_empty(&self) -> bool {
-        self.run.is_empty() && self.late.is_empty()
+        self.len() == 0
     }
 
     /// Number of events popped so far (the engine's work measure).
@@ -429,5 +432,33 @@ mod tests {
             assert_eq!(q.pop(), Some((Time(t), want)));
         }
         assert!(q.pop().is_none() && q.is_empty());
+    }
+
+    #[test]
+    fn a_far_first_event_does_not_make_the_nearer_ones_late() {
+        // A run's first packet arms its QP's retransmission timer far
+        // ahead before anything else is scheduled; the packets that follow
+        // must still go to their own slots, not through the heap of late
+        // events (which held every event of the ns-3 HPCC run).
+        let mut q = EventQueue::new();
+        q.schedule(Time::ms(67), u32::MAX);
+        for i in 0..1000u32 {
+            q.schedule(Time::ns(100 * (i as u64 + 1)), i);
+        }
+        assert_eq!(q.late.len(), 0);
+        assert_eq!(q.len(), 1001);
+        for i in 0..1000u32 {
+            assert_eq!(q.pop(), Some((Time::ns(100 * (i as u64 + 1)), i)));
+            // The slot stays that of the event just popped: an event at
+            // the same time is late (and pops next), a later one is not.
+            q.schedule_in(Time::ZERO, 5000 + i);
+            assert_eq!(q.late.len(), 1);
+            assert_eq!(q.pop(), Some((q.now(), 5000 + i)));
+            assert_eq!(q.late.len(), 0);
+        }
+        assert_eq!(q.len(), 1);
+        assert_eq!(q.peek_time(), Some(Time::ms(67)));
+        assert_eq!(q.pop(), Some((Time::ms(67), u32::MAX)));
+        assert!(q.is_empty());
     }
 }

@@ -622,6 +622,11 @@ impl Net {
         self.pkts.live()
     }
 
+    /// Most packets alive at once so far (the pool's high-water mark).
+    pub fn peak_packets_in_flight(&self) -> usize {
+        self.pkts.capacity_used()
+    }
+
     pub(crate) fn is_switch(&self, node: u32) -> bool {
         node as usize >= self.topo.n_hosts
     }
