@@ -230,6 +230,7 @@ def test_bench():
     assert r["name"] == "a2a-32" and r["hosts"] == 32 and r["qps"] == 992
     assert r["outcome"] == "Finished"
     assert r["events"] > 0 and r["wall_s"] > 0
+    assert r["peak_packets_in_flight"] > 0 and r["run_bytes_per_packet_in_flight"] >= 0
 
 
 def test_doc_example():

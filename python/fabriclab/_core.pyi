@@ -37,7 +37,8 @@ def flows(
     samples, ports_table}."""
 
 def bench(name: str, cc: str = "", progress: bool = False, backend: str = "") -> str:
-    """Run benchmark "a2a-32", "a2a-128" or "a2a-1024" with cc "", "none" or
+    """Run benchmark "a2a-32", "a2a-128", "ns3-hpcc-64", "a2a-1024",
+    "allreduce-1k" or "allreduce-16k" with cc "", "none" or
     "dcqcn" on backend "" (packet) or "flow"; progress lines go to stderr.
     Returns JSON of the figures."""
 

@@ -12,7 +12,7 @@
     fabriclab flows [--fabric F] --flow SRC:DST:BYTES[:START_US] ... [--seed N]
                     [--limit-us US] [--counters]
     fabriclab run SCENARIO.toml [--counters]
-    fabriclab bench a2a-32|a2a-128 [--cc none|dcqcn] [--json]
+    fabriclab bench a2a-32|a2a-128|ns3-hpcc-64|... [--cc none|dcqcn] [--json]
     fabriclab iperf [-c H] [--server H] [-P N] [-b RATE] [-t SECS] [-i SECS]
                     [-l BYTES] [-C reno|cubic|dctcp] [-J] [--fabric F]
                     [--seed N] [--counters]
@@ -431,6 +431,8 @@ _BENCH_ROWS = [
     ("sim_time_us", "simulated time, us", "{:.3f}"),
     ("last_completion_us", "last completion, us", "{:.3f}"),
     ("peak_rss_mb", "peak RSS, MB", "{:.1f}"),
+    ("peak_packets_in_flight", "peak packets in flight", "{:,}"),
+    ("run_bytes_per_packet_in_flight", "run memory / packet, B", "{:.0f}"),
 ]
 
 

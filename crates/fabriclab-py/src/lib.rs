@@ -101,7 +101,7 @@ fn flows(
     })
 }
 
-/// Run benchmark `name` ("a2a-32", "a2a-128" or "a2a-1024") with
+/// Run benchmark `name` (one of `fabriclab_core::bench::BENCHES`) with
 /// congestion control `cc` ("", "none" or "dcqcn") on `backend` ("" or
 /// "packet", or "flow"); progress lines go to stderr. Returns JSON.
 #[pyfunction]
