@@ -63,6 +63,7 @@ from .errors import (
     FabriclabError,
     InvalidArgumentError,
     ParseError,
+    DeadlockError,
     UnknownHostError,
 )
 from .cbench import CBENCH_COLUMNS, CBENCH_TESTS, cbench
@@ -111,4 +112,5 @@ __all__ = [
     "UnknownHostError",
     "InvalidArgumentError",
     "ParseError",
+    "DeadlockError",
 ]

@@ -83,6 +83,9 @@ PORT_COLUMNS = [
     "peak_buffer_bytes",
     "lost_packets",
     "lost_bytes",
+    "wd_storms",
+    "wd_restores",
+    "wd_drops",
 ]
 #: Columns of the QP counters.
 QP_COLUMNS = [
@@ -397,7 +400,8 @@ class FlowsResult:
     #: Port telemetry samples (see :data:`PORT_SAMPLE_COLUMNS`; empty unless
     #: ``sample_us`` was given).
     port_samples: pd.DataFrame
-    #: "Finished", "Drained", "TimeLimit" or "Stalled".
+    #: "Finished", "Drained", "TimeLimit", "Stalled", "Interrupted" or
+    #: "Deadlock" (a PFC deadlock ended the run: see :attr:`deadlocks`).
     outcome: str
     #: Simulated time at the end, us.
     sim_time_us: float
@@ -411,6 +415,11 @@ class FlowsResult:
     flow_stats: dict[str, Any] | None = None
     #: The scenario item's name (scenarios only).
     name: str | None = field(default=None)
+    #: PFC deadlocks found (each a dict: time_ps, priority, paused_since_ps
+    #: and ports, the egress queues of the cycle as node, port, peer).
+    deadlocks: list[dict[str, Any]] = field(default_factory=list)
+    #: With outcome "Deadlock": the message the command line fails with.
+    deadlock_error: str | None = None
 
     def summary(self) -> str:
         """A text table of the flows and how the run ended."""
@@ -425,6 +434,12 @@ class FlowsResult:
         lines.append(
             f"outcome: {self.outcome}, simulated {self.sim_time_us:.3f} us, {self.events} events"
         )
+        for d in self.deadlocks:
+            cycle = ", ".join(f"{p['node']} -> {p['peer']}" for p in d["ports"])
+            lines.append(
+                f"PFC deadlock on priority {d['priority']} at {d['time_ps'] / 1e6:.3f} us: {cycle} "
+                f"(paused since {d['paused_since_ps'] / 1e6:.3f} us)"
+            )
         return "\n".join(lines) + "\n"
 
 
@@ -468,6 +483,8 @@ def flows(
         ports_table=out["ports_table"],
         backend=out["backend"],
         flow_stats=out["flow_stats"],
+        deadlocks=out["deadlocks"],
+        deadlock_error=out["deadlock_error"],
     )
 
 

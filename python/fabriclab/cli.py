@@ -24,7 +24,8 @@
     fabriclab dashboard PORTS.csv [-o FILE.html] [--fabric F] [--title T]
 
 Sizes (BYTES, -s) are integers, optionally with a K, M or G suffix (powers
-of 1024). Errors print ``fabriclab: error: MESSAGE`` and exit with status 2.
+of 1024). Errors print ``fabriclab: error: MESSAGE`` and exit with status 2;
+a run that failed (a PFC deadlock) prints the same and exits with status 3.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ import sys
 from typing import Any, NoReturn, Sequence
 
 from . import api, cli_dashboard, cli_fio, cli_hpl, cli_iperf, cli_mpi, cli_sweep
-from .errors import FabriclabError, InvalidArgumentError
+from .errors import DeadlockError, FabriclabError, InvalidArgumentError
 from .hpl import parse_grids
 from .scenario import load_scenario, run_item
 
@@ -344,6 +345,10 @@ def _cmd_flows(a: argparse.Namespace) -> None:
             except OSError as e:
                 raise InvalidArgumentError(f"cannot write telemetry to {path}: {e.strerror or e}") from None
             _out(f"telemetry: {len(df)} samples of {what} in {path}")
+    if res.deadlock_error:
+        # What ran is printed and written; the run failed all the same
+        # (exit status 3).
+        raise DeadlockError(res.deadlock_error)
 
 
 def _cmd_run(a: argparse.Namespace) -> None:
@@ -464,15 +469,16 @@ _COMMANDS = {
 }
 
 
-def _fail(message: str) -> int:
+def _fail(message: str, status: int = 2) -> int:
     sys.stdout.flush()
     print(f"{PROG}: error: {message}", file=sys.stderr)
-    return 2
+    return status
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status (0, or 2 on error; a
-    command may return its own, e.g. 1 for a sweep with failed points)."""
+    """Run the command line; returns the exit status (0, 2 on an input error,
+    3 on a run that failed: a PFC deadlock; a command may return its own,
+    e.g. 1 for a sweep with failed points)."""
     parser = _parser()
     args = parser.parse_args(argv)  # exits 2 with "fabriclab: error: ..." on bad usage
     try:
@@ -489,6 +495,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 flush=True,
             )
         status = _COMMANDS[args.command](args)
+    except DeadlockError as e:
+        return _fail(str(e), status=3)
     except FabriclabError as e:
         return _fail(str(e))
     except FileNotFoundError as e:

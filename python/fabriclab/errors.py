@@ -18,6 +18,7 @@ __all__ = [
     "UnknownHostError",
     "InvalidArgumentError",
     "ParseError",
+    "DeadlockError",
 ]
 
 
@@ -25,7 +26,7 @@ class FabriclabError(ValueError):
     """Base class of every error reported by fabriclab."""
 
     #: The core's name of the error kind ("InvalidFabric", "UnknownHost",
-    #: "InvalidArgument" or "Parse"); None on the base class.
+    #: "InvalidArgument", "Parse" or "Deadlock"); None on the base class.
     kind: str | None = None
 
 
@@ -54,3 +55,12 @@ class ParseError(FabriclabError):
     mistyped keys."""
 
     kind = "Parse"
+
+
+class DeadlockError(FabriclabError):
+    """The run failed: the simulated fabric fell into a PFC deadlock (a cycle
+    of switch queues pausing each other; ``[pfc.deadlock]`` in the fabric).
+    The message names the priority, the time and the ports of the cycle.
+    Not an input error: the command line exits with status 3."""
+
+    kind = "Deadlock"

@@ -18,6 +18,9 @@ pub enum Error {
     /// A fabric or scenario file that is not valid TOML / JSON, or has
     /// unknown or mistyped keys.
     Parse(String),
+    /// The run failed: the simulated fabric deadlocked (PFC). Not the
+    /// input's syntax but what it describes; the message names the cycle.
+    Deadlock(String),
 }
 
 impl Error {
@@ -27,7 +30,8 @@ impl Error {
             Error::InvalidFabric(m)
             | Error::UnknownHost(m)
             | Error::InvalidArgument(m)
-            | Error::Parse(m) => m,
+            | Error::Parse(m)
+            | Error::Deadlock(m) => m,
         }
     }
 
@@ -38,6 +42,7 @@ impl Error {
             Error::UnknownHost(_) => "UnknownHost",
             Error::InvalidArgument(_) => "InvalidArgument",
             Error::Parse(_) => "Parse",
+            Error::Deadlock(_) => "Deadlock",
         }
     }
 }
@@ -49,6 +54,7 @@ impl fmt::Display for Error {
             Error::UnknownHost(_) => "unknown host",
             Error::InvalidArgument(_) => "invalid argument",
             Error::Parse(_) => "cannot parse input",
+            Error::Deadlock(_) => "the run failed",
         };
         write!(f, "{what}: {}", self.message())
     }

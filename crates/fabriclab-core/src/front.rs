@@ -151,6 +151,9 @@ pub fn flows_json(
         "backend": spec.sim.backend.name(),
         "flow_stats": sim.net.flow_stats(),
         "outcome": outcome,
+        "deadlocks": sim.net.deadlocks(),
+        "deadlock_error": (outcome == crate::sim::Outcome::Deadlock)
+            .then(|| sim.net.deadlock_error().message().to_string()),
         "sim_time_ps": sim.net.now().0,
         "events": sim.net.events_processed(),
         "flows": res,

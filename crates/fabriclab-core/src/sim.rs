@@ -4,9 +4,10 @@
 //! network and react to the [`AppEvent`]s it delivers. The run ends when
 //! every foreground workload is done (background traffic, such as an
 //! incast running beside a latency test, does not keep a run alive), when
-//! nothing is left to happen, or at the time limit. A run that stops with
-//! foreground work unfinished and no event left is reported as stalled (a
-//! PFC deadlock, for instance), never as a silent success.
+//! nothing is left to happen, at the time limit, or when a PFC deadlock is
+//! found (`net/pfc_guard.rs`). A run that stops with foreground work
+//! unfinished and no event left is reported as stalled, never as a silent
+//! success.
 
 use crate::net::{AppEvent, Ev, Net};
 use crate::units::Time;
@@ -40,6 +41,9 @@ pub enum Outcome {
     Stalled,
     /// The user asked to stop (Ctrl-C; [`crate::interrupt`]).
     Interrupted,
+    /// A PFC deadlock was found and `[pfc.deadlock] action = "stop"`
+    /// ([`Net::deadlocks`] names its ports).
+    Deadlock,
 }
 
 /// The network and its workloads.
@@ -138,6 +142,9 @@ impl Sim {
                 }
             } else {
                 self.net.handle(ev);
+                if matches!(ev, Ev::PfcCheck) && self.net.deadlock_halt() {
+                    return Some(Outcome::Deadlock);
+                }
             }
         }
         None

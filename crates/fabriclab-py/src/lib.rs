@@ -19,6 +19,7 @@ fn class_name(kind: &str) -> &'static str {
         "UnknownHost" => "UnknownHostError",
         "InvalidArgument" => "InvalidArgumentError",
         "Parse" => "ParseError",
+        "Deadlock" => "DeadlockError",
         _ => "FabriclabError",
     }
 }

@@ -16,6 +16,7 @@ mod fat_tree;
 mod ib;
 mod iwarp;
 pub mod memory;
+mod pfc_guard;
 mod presets;
 mod routing;
 mod sim;
@@ -28,6 +29,7 @@ pub use failures::{FailoverSpec, LinkFailure};
 pub use fat_tree::FatTreeSpec;
 pub use ib::{IbCcSpec, IbSpec, Transport, IB_SWITCH_LATENCY_NS, MAX_VLS};
 pub use iwarp::IwarpSpec;
+pub use pfc_guard::{DeadlockAction, DeadlockSpec, PfcStorm, WatchdogAction, WatchdogSpec};
 pub use presets::{preset, preset_names, preset_toml};
 pub use routing::{Ordering, RoutingMode, RoutingSpec};
 pub use sim::{Backend, SimSpec, DEFAULT_FLOW_QUANTUM_NS};
@@ -94,6 +96,9 @@ pub struct FabricSpec {
     /// Cables pulled (and put back) during the run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub link_failures: Vec<LinkFailure>,
+    /// Host NICs that stop draining and pause their switch without end.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pfc_storms: Vec<PfcStorm>,
     /// Next-hop choice: ECMP hashing or adaptive routing.
     #[serde(default, skip_serializing_if = "RoutingSpec::is_default")]
     pub routing: RoutingSpec,
@@ -317,6 +322,12 @@ pub struct PfcSpec {
     pub priorities: Vec<u8>,
     /// Pause time in an XOFF frame, in quanta of 512 bit times (1..65535).
     pub pause_quanta: u32,
+    /// Deadlock detection (on by default: 1 ms, stop the run).
+    #[serde(skip_serializing_if = "DeadlockSpec::is_default")]
+    pub deadlock: DeadlockSpec,
+    /// The switches' PFC watchdog; absent = off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub watchdog: Option<WatchdogSpec>,
 }
 
 impl Default for PfcSpec {
@@ -325,6 +336,8 @@ impl Default for PfcSpec {
             enabled: true,
             priorities: vec![3],
             pause_quanta: 65535,
+            deadlock: DeadlockSpec::default(),
+            watchdog: None,
         }
     }
 }
@@ -484,6 +497,12 @@ impl FabricSpec {
         self.tcp.validate()?;
         ib::validate(self)?;
         self.failover.validate()?;
+        pfc_guard::validate(
+            &self.pfc.deadlock,
+            self.pfc.watchdog.as_ref(),
+            &self.pfc_storms,
+            self.pfc.enabled && !self.pfc.priorities.is_empty(),
+        )?;
         self.routing.validate(self.is_infiniband())?;
         self.sim.validate()?;
         // Connectivity, host links and failed links are checked on the

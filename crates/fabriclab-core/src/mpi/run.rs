@@ -118,6 +118,9 @@ pub fn run_program(
         None => sim.run(None),
     };
     let prog = sim.app::<Program>(id).expect("program");
+    if outcome == Outcome::Deadlock {
+        return Err(sim.net.deadlock_error());
+    }
     if outcome != Outcome::Finished {
         return Err(Error::InvalidArgument(format!(
             "the MPI job did not finish ({outcome:?} at {} with {} of {} phases done): \

@@ -46,6 +46,13 @@ pub struct PortCounters {
     pub lost_packets: u64,
     /// Wire bytes of the lost packets.
     pub lost_bytes: u64,
+    /// PFC storms the watchdog found on this egress (queues taken out of
+    /// lossless service).
+    pub wd_storms: u64,
+    /// Queues of this egress the watchdog restored.
+    pub wd_restores: u64,
+    /// Packets the watchdog dropped at this port (also in `drops`).
+    pub wd_drops: u64,
 }
 
 /// Counters of one queue pair (the sending side of its data stream).

@@ -28,6 +28,7 @@ pub mod iwarp;
 mod mmu;
 mod nic;
 pub mod packet;
+mod pfc_guard;
 mod port;
 mod qp;
 pub(crate) mod routing;
@@ -39,6 +40,7 @@ pub use counters::{PortCounters, QpCounters};
 pub use dyn_ecn::DynEcnPort;
 pub use failures::LinkStep;
 pub use flow::FlowStats;
+pub use pfc_guard::{Deadlock, DeadlockPort};
 pub use tcp::{TcpCounters, TcpId, TcpReport};
 
 use crate::config::{CcAlgorithm, FabricSpec, Forwarding, NodeKind};
@@ -105,6 +107,12 @@ pub enum Ev {
     /// Flow backend: an action due now (a slot of `FlowNet::later`: READ
     /// requests reach their responder, TCP data or its ACK arrives).
     FlowLater(u32),
+    /// Look for a PFC deadlock (a switch-to-switch pause has lasted).
+    PfcCheck,
+    /// The PFC watchdog looks at the lossless queues.
+    WatchdogPoll,
+    /// A host NIC stops (true) or resumes (false) draining: a PFC storm.
+    PfcStorm(u32, bool),
 }
 
 /// Per-host NIC state (the host's one port is `port`).
@@ -247,6 +255,11 @@ pub struct Net {
     /// The flow-level backend's state (with `[sim] backend = "flow"`);
     /// `None` on the packet backend.
     pub(crate) flow: Option<Box<flow::FlowNet>>,
+    /// PFC deadlock detection, watchdog and storms (packet backend, PFC on).
+    pub(crate) guard: Option<Box<pfc_guard::PfcGuard>>,
+    /// Queues out of lossless service (watchdog) plus storming host NICs:
+    /// the packet path looks at the ports' `storm` bits only when nonzero.
+    pub(crate) storms_active: u32,
 }
 
 impl Net {
@@ -409,8 +422,20 @@ impl Net {
                 iwarp,
             ))
         });
+        let host_names: Vec<&str> = topo.nodes[..topo.n_hosts]
+            .iter()
+            .map(|n| n.name.as_str())
+            .collect();
+        let guard = pfc_guard::PfcGuard::new(spec, total, &host_names)?;
+        if let Some(g) = &guard {
+            for (at, ev) in g.first_events() {
+                q.schedule(at, ev);
+            }
+        }
         Ok(Net {
             flow,
+            guard,
+            storms_active: 0,
             q,
             fail,
             ar: adaptive::Adaptive::new(&spec.routing, n - topo.n_hosts),
@@ -491,6 +516,9 @@ impl Net {
             Ev::FlowStart(qp) => self.on_flow_start(qp),
             Ev::FlowTick => self.on_flow_tick(),
             Ev::FlowLater(slot) => self.on_flow_later(slot),
+            Ev::PfcCheck => self.on_pfc_check(),
+            Ev::WatchdogPoll => self.on_watchdog_poll(),
+            Ev::PfcStorm(s, start) => self.on_pfc_storm(s, start),
             Ev::App(_) => debug_assert!(false, "App events are routed by Sim"),
         }
     }

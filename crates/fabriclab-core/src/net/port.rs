@@ -43,6 +43,10 @@ pub(crate) struct Port {
     pub total_qbytes: u64,
     /// The link is up (false between a failure and its repair).
     pub up: bool,
+    /// On a switch port, bit p: the watchdog took priority p out of
+    /// lossless service; on a host port, nonzero: its NIC is not draining
+    /// (a PFC storm). Read only while `Net::storms_active` is nonzero.
+    pub storm: u8,
     /// Time of the pending `Wake`, if any (to avoid duplicates).
     pub wake_at: Time,
     pub qbytes: [u64; 8],
@@ -86,6 +90,7 @@ impl Port {
             qbytes: [0; 8],
             total_qbytes: 0,
             up: true,
+            storm: 0,
             pfc_out: VecDeque::new(),
             busy: false,
             paused_until: [Time::ZERO; 8],
@@ -325,6 +330,8 @@ impl Net {
         rx.c.rx_packets += 1;
         if self.is_switch(peer_node) {
             self.switch_receive(peer, pkt);
+        } else if self.storms_active != 0 && self.ports[peer as usize].storm != 0 {
+            self.storm_discard(peer, pkt);
         } else if self.ib.is_some() {
             self.ib_hca_arrive(peer, pkt);
         } else {
@@ -340,6 +347,9 @@ impl Net {
             (p.prio as usize, p.aux)
         };
         self.pkts.free(pkt);
+        if self.guard.is_some() && !self.guard_pause_rx(pi, prio) {
+            return; // the watchdog no longer honours this queue's pauses
+        }
         let port = &mut self.ports[pi as usize];
         port.settle_pause(prio, now);
         if quanta == 0 {
@@ -356,6 +366,9 @@ impl Net {
             port.paused_until[prio] = until;
             // Wake at expiry in case no XON comes.
             self.q.schedule(until, Ev::Wake(pi));
+            if self.guard.is_some() {
+                self.guard_paused(pi);
+            }
         }
     }
 

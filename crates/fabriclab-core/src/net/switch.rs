@@ -42,6 +42,14 @@ impl Net {
             };
             return self.lose(at, pkt);
         }
+        if self.storms_active != 0 && self.watchdog_blocks(in_port, out, prio) {
+            let at = if self.ports[out as usize].storm & (1 << prio) != 0 {
+                out
+            } else {
+                in_port
+            };
+            return self.watchdog_drop(at, pkt, prio);
+        }
         let sw = node as usize - self.topo.n_hosts;
         let admit = if self.p.lossless[prio] {
             self.mmus[sw].admit_lossless(&mut self.ports[in_port as usize], prio, size)
@@ -113,6 +121,9 @@ impl Net {
     /// Send XOFF (`pause`) or XON for `prio` out of switch port `pi`.
     pub(crate) fn send_pfc(&mut self, pi: PortIdx, prio: u8, pause: bool) {
         let now = self.now();
+        if pause && self.storms_active != 0 && self.watchdog_silences(pi, prio) {
+            return;
+        }
         let port = &mut self.ports[pi as usize];
         port.xoff[prio as usize] = pause;
         let quanta = if pause { self.p.pause_quanta as u64 } else { 0 };

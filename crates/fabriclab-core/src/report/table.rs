@@ -5,7 +5,8 @@ use std::fmt::Write;
 
 /// A table of the ports that carried traffic or saw an event (with credit
 /// columns instead of PFC and ECN ones on an InfiniBand fabric, and a
-/// `lost` column when a link failure lost packets).
+/// `lost` column when a link failure lost packets, and the watchdog's
+/// storms and drops when the PFC watchdog acted).
 pub fn ports(ports: &[PortReport]) -> String {
     if ports.first().is_some_and(|p| p.ib.is_some()) {
         return ib_ports(ports);
@@ -31,6 +32,11 @@ pub fn ports(ports: &[PortReport]) -> String {
     if lost {
         out.pop();
         out.push_str(&format!(" {:>7}\n", "lost"));
+    }
+    let watchdog = ports.iter().any(|p| p.counters.wd_storms > 0);
+    if watchdog {
+        out.pop();
+        out.push_str(&format!(" {:>9} {:>8}\n", "wd_storms", "wd_drops"));
     }
     let dynamic = ports.iter().any(|p| p.dyn_ecn.is_some());
     if dynamic {
@@ -64,6 +70,10 @@ pub fn ports(ports: &[PortReport]) -> String {
         if lost {
             out.pop();
             let _ = writeln!(out, " {:>7}", c.lost_packets);
+        }
+        if watchdog {
+            out.pop();
+            let _ = writeln!(out, " {:>9} {:>8}", c.wd_storms, c.wd_drops);
         }
         if dynamic {
             out.pop();

@@ -643,6 +643,9 @@ pub fn run_with_progress(
     let mut sim = Sim::new(net);
     let id = sim.add_app(Box::new(app));
     let outcome = sim.run_with_progress(None, progress);
+    if outcome == Outcome::Deadlock {
+        return Err(sim.net.deadlock_error());
+    }
     let app = sim.app::<Fio>(id).expect("fio");
     Ok(Report {
         options: opts.clone(),

@@ -357,6 +357,9 @@ pub fn run(fabric: &FabricSpec, opts: &Options, seed: u64) -> Result<Report> {
         sim.add_app(Box::new(bg));
     }
     let outcome = sim.run(None);
+    if outcome == Outcome::Deadlock {
+        return Err(sim.net.deadlock_error());
+    }
     let app = sim.app::<Iperf>(id).expect("iperf");
     Ok(app.report(&sim.net, opts, seed, outcome))
 }

@@ -366,6 +366,9 @@ pub fn run(fabric: &FabricSpec, opts: &Options, seed: u64) -> Result<Report> {
             sim.add_app(Box::new(bg));
         }
         let outcome = sim.run(duration);
+        if outcome == Outcome::Deadlock {
+            return Err(sim.net.deadlock_error());
+        }
         let finished = match outcome {
             Outcome::Finished => true,
             Outcome::TimeLimit => duration.is_some(),
