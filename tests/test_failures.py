@@ -3,6 +3,7 @@ cable, its losses in the port counters, and clear errors for bad ones."""
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 from conftest import run_cli
 from test_cli import assert_cli_error
@@ -74,7 +75,46 @@ def test_bad_failures_raise_fabric_errors():
     with pytest.raises(FabricError, match="up_us"):
         fabriclab.Fabric.from_toml(FABRIC + PULL.format(spine="spine0") + "up_us = 50\n")
     with pytest.raises(FabricError, match="for good"):
-        fabriclab.Fabric.from_toml(FABRIC + '[[link_failures]]\na = "h3"\nb = "leaf1"\ndown_us = 1\n')
+        iwarp = 'transport = "iwarp"\n' + FABRIC.replace("roce_mtu = 4096\nack_timeout_exponent = 8\n", "")
+        fabriclab.Fabric.from_toml(iwarp + '[[link_failures]]\na = "h3"\nb = "leaf1"\ndown_us = 1\n')
+
+
+def _cut_fabric() -> str:
+    # FABRIC already has a [nic] table: put the retry count in it.
+    return FABRIC.replace("ack_timeout_exponent = 8\n", "ack_timeout_exponent = 8\nretry_cnt = 2\n") + (
+        '[[link_failures]]\na = "h3"\nb = "leaf1"\ndown_us = 1\n'
+    )
+
+
+def test_a_host_cut_off_for_good_fails_its_flows_with_a_transport_retry_error():
+    fab = fabriclab.Fabric.from_toml(_cut_fabric())
+    r = fabriclab.flows([fabriclab.Flow("h0", "h3", 65536), fabriclab.Flow("h0", "h4", 65536)], fabric=fab)
+    assert r.outcome == "Finished"
+    rows = r.flows.set_index("dst")
+    assert rows.loc["h3", "error"] == "transport retry counter exceeded"
+    # Three timeouts of 4.096 us x 2^8: about 3.1 ms.
+    assert 3000 < rows.loc["h3", "failed_ps"] / 1e6 < 3300
+    assert rows.loc["h4", "fct_us"] > 0 and pd.isna(rows.loc["h4", "error"])
+    (f,) = r.qp_failures
+    assert (f["host"], f["peer"], f["retries"]) == ("h0", "h3", 2)
+
+
+def test_cli_perftest_prints_perftests_error_lines_and_exits_3(tmp_path):
+    fab = tmp_path / "cut.toml"
+    fab.write_text(_cut_fabric())
+    r = run_cli("perftest", "ib_write_bw", "--fabric", str(fab), "--client", "h0", "--server", "h3", "-s", "65536", "-n", "50")
+    assert r.returncode == 3, (r.returncode, r.stderr)
+    assert " Completion with error at client\n Failed status 12: wr_id 0 syndrom 0x81\nscnt=" in r.stderr
+    assert "fabriclab: error: perftest failed: transport retry counter exceeded on QP" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_an_mpi_job_with_a_rank_cut_off_raises_transport_retry_error():
+    fab = fabriclab.Fabric.from_toml(_cut_fabric())
+    with pytest.raises(fabriclab.TransportRetryError, match="the MPI job failed") as e:
+        fabriclab.imb(["PingPong"], np=2, hosts=["h0", "h3"], fabric=fab, msglog=(16, 16))
+    assert "Transport retry count exceeded on mlx5_0:1/RoCE" in e.value.tool_output
+    assert isinstance(e.value, fabriclab.RunFailedError) and e.value.kind == "TransportRetry"
 
 
 def test_cli_reports_losses_and_refuses_bad_failures(tmp_path):

@@ -64,6 +64,8 @@ from .errors import (
     InvalidArgumentError,
     ParseError,
     DeadlockError,
+    RunFailedError,
+    TransportRetryError,
     UnknownHostError,
 )
 from .cbench import CBENCH_COLUMNS, CBENCH_TESTS, cbench
@@ -113,4 +115,6 @@ __all__ = [
     "InvalidArgumentError",
     "ParseError",
     "DeadlockError",
+    "RunFailedError",
+    "TransportRetryError",
 ]

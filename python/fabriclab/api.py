@@ -115,6 +115,8 @@ FLOW_COLUMNS = [
     "delivered_ps",
     "completed_ps",
     "messages",
+    "failed_ps",
+    "error",
     "fct_us",
 ]
 #: Columns of the telemetry samples.
@@ -388,8 +390,9 @@ class FlowsResult:
     """What :func:`flows` returns."""
 
     #: One row per flow: src, dst, bytes, start_ps, delivered_ps,
-    #: completed_ps, messages, fct_us (completion minus start, us; NaN if it
-    #: did not complete).
+    #: completed_ps, messages, failed_ps and error (when its QP ran out of
+    #: retries: the time and "transport retry counter exceeded"), fct_us
+    #: (completion minus start, us; NaN if it did not complete).
     flows: pd.DataFrame
     #: Port counters (see :data:`PORT_COLUMNS`).
     ports: pd.DataFrame
@@ -420,6 +423,9 @@ class FlowsResult:
     deadlocks: list[dict[str, Any]] = field(default_factory=list)
     #: With outcome "Deadlock": the message the command line fails with.
     deadlock_error: str | None = None
+    #: RC QPs that exhausted their retries (each a dict: time_ps, qp, host,
+    #: peer, retries, failed_wrs); their flows have ``error`` set.
+    qp_failures: list[dict[str, Any]] = field(default_factory=list)
 
     def summary(self) -> str:
         """A text table of the flows and how the run ended."""
@@ -470,6 +476,8 @@ def flows(
         )
     )
     fdf = _frame(out["flows"], FLOW_COLUMNS[:-1])
+    # A time or NaN (not None), as sweeps' tables have it.
+    fdf["failed_ps"] = fdf["failed_ps"].astype("float64")
     fdf["fct_us"] = (fdf["completed_ps"].astype("float64") - fdf["start_ps"].astype("float64")) / 1e6
     return FlowsResult(
         flows=fdf,
@@ -485,6 +493,7 @@ def flows(
         flow_stats=out["flow_stats"],
         deadlocks=out["deadlocks"],
         deadlock_error=out["deadlock_error"],
+        qp_failures=out["qp_failures"],
     )
 
 

@@ -25,7 +25,8 @@
 
 Sizes (BYTES, -s) are integers, optionally with a K, M or G suffix (powers
 of 1024). Errors print ``fabriclab: error: MESSAGE`` and exit with status 2;
-a run that failed (a PFC deadlock) prints the same and exits with status 3.
+a run that failed (a PFC deadlock, a transport retry error) prints the same
+and exits with status 3.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ import sys
 from typing import Any, NoReturn, Sequence
 
 from . import api, cli_dashboard, cli_fio, cli_hpl, cli_iperf, cli_mpi, cli_sweep
-from .errors import DeadlockError, FabriclabError, InvalidArgumentError
+from .errors import DeadlockError, FabriclabError, InvalidArgumentError, RunFailedError, TransportRetryError
 from .hpl import parse_grids
 from .scenario import load_scenario, run_item
 
@@ -349,6 +350,13 @@ def _cmd_flows(a: argparse.Namespace) -> None:
         # What ran is printed and written; the run failed all the same
         # (exit status 3).
         raise DeadlockError(res.deadlock_error)
+    if res.qp_failures:
+        f = res.qp_failures[0]
+        raise TransportRetryError(
+            f"{int(res.flows['error'].notna().sum())} flow(s) failed: transport retry counter exceeded "
+            f"on QP {f['qp']} ({f['host']} -> {f['peer']}) at {f['time_ps'] / 1e6:.3f} us "
+            f"(nic.retry_cnt = {f['retries']}): the peer is unreachable"
+        )
 
 
 def _cmd_run(a: argparse.Namespace) -> None:
@@ -477,7 +485,8 @@ def _fail(message: str, status: int = 2) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0, 2 on an input error,
-    3 on a run that failed: a PFC deadlock; a command may return its own,
+    3 on a run that failed: a PFC deadlock, a transport retry error; a
+    command may return its own,
     e.g. 1 for a sweep with failed points)."""
     parser = _parser()
     args = parser.parse_args(argv)  # exits 2 with "fabriclab: error: ..." on bad usage
@@ -495,7 +504,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 flush=True,
             )
         status = _COMMANDS[args.command](args)
-    except DeadlockError as e:
+    except RunFailedError as e:
+        if e.tool_output:
+            sys.stdout.flush()
+            print(e.tool_output, file=sys.stderr)
         return _fail(str(e), status=3)
     except FabriclabError as e:
         return _fail(str(e))

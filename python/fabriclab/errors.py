@@ -18,7 +18,9 @@ __all__ = [
     "UnknownHostError",
     "InvalidArgumentError",
     "ParseError",
+    "RunFailedError",
     "DeadlockError",
+    "TransportRetryError",
 ]
 
 
@@ -26,7 +28,8 @@ class FabriclabError(ValueError):
     """Base class of every error reported by fabriclab."""
 
     #: The core's name of the error kind ("InvalidFabric", "UnknownHost",
-    #: "InvalidArgument", "Parse" or "Deadlock"); None on the base class.
+    #: "InvalidArgument", "Parse", "Deadlock" or "TransportRetry"); None on
+    #: the base classes.
     kind: str | None = None
 
 
@@ -57,10 +60,29 @@ class ParseError(FabriclabError):
     kind = "Parse"
 
 
-class DeadlockError(FabriclabError):
-    """The run failed: the simulated fabric fell into a PFC deadlock (a cycle
-    of switch queues pausing each other; ``[pfc.deadlock]`` in the fabric).
-    The message names the priority, the time and the ports of the cycle.
-    Not an input error: the command line exits with status 3."""
+class RunFailedError(FabriclabError):
+    """The run itself failed (not its input): the simulated fabric did what
+    makes a real job fail. The command line prints :attr:`tool_output`, then
+    ``fabriclab: error: MESSAGE``, and exits with status 3."""
+
+    #: What the real tool prints on this failure (perftest's or the MPI
+    #: library's error lines), or "".
+    tool_output: str = ""
+
+
+class DeadlockError(RunFailedError):
+    """The simulated fabric fell into a PFC deadlock (a cycle of switch
+    queues pausing each other; ``[pfc.deadlock]`` in the fabric). The
+    message names the priority, the time and the ports of the cycle."""
 
     kind = "Deadlock"
+
+
+class TransportRetryError(RunFailedError):
+    """An RC queue pair exhausted its retry count (``nic.retry_cnt``
+    timeouts in a row: its peer was unreachable, e.g. cut off by a link
+    failure) and its work completed in error, status 12, "transport retry
+    counter exceeded". The message names the QP, the hosts and the time;
+    :attr:`tool_output` holds perftest's or the MPI library's error lines."""
+
+    kind = "TransportRetry"

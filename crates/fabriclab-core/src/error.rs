@@ -21,6 +21,11 @@ pub enum Error {
     /// The run failed: the simulated fabric deadlocked (PFC). Not the
     /// input's syntax but what it describes; the message names the cycle.
     Deadlock(String),
+    /// The run failed: an RC QP exhausted its retries (its peer became
+    /// unreachable). The message names the QP, the hosts and the time; the
+    /// second field is what the real tool prints on such a completion
+    /// error (perftest's or the MPI library's lines), shown before it.
+    TransportRetry(String, String),
 }
 
 impl Error {
@@ -31,7 +36,8 @@ impl Error {
             | Error::UnknownHost(m)
             | Error::InvalidArgument(m)
             | Error::Parse(m)
-            | Error::Deadlock(m) => m,
+            | Error::Deadlock(m)
+            | Error::TransportRetry(m, _) => m,
         }
     }
 
@@ -43,7 +49,25 @@ impl Error {
             Error::InvalidArgument(_) => "InvalidArgument",
             Error::Parse(_) => "Parse",
             Error::Deadlock(_) => "Deadlock",
+            Error::TransportRetry(..) => "TransportRetry",
         }
+    }
+}
+
+impl Error {
+    /// What the real tool prints on this failure (perftest's or the MPI
+    /// library's error lines), empty for input errors.
+    pub fn tool_output(&self) -> &str {
+        match self {
+            Error::TransportRetry(_, out) => out,
+            _ => "",
+        }
+    }
+
+    /// True for a run that failed (deadlock, transport retry error), as
+    /// opposed to bad input: the command line exits 3 instead of 2.
+    pub fn is_run_failure(&self) -> bool {
+        matches!(self, Error::Deadlock(_) | Error::TransportRetry(..))
     }
 }
 
@@ -54,7 +78,7 @@ impl fmt::Display for Error {
             Error::UnknownHost(_) => "unknown host",
             Error::InvalidArgument(_) => "invalid argument",
             Error::Parse(_) => "cannot parse input",
-            Error::Deadlock(_) => "the run failed",
+            Error::Deadlock(_) | Error::TransportRetry(..) => "the run failed",
         };
         write!(f, "{what}: {}", self.message())
     }

@@ -152,6 +152,7 @@ pub fn flows_json(
         "flow_stats": sim.net.flow_stats(),
         "outcome": outcome,
         "deadlocks": sim.net.deadlocks(),
+        "qp_failures": sim.net.qp_failures(),
         "deadlock_error": (outcome == crate::sim::Outcome::Deadlock)
             .then(|| sim.net.deadlock_error().message().to_string()),
         "sim_time_ps": sim.net.now().0,

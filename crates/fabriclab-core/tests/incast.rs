@@ -36,14 +36,22 @@ fn pfc_incast_is_lossless_pauses_and_runs_at_line_rate() {
     }
 }
 
-#[test]
-fn without_pfc_a_small_buffer_drops_and_go_back_n_delivers_every_byte_once() {
-    let spec = one_switch(
+/// A lossy 16-port switch with a 200 KB buffer, no congestion control.
+fn lossy() -> fabriclab_core::config::FabricSpec {
+    one_switch(
         16,
         "[nic]\nroce_mtu = 4096\nack_timeout_exponent = 6\n[cc]\nalgorithm = \"none\"\n\
          [pfc]\nenabled = false\n[switch]\nbuffer_bytes = 200000\n",
-    );
-    let (sim, res) = run_flows(&spec, &incast(15, MIB), 1);
+    )
+}
+
+#[test]
+fn without_pfc_a_small_buffer_drops_and_go_back_n_delivers_every_byte_once() {
+    // Eight senders: see the next test for fifteen.
+    let spec = lossy();
+    let n = 8;
+    let (sim, res) = run_flows(&spec, &incast(n, MIB), 1);
+    assert!(sim.net.qp_failures().is_empty());
     let drops = switch_total(&sim, |c| c.drops);
     assert!(
         drops > 0,
@@ -60,13 +68,39 @@ fn without_pfc_a_small_buffer_drops_and_go_back_n_delivers_every_byte_once() {
         assert_eq!(r.messages, 1);
     }
     let rx: u64 = qps.iter().map(|q| q.counters.rx_payload_bytes).sum();
-    assert_eq!(rx, 15 * MIB);
+    assert_eq!(rx, n as u64 * MIB);
     // Conservation at the switch: bytes in = bytes out + bytes dropped.
     let rx_sw = switch_total(&sim, |c| c.rx_bytes);
     let tx_sw = switch_total(&sim, |c| c.tx_bytes);
     let drop_sw = switch_total(&sim, |c| c.drop_bytes);
     assert_eq!(rx_sw, tx_sw + drop_sw);
     println!("drops {drops}, retransmitted packets {retx}");
+}
+
+#[test]
+fn a_lossy_fifteen_to_one_incast_collapses_and_the_last_senders_run_out_of_retries() {
+    // Every sender times out at the same instant and resends at line rate
+    // in lockstep: at each packet time the switch has room for one of the
+    // arriving packets, and ties go the same way every time, so each round
+    // of timeouts lets one more sender through. With the default retry
+    // count (7) the last senders give up after 8 rounds: go-back-N incast
+    // collapse ending in "transport retry counter exceeded", the failure
+    // lossy RoCE without congestion control is known for, made sharper
+    // here by the model's perfect synchrony (no timer jitter).
+    let (sim, res) = run_flows(&lossy(), &incast(15, MIB), 1);
+    let failed: Vec<&str> = sim
+        .net
+        .qp_failures()
+        .iter()
+        .map(|f| f.host.as_str())
+        .collect();
+    assert!(!failed.is_empty() && failed.len() < 15, "{failed:?}");
+    for f in sim.net.qp_failures() {
+        assert_eq!((f.peer.as_str(), f.retries), ("h0", 7));
+    }
+    let done = res.iter().filter(|r| r.completed_ps.is_some()).count();
+    let errs = res.iter().filter(|r| r.error.is_some()).count();
+    assert_eq!((done + errs, errs), (15, failed.len()));
 }
 
 #[test]

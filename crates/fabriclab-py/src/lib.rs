@@ -20,6 +20,7 @@ fn class_name(kind: &str) -> &'static str {
         "InvalidArgument" => "InvalidArgumentError",
         "Parse" => "ParseError",
         "Deadlock" => "DeadlockError",
+        "TransportRetry" => "TransportRetryError",
         _ => "FabriclabError",
     }
 }
@@ -30,7 +31,13 @@ fn to_pyerr(py: Python<'_>, e: Error) -> PyErr {
     let made = py
         .import("fabriclab.errors")
         .and_then(|m| m.getattr(class_name(e.kind())))
-        .and_then(|cls| cls.call1((e.message(),)));
+        .and_then(|cls| cls.call1((e.message(),)))
+        .and_then(|exc| {
+            // What the real tool prints on this failure (perftest's, the
+            // MPI library's lines): the CLI shows it before its own line.
+            exc.setattr("tool_output", e.tool_output())?;
+            Ok(exc)
+        });
     match made {
         Ok(exc) => PyErr::from_value(exc),
         // fabriclab.errors could not be imported (the extension used on its

@@ -135,9 +135,17 @@ pub(crate) fn resolve(f: &LinkFailure, i: usize, topo: &Topology) -> Result<Vec<
     }
 }
 
-/// Check every failure names a real link, and that the links that stay
-/// down for good leave every host able to reach every other one.
-pub(crate) fn validate(failures: &[LinkFailure], topo: &Topology, ib: bool) -> Result<()> {
+/// Check every failure names a real link, and, on iWARP, that the links
+/// that stay down for good leave every host able to reach every other one
+/// (its TCP streams would retry for ever). On RoCE a host cut off for good
+/// is a run that fails: its peers' QPs exhaust their retry count
+/// (`nic.retry_cnt`) and their work completes in error.
+pub(crate) fn validate(
+    failures: &[LinkFailure],
+    topo: &Topology,
+    ib: bool,
+    iwarp: bool,
+) -> Result<()> {
     if failures.is_empty() {
         return Ok(());
     }
@@ -156,10 +164,13 @@ pub(crate) fn validate(failures: &[LinkFailure], topo: &Topology, ib: bool) -> R
             }
         }
     }
+    if !iwarp {
+        return Ok(());
+    }
     if let Some((x, y)) = disconnected_pair(topo, &gone) {
         return fabric_err(format!(
-            "the link failures without up_us cut {} off from {} for good (their QPs would \
-             retry for ever); give one of those failures an up_us, or fail fewer links",
+            "the link failures without up_us cut {} off from {} for good (iWARP's TCP streams \
+             would retry for ever); give one of those failures an up_us, or fail fewer links",
             topo.nodes[y].name, topo.nodes[x].name
         ));
     }

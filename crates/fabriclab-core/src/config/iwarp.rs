@@ -187,5 +187,11 @@ pub(super) fn validate(spec: &super::FabricSpec) -> Result<()> {
              set iwarp.rto_min_ms (and rto_initial_ms, rto_max_ms)",
         );
     }
+    if nic.retry_cnt != eth.retry_cnt || nic.rnr_retry != eth.rnr_retry {
+        return fabric_err(
+            "nic.retry_cnt and nic.rnr_retry are the RC transport's retry counts; iWARP's \
+             offloaded TCP retransmits by iwarp.rto_min_ms / rto_max_ms instead",
+        );
+    }
     spec.iwarp.clone().unwrap_or_default().validate()
 }

@@ -267,6 +267,14 @@ pub struct NicSpec {
     pub ack_every_packets: u32,
     /// Local ACK timeout exponent: timeout = 4.096 us x 2^exponent.
     pub ack_timeout_exponent: u32,
+    /// RC transport retry count (verbs' `retry_cnt`, 0..7): after this
+    /// many retransmissions on timeout with no progress, the next timeout
+    /// puts the QP in the error state and its work completes in error.
+    pub retry_cnt: u32,
+    /// RNR retry count (verbs' `rnr_retry`, 0..7, 7 = for ever). Accepted
+    /// for completeness: receive buffers are always posted in this model,
+    /// so no RNR NAK is ever sent.
+    pub rnr_retry: u32,
 }
 
 impl Default for NicSpec {
@@ -278,6 +286,8 @@ impl Default for NicSpec {
             vlan: false,
             ack_every_packets: 16,
             ack_timeout_exponent: 14,
+            retry_cnt: 7,
+            rnr_retry: 7,
         }
     }
 }
@@ -433,6 +443,16 @@ impl FabricSpec {
         if nic.ack_timeout_exponent > 31 {
             return fabric_err("nic.ack_timeout_exponent must be between 0 and 31");
         }
+        for (field, v) in [
+            ("nic.retry_cnt", nic.retry_cnt),
+            ("nic.rnr_retry", nic.rnr_retry),
+        ] {
+            if v > 7 {
+                return fabric_err(format!(
+                    "{field} must be between 0 and 7 (a 3-bit field of the QP), got {v}"
+                ));
+            }
+        }
         let q = &self.qos;
         for (field, p) in [
             ("qos.data_priority", q.data_priority),
@@ -509,7 +529,12 @@ impl FabricSpec {
         // built graph.
         memory::check(self, None)?;
         let topo = crate::topology::Topology::build(self)?;
-        failures::validate(&self.link_failures, &topo, self.is_infiniband())
+        failures::validate(
+            &self.link_failures,
+            &topo,
+            self.is_infiniband(),
+            self.is_iwarp(),
+        )
     }
 
     /// True when the links are InfiniBand.

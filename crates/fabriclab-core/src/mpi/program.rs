@@ -168,6 +168,20 @@ impl Program {
             .unwrap_or_default()
     }
 
+    /// The lowest rank placed on host `host` (index), if any.
+    pub fn first_rank_on(&self, host: u32) -> Option<u32> {
+        self.job
+            .rank_host
+            .iter()
+            .position(|&h| h == host)
+            .map(|r| r as u32)
+    }
+
+    /// True once the job is lost: a work request completed in error.
+    pub fn failed(&self) -> bool {
+        self.rt.as_ref().is_some_and(|r| r.failed())
+    }
+
     /// Phases fully done by every rank.
     pub fn phases_done(&self) -> usize {
         self.pos.iter().map(|p| p.phase).min().unwrap_or(0)
@@ -314,7 +328,7 @@ impl App for Program {
     }
 
     fn done(&self) -> bool {
-        self.ranks_done == self.pos.len()
+        self.ranks_done == self.pos.len() || self.failed()
     }
 }
 

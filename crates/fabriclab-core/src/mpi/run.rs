@@ -121,6 +121,9 @@ pub fn run_program(
     if outcome == Outcome::Deadlock {
         return Err(sim.net.deadlock_error());
     }
+    if prog.failed() {
+        return Err(mpi_retry_error(&sim.net, prog));
+    }
     if outcome != Outcome::Finished {
         return Err(Error::InvalidArgument(format!(
             "the MPI job did not finish ({outcome:?} at {} with {} of {} phases done): \
@@ -157,4 +160,40 @@ pub fn run_program(
             })
             .collect(),
     })
+}
+
+/// The error of a job lost to a transport retry error, with what Open MPI
+/// over UCX prints when it happens: UCX's mlx5 completion-error lines on
+/// the rank that saw it (then the process aborts) and mpirun's notice.
+/// Process ids are not simulated: they print as the rank.
+fn mpi_retry_error(net: &Net, prog: &Program) -> Error {
+    let Some(f) = net.qp_failures().first() else {
+        return Error::TransportRetry(
+            "the MPI job failed: a work request completed in error".into(),
+            String::new(),
+        );
+    };
+    let host = net.host(&f.host).unwrap_or(0);
+    let rank = prog.first_rank_on(host).unwrap_or(0);
+    let link = if net.ib.is_some() { "IB" } else { "RoCE" };
+    let tag = format!("[{}:{rank}:0:{rank}]", f.host);
+    let tool = format!(
+        "{tag} ib_mlx5_log.c:143  Transport retry count exceeded on mlx5_0:1/{link} \
+         (synd 0x15 vend 0x81 hw_synd 0/0)\n\
+         {tag} ib_mlx5_log.c:143  RC QP 0x{:x} wqe[0]: RDMA_WRITE\n\
+         --------------------------------------------------------------------------\n\
+         mpirun noticed that process rank {rank} with PID {rank} on node {} exited on \
+         signal 6 (Aborted).\n\
+         --------------------------------------------------------------------------",
+        f.qp, f.host
+    );
+    Error::TransportRetry(
+        format!(
+            "the MPI job failed at {:.3} us: rank {rank} on {}: {}",
+            f.time_ps as f64 / 1e6,
+            f.host,
+            f.describe()
+        ),
+        tool,
+    )
 }

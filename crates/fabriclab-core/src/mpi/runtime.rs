@@ -132,6 +132,9 @@ pub struct Runtime {
     mem: MemHosts<Cont>,
     finished: Vec<Rank>,
     counters: MpiCounters,
+    /// A work request completed in error (its QP ran out of RC retries):
+    /// the job is lost, as an MPI library aborts it.
+    failed: bool,
 }
 
 impl Runtime {
@@ -164,6 +167,7 @@ impl Runtime {
             mem,
             finished: Vec::new(),
             counters: MpiCounters::default(),
+            failed: false,
         }
     }
 
@@ -236,6 +240,11 @@ impl Runtime {
         }
     }
 
+    /// True once a work request completed in error (the job is lost).
+    pub fn failed(&self) -> bool {
+        self.failed
+    }
+
     /// Handle an event addressed to the owning workload.
     pub fn handle(&mut self, net: &mut Net, ev: AppEvent) {
         match ev {
@@ -296,6 +305,7 @@ impl Runtime {
                     }
                 }
             }
+            AppEvent::Failed { .. } => self.failed = true,
             AppEvent::TcpWritable { .. } | AppEvent::TcpDelivered { .. } => {}
         }
     }

@@ -74,6 +74,72 @@ pub enum AppEvent {
         /// Bytes delivered.
         bytes: u64,
     },
+    /// A work request completed in error: its QP went to the error state
+    /// (RC retries exhausted). The QP's other outstanding work requests
+    /// complete the same way, flushed ([`Net::qp_failures`] says why).
+    Failed {
+        /// The QP it was posted on.
+        qp: QpId,
+        /// The token given when posting.
+        token: u64,
+        /// The operation.
+        op: OpKind,
+        /// The verbs completion status: 12 for the work request that ran
+        /// out of retries (`IBV_WC_RETRY_EXC_ERR`), 5 for the ones flushed
+        /// after it (`IBV_WC_WR_FLUSH_ERR`).
+        status: u32,
+    },
+}
+
+/// Verbs completion status of a work request that exhausted the RC retry
+/// count (`IBV_WC_RETRY_EXC_ERR`).
+pub const WC_RETRY_EXC_ERR: u32 = 12;
+/// Verbs completion status of a work request flushed from a QP in the
+/// error state (`IBV_WC_WR_FLUSH_ERR`).
+pub const WC_WR_FLUSH_ERR: u32 = 5;
+
+/// The verbs text of a completion status (`ibv_wc_status_str`), for the
+/// two error statuses the model produces.
+pub fn wc_status_str(status: u32) -> &'static str {
+    match status {
+        WC_RETRY_EXC_ERR => "transport retry counter exceeded",
+        WC_WR_FLUSH_ERR => "Work Request Flushed Error",
+        _ => "unknown",
+    }
+}
+
+/// An RC QP that went to the error state during a run.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct QpFailure {
+    /// When, ps.
+    pub time_ps: u64,
+    /// The QP.
+    pub qp: u32,
+    /// Its host.
+    pub host: String,
+    /// The host of its peer QP.
+    pub peer: String,
+    /// Timeouts it retried before giving up (the retry count).
+    pub retries: u32,
+    /// Work requests completed in error (the first with status 12, the
+    /// rest flushed).
+    pub failed_wrs: u32,
+}
+
+impl QpFailure {
+    /// One line for an error message.
+    pub fn describe(&self) -> String {
+        format!(
+            "transport retry counter exceeded on QP {} ({} -> {}) at {:.3} us: {} retransmission              timeouts in a row without an acknowledgement (nic.retry_cnt = {}); {} work              request(s) completed in error. The peer is unreachable (a link failure that cut              it off, or a stuck host)",
+            self.qp,
+            self.host,
+            self.peer,
+            self.time_ps as f64 / 1e6,
+            self.retries + 1,
+            self.retries,
+            self.failed_wrs
+        )
+    }
 }
 
 /// Pending workload events, delivered through the event queue.
@@ -143,6 +209,11 @@ impl Net {
             mb.slots.len() as u32 - 1
         };
         self.q.schedule(at, Ev::App(slot));
+    }
+
+    /// RC QPs that exhausted their retries so far, in order.
+    pub fn qp_failures(&self) -> &[QpFailure] {
+        &self.qp_failures
     }
 
     /// Index of a host by name (`h0`, ...), or an `UnknownHost` error.

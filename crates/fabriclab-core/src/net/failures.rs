@@ -24,10 +24,12 @@
 //! flows of that group are re-hashed over the new member list.
 //!
 //! RC QPs recover what was lost by their retransmission timeout (or a NAK
-//! when later packets take another path); TCP by its own. Not modelled:
-//! InfiniBand (refused at validation), one-way failures, RC retry limits
-//! (a QP retries until the path is back; validation refuses failures that
-//! cut hosts off for good).
+//! when later packets take another path); TCP by its own. A QP whose peer
+//! stays unreachable exhausts its retry count (`nic.retry_cnt` timeouts in
+//! a row) and fails: its work completes in error and the tools report a
+//! transport retry error. Not modelled: InfiniBand (refused at
+//! validation), one-way failures; on iWARP, whose TCP streams would retry
+//! for ever, validation refuses failures that cut hosts off for good.
 
 use super::packet::{PktId, PktKind};
 use super::routing::Routing;

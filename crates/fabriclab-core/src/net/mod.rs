@@ -35,7 +35,10 @@ pub(crate) mod routing;
 mod switch;
 pub mod tcp;
 
-pub use api::{AppEvent, OpKind, PortReport, QpId, QpReport};
+pub use api::{
+    wc_status_str, AppEvent, OpKind, PortReport, QpFailure, QpId, QpReport, WC_RETRY_EXC_ERR,
+    WC_WR_FLUSH_ERR,
+};
 pub use counters::{PortCounters, QpCounters};
 pub use dyn_ecn::DynEcnPort;
 pub use failures::LinkStep;
@@ -135,6 +138,8 @@ pub(crate) struct Params {
     pub nic_rx: Time,
     pub ack_every: u32,
     pub rto: Time,
+    /// RC retries on timeout before the QP fails (`nic.retry_cnt`).
+    pub retry_cnt: u32,
     pub switch_latency: Time,
     pub cut_through: bool,
     pub data_prio: u8,
@@ -260,6 +265,8 @@ pub struct Net {
     /// Queues out of lossless service (watchdog) plus storming host NICs:
     /// the packet path looks at the ports' `storm` bits only when nonzero.
     pub(crate) storms_active: u32,
+    /// RC QPs that exhausted their retries, in order.
+    pub(crate) qp_failures: Vec<api::QpFailure>,
 }
 
 impl Net {
@@ -436,6 +443,7 @@ impl Net {
             flow,
             guard,
             storms_active: 0,
+            qp_failures: Vec::new(),
             q,
             fail,
             ar: adaptive::Adaptive::new(&spec.routing, n - topo.n_hosts),
@@ -694,6 +702,7 @@ fn params(spec: &FabricSpec) -> Result<Params> {
         nic_rx: Time::from_ns_f64(spec.nic.rx_latency_ns),
         ack_every: spec.nic.ack_every_packets,
         rto: Time(4_096_000u64 << spec.nic.ack_timeout_exponent),
+        retry_cnt: spec.nic.retry_cnt,
         switch_latency: Time::from_ns_f64(spec.switch.latency_ns),
         cut_through: spec.switch.forwarding == Forwarding::CutThrough,
         data_prio: spec.qos.data_priority,

@@ -6,9 +6,9 @@
 //! pulls one packet at a time when it is free, so the cost per packet is
 //! O(log active QPs) and never a scan over all QPs.
 //!
-//! Reliability (RC): cumulative ACKs every `ack_every_packets` packets and at
-//! the end of each message; a NAK (sequence error) on the first PSN gap of an
-//! episode; go-back-N from the NAKed PSN; a retransmission timeout of
+//! Reliability (RC): cumulative ACKs every `ack_every_packets` packets, at
+//! the end of each message and for every duplicate packet (IB spec C9-105);
+//! a NAK (sequence error) on the first PSN gap of an episode; go-back-N from the NAKed PSN; a retransmission timeout of
 //! 4.096 us x 2^exponent that rewinds to the oldest unacknowledged PSN.
 //! Out-of-order packets are discarded (no out-of-order placement).
 //!
@@ -21,9 +21,15 @@
 //! responder's send stream, acknowledged by the requester like WRITE data
 //! (real IB needs no ACKs for responses; here they cost a few small packets
 //! on the reverse path). The receiving host never runs out of buffer, so a
-//! NIC never sends PFC frames. Retry counts are not enforced. On InfiniBand
-//! a QP whose next packet lacks link credits is parked by `ib/credits.rs`
-//! (the hook in `nic_next_packet`).
+//! NIC never sends PFC frames (unless `[[pfc_storms]]` makes it stuck) and
+//! never sends an RNR NAK. The transport retry count is enforced: after
+//! `nic.retry_cnt` retransmissions in a row without progress (on timeout
+//! or on a NAK sequence error, which the IB spec counts alike), the next
+//! one puts the QP in the error state (`qp_fail`). Here `retry_cnt = 7`
+//! means 7 retries: only `rnr_retry = 7` means "for ever" in verbs
+//! (Soft-RoCE also reads `retry_cnt = 7` that way; this model does not).
+//! On InfiniBand a QP whose next packet lacks link credits is parked by
+//! `ib/credits.rs` (the hook in `nic_next_packet`).
 
 use super::api::{AppEvent, OpKind};
 use super::dcqcn::CnpAction;
@@ -376,11 +382,13 @@ impl Net {
                 self.send_control(q, PktKind::Nak, e);
             }
         } else {
+            // A duplicate (a go-back-N resend of what already landed): the
+            // responder acknowledges it again (IB spec C9-105), so that a
+            // requester whose ACK was coalesced away or lost learns of the
+            // progress instead of timing out until its retries run out.
             qp.counters.rx_discarded += 1;
-            if last {
-                let e = qp.rcv_nxt as u64;
-                self.send_control(q, PktKind::Ack, e);
-            }
+            let e = qp.rcv_nxt as u64;
+            self.send_control(q, PktKind::Ack, e);
         }
     }
 
@@ -393,6 +401,7 @@ impl Net {
         }
         if expected > qp.snd_una && expected <= qp.snd_max {
             qp.snd_una = expected;
+            qp.retries = 0;
             let app = qp.app;
             while let Some(m) = qp.msgs.front() {
                 if m.first_psn + m.npkts > expected {
@@ -428,6 +437,13 @@ impl Net {
         }
         let qp = &mut self.qps[q as usize];
         if nak && expected < qp.snd_nxt && expected >= qp.snd_una {
+            // A NAK-sequence-error retransmission counts against the retry
+            // count like a timeout (IB spec 12.7.38; an ACK with progress,
+            // as above, resets it).
+            if qp.retries >= self.p.retry_cnt {
+                return self.qp_fail(q);
+            }
+            qp.retries += 1;
             qp.snd_nxt = expected;
             qp.seek();
             self.sync_sched(q);
@@ -550,10 +566,58 @@ impl Net {
             return;
         }
         qp.counters.timeouts += 1;
+        if qp.retries >= self.p.retry_cnt {
+            return self.qp_fail(q);
+        }
+        qp.retries += 1;
         qp.snd_nxt = qp.snd_una;
         qp.seek();
         self.sync_sched(q);
         self.qp_activate(q);
+    }
+
+    /// QP `q` exhausted its retries: it goes to the error state, and its
+    /// outstanding work requests complete in error (the oldest with
+    /// `IBV_WC_RETRY_EXC_ERR`, the others flushed), signaled or not, as
+    /// verbs do. READ responses it was sending are the peer's work and
+    /// complete nothing here.
+    fn qp_fail(&mut self, q: u32) {
+        let now = self.now();
+        let at = now + self.p.nic_rx;
+        let qp = &mut self.qps[q as usize];
+        qp.error = true;
+        qp.rto.cancel();
+        let msgs = std::mem::take(&mut qp.msgs);
+        qp.cur = 0;
+        qp.snd_una = qp.next_psn;
+        qp.snd_nxt = qp.next_psn;
+        qp.snd_max = qp.snd_max.max(qp.next_psn);
+        let (app, host, peer, retries) = (qp.app, qp.host, qp.peer_host, qp.retries);
+        let mut failed = 0u32;
+        for m in msgs.iter().filter(|m| m.op != OpKind::ReadResp) {
+            let status = if failed == 0 {
+                super::api::WC_RETRY_EXC_ERR
+            } else {
+                super::api::WC_WR_FLUSH_ERR
+            };
+            failed += 1;
+            let ev = AppEvent::Failed {
+                qp: super::QpId(q),
+                token: m.token,
+                op: m.op,
+                status,
+            };
+            self.deliver(at, app, ev);
+        }
+        self.qp_failures.push(super::api::QpFailure {
+            time_ps: now.0,
+            qp: q,
+            host: self.topo.nodes[host as usize].name.clone(),
+            peer: self.topo.nodes[peer as usize].name.clone(),
+            retries,
+            failed_wrs: failed,
+        });
+        self.sync_sched(q);
     }
 
     /// Append a message to QP `q`'s send stream.
@@ -568,6 +632,20 @@ impl Net {
     ) {
         let mtu = self.p.mtu as u64;
         let qp = &mut self.qps[q as usize];
+        if qp.error {
+            // A QP in the error state flushes new work at once.
+            if op != OpKind::ReadResp {
+                let ev = AppEvent::Failed {
+                    qp: super::QpId(q),
+                    token,
+                    op,
+                    status: super::api::WC_WR_FLUSH_ERR,
+                };
+                let (app, at) = (qp.app, ready_at);
+                self.deliver(at, app, ev);
+            }
+            return;
+        }
         let npkts = match op {
             OpKind::Read => 1,
             _ => bytes.div_ceil(mtu).max(1) as u32,

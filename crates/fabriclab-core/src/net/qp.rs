@@ -87,6 +87,11 @@ pub(crate) struct Qp {
     pub wait_at: Time,
     pub rto: Timer,
     pub rto_deadline: Time,
+    /// Retransmissions on timeout since the last progress (RC retry count).
+    pub retries: u32,
+    /// The QP is in the error state (retries exhausted): nothing is sent
+    /// and new work completes in error at once.
+    pub error: bool,
     // --- receive state for the peer's stream ---
     pub rcv_nxt: u32,
     pub nak_sent: bool,
@@ -127,6 +132,8 @@ impl Qp {
             wait_at: Time::NEVER,
             rto: Timer::default(),
             rto_deadline: Time::NEVER,
+            retries: 0,
+            error: false,
             rcv_nxt: 0,
             nak_sent: false,
             unacked: 0,

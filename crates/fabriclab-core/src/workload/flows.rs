@@ -71,6 +71,11 @@ pub struct FlowResult {
     pub completed_ps: Option<u64>,
     /// Messages completed (more than one for repeating flows).
     pub messages: u64,
+    /// When the flow's QP failed (RC retries exhausted), ps.
+    pub failed_ps: Option<u64>,
+    /// The completion status of its first failed message
+    /// ("transport retry counter exceeded"), if any.
+    pub error: Option<String>,
 }
 
 struct Flow {
@@ -236,6 +241,16 @@ impl App for Flows {
                 }
                 if self.flows[i].repeat {
                     self.post(net, i);
+                }
+            }
+            AppEvent::Failed { token, status, .. } => {
+                let f = &mut self.flows[token as usize];
+                if f.res.error.is_none() {
+                    f.res.failed_ps = Some(net.now().0);
+                    f.res.error = Some(crate::net::wc_status_str(status).to_string());
+                    if f.res.completed_ps.is_none() && !f.repeat {
+                        self.pending -= 1;
+                    }
                 }
             }
             AppEvent::TcpWritable { .. } | AppEvent::TcpDelivered { .. } => {}

@@ -369,6 +369,16 @@ pub fn run(fabric: &FabricSpec, opts: &Options, seed: u64) -> Result<Report> {
         if outcome == Outcome::Deadlock {
             return Err(sim.net.deadlock_error());
         }
+        for &id in &fg {
+            let failed = if test.is_bw() {
+                sim.app::<BwApp>(id).and_then(|a| a.failed)
+            } else {
+                sim.app::<LatApp>(id).and_then(|a| a.failed)
+            };
+            if let Some(wc) = failed {
+                return Err(wc.error(&sim.net, test.is_bw()));
+            }
+        }
         let finished = match outcome {
             Outcome::Finished => true,
             Outcome::TimeLimit => duration.is_some(),
@@ -440,6 +450,39 @@ struct BwApp {
     tposted: Vec<Time>,
     tcompleted: Vec<Time>,
     done_count: u64,
+    failed: Option<WcError>,
+}
+
+/// A work completion in error, as perftest reports it.
+#[derive(Clone, Copy, Debug)]
+struct WcError {
+    status: u32,
+    wr_id: u64,
+    /// Work requests posted and completed so far (perftest's scnt, ccnt).
+    scnt: u64,
+    ccnt: u64,
+}
+
+impl WcError {
+    /// What perftest prints (NOTIFY_COMP_ERROR_SEND, then the line of the
+    /// test's main), and the error carrying it.
+    fn error(&self, net: &Net, bw: bool) -> Error {
+        let tail = if bw {
+            " Failed to complete run_iter_bw function successfully"
+        } else {
+            "Test exited with Error"
+        };
+        let tool = format!(
+            " Completion with error at client\n Failed status {}: wr_id {} syndrom 0x81\n\
+             scnt={}, ccnt={}\n{tail}",
+            self.status, self.wr_id as i32, self.scnt, self.ccnt
+        );
+        let why = net.qp_failures().first().map_or_else(
+            || "a work request completed in error".to_string(),
+            |f| f.describe(),
+        );
+        Error::TransportRetry(format!("perftest failed: {why}"), tool)
+    }
 }
 
 impl BwApp {
@@ -468,6 +511,7 @@ impl BwApp {
             tposted: Vec::new(),
             tcompleted: Vec::new(),
             done_count: 0,
+            failed: None,
         }
     }
 
@@ -557,18 +601,30 @@ impl App for BwApp {
     }
 
     fn on_event(&mut self, net: &mut Net, _me: u32, ev: AppEvent) {
-        if let AppEvent::Completed { qp, .. } = ev {
-            self.tcompleted.push(net.now());
-            self.done_count += 1;
-            let k = self.qps.iter().position(|&q| q == qp).expect("own QP");
-            if self.duration.is_some() || self.posted[k] < self.iters {
-                self.post(net, k);
+        match ev {
+            AppEvent::Completed { qp, .. } if self.failed.is_none() => {
+                self.tcompleted.push(net.now());
+                self.done_count += 1;
+                let k = self.qps.iter().position(|&q| q == qp).expect("own QP");
+                if self.duration.is_some() || self.posted[k] < self.iters {
+                    self.post(net, k);
+                }
             }
+            AppEvent::Failed { qp, status, .. } if self.failed.is_none() => {
+                let k = self.qps.iter().position(|&q| q == qp).unwrap_or(0);
+                self.failed = Some(WcError {
+                    status,
+                    wr_id: k as u64,
+                    scnt: self.posted.iter().sum(),
+                    ccnt: self.done_count,
+                });
+            }
+            _ => {}
         }
     }
 
     fn done(&self) -> bool {
-        self.duration.is_none() && self.done_count >= self.total()
+        self.failed.is_some() || (self.duration.is_none() && self.done_count >= self.total())
     }
 }
 
@@ -583,6 +639,7 @@ struct LatApp {
     cq: Option<QpId>,
     sq: Option<QpId>,
     tposted: Vec<Time>,
+    failed: Option<WcError>,
 }
 
 impl LatApp {
@@ -604,6 +661,7 @@ impl LatApp {
             cq: None,
             sq: None,
             tposted: Vec::new(),
+            failed: None,
         }
     }
 
@@ -681,11 +739,21 @@ impl App for LatApp {
                 op: OpKind::Read,
                 ..
             } if Some(qp) == self.cq => self.client_post(net),
+            AppEvent::Failed { status, .. } if self.failed.is_none() => {
+                let n = self.tposted.len() as u64;
+                self.failed = Some(WcError {
+                    status,
+                    wr_id: 0,
+                    scnt: n,
+                    ccnt: n.saturating_sub(1),
+                });
+            }
             _ => {}
         }
     }
 
     fn done(&self) -> bool {
-        self.duration.is_none() && self.tposted.len() as u64 >= self.iters
+        self.failed.is_some()
+            || (self.duration.is_none() && self.tposted.len() as u64 >= self.iters)
     }
 }

@@ -1,0 +1,153 @@
+//! The RC transport retry count: a QP whose peer is cut off exhausts its
+//! retries and fails, and the tools above it report a transport retry
+//! error as the real ones do.
+
+use fabriclab_core::config::FabricSpec;
+use fabriclab_core::net::Net;
+use fabriclab_core::perftest::{self, Options, Test};
+use fabriclab_core::sim::{Outcome, Sim};
+use fabriclab_core::units::Time;
+use fabriclab_core::workload::flows::{FlowResult, FlowSpec, Flows};
+use fabriclab_core::workload::imb;
+use fabriclab_core::Error;
+
+/// Two leaves of two hosts, one spine; h1's cable is pulled at 10 us
+/// (and put back at `up_us` if given). ACK timeout 4.096 us x 2^8 =
+/// 1,048.576 us, `retry_cnt` retries.
+fn fabric(retry_cnt: u32, up_us: Option<f64>) -> FabricSpec {
+    let up = up_us.map_or(String::new(), |u| format!("up_us = {u}\n"));
+    FabricSpec::from_toml(&format!(
+        "[topology]\nkind = \"leaf_spine\"\nspines = 1\nleaves = 2\nhosts_per_leaf = 2\n\
+         host_link_gbps = 100\nuplink_gbps = 100\n\
+         [nic]\nack_timeout_exponent = 8\nretry_cnt = {retry_cnt}\n\
+         [[link_failures]]\na = \"h1\"\nb = \"leaf0\"\ndown_us = 10\n{up}"
+    ))
+    .unwrap()
+}
+
+const RTO_PS: u64 = 4_096_000 << 8;
+
+/// One 1 KiB WRITE h0 -> h1 posted at 20 us, after the cable pull.
+fn one_write(spec: &FabricSpec) -> (Sim, Outcome, FlowResult) {
+    let net = Net::new(spec, 1).unwrap();
+    let flows = [FlowSpec {
+        src: "h0".into(),
+        dst: "h1".into(),
+        bytes: 1024,
+        op: "write".into(),
+        start_us: 20.0,
+        priority: None,
+        repeat: false,
+    }];
+    let app = Flows::new(&net, &flows).unwrap();
+    let mut sim = Sim::new(net);
+    let id = sim.add_app(Box::new(app));
+    let outcome = sim.run(Some(Time::ms(100)));
+    let r = sim.app::<Flows>(id).unwrap().results()[0].clone();
+    (sim, outcome, r)
+}
+
+#[test]
+fn a_qp_whose_peer_is_cut_off_fails_after_retry_cnt_retries() {
+    for retry_cnt in [0, 3, 7] {
+        let (sim, outcome, r) = one_write(&fabric(retry_cnt, None));
+        assert_eq!(outcome, Outcome::Finished, "the failed flow ends the run");
+        // Sent at 20 us + the NIC's 0.5 us; each timeout resends at once;
+        // the (retry_cnt + 1)-th timeout fails the QP.
+        let t0 = 20_500_000u64;
+        let fail = t0 + (retry_cnt as u64 + 1) * RTO_PS;
+        let f = &sim.net.qp_failures()[0];
+        assert_eq!(f.time_ps, fail, "retry_cnt {retry_cnt}");
+        assert_eq!((f.host.as_str(), f.peer.as_str()), ("h0", "h1"));
+        assert_eq!((f.retries, f.failed_wrs), (retry_cnt, 1));
+        // The completion in error reaches the workload the NIC's receive
+        // latency (0.3 us) later.
+        assert_eq!(r.failed_ps, Some(fail + 300_000));
+        assert_eq!(r.error.as_deref(), Some("transport retry counter exceeded"));
+        assert_eq!(r.completed_ps, None);
+        let qp = &sim.net.qp_reports()[0];
+        assert_eq!(qp.counters.timeouts, retry_cnt as u64 + 1);
+        assert_eq!(qp.counters.retx_packets, retry_cnt as u64);
+    }
+}
+
+#[test]
+fn a_link_back_before_the_retries_run_out_loses_nothing() {
+    // Back at 1.5 ms, used again by leaf0 1 ms later (failover.detect_us):
+    // the third retransmission (at 20.5 us + 3 RTO = 3,166 us) gets through.
+    let (sim, _, r) = one_write(&fabric(3, Some(1500.0)));
+    assert!(sim.net.qp_failures().is_empty());
+    let done = r.completed_ps.expect("completes");
+    assert!(
+        done > 20_500_000 + 3 * RTO_PS && done < 20_500_000 + 4 * RTO_PS,
+        "{done}"
+    );
+    assert_eq!(sim.net.qp_reports()[0].counters.timeouts, 3);
+}
+
+#[test]
+fn perftest_prints_perftests_completion_error_and_fails() {
+    let opts = Options {
+        test: Test::WriteBw,
+        client: "h0".into(),
+        server: "h1".into(),
+        size: Some(65536),
+        iters: Some(100),
+        ..Default::default()
+    };
+    let e = perftest::run(&fabric(2, None), &opts, 1).unwrap_err();
+    let Error::TransportRetry(msg, tool) = &e else {
+        panic!("{e:?}")
+    };
+    assert!(
+        msg.contains("transport retry counter exceeded on QP") && msg.contains("h0 -> h1"),
+        "{msg}"
+    );
+    let lines: Vec<&str> = tool.lines().collect();
+    assert_eq!(lines[0], " Completion with error at client");
+    assert_eq!(lines[1], " Failed status 12: wr_id 0 syndrom 0x81");
+    assert!(
+        lines[2].starts_with("scnt=") && lines[2].contains(", ccnt="),
+        "{tool}"
+    );
+    assert_eq!(
+        lines[3],
+        " Failed to complete run_iter_bw function successfully"
+    );
+    assert!(e.is_run_failure());
+}
+
+#[test]
+fn an_mpi_job_with_a_rank_cut_off_fails_with_the_libraries_lines() {
+    let o = imb::Options {
+        msglog: Some((16, 16)),
+        ..imb::Options::at_np(&["PingPong"], 2)
+    };
+    // Ranks 0 and 1 on h0 and h1 (one per host, in order).
+    let e = imb::run(&fabric(1, None), &o, 1, None).unwrap_err();
+    let Error::TransportRetry(msg, tool) = &e else {
+        panic!("{e:?}")
+    };
+    assert!(msg.starts_with("the MPI job failed at "), "{msg}");
+    assert!(msg.contains("transport retry counter exceeded"), "{msg}");
+    assert!(
+        tool.contains("Transport retry count exceeded on mlx5_0:1/RoCE (synd 0x15 vend 0x81"),
+        "{tool}"
+    );
+    assert!(tool.contains("exited on signal 6 (Aborted)."), "{tool}");
+}
+
+#[test]
+fn retry_counts_are_three_bit_fields() {
+    let base = "[topology]\nkind = \"leaf_spine\"\nspines = 1\nleaves = 1\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 100\n[nic]\n";
+    for (field, needle) in [
+        ("retry_cnt = 8", "nic.retry_cnt"),
+        ("rnr_retry = 9", "nic.rnr_retry"),
+    ] {
+        let e = FabricSpec::from_toml(&format!("{base}{field}\n")).unwrap_err();
+        assert!(
+            e.to_string().contains(needle) && e.to_string().contains("0 and 7"),
+            "{e}"
+        );
+    }
+}
