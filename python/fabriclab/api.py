@@ -14,6 +14,7 @@ A *fabric* argument is a :class:`Fabric`, the name of a preset (see
 from __future__ import annotations
 
 import json
+import math
 import operator
 import os
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from typing import Any, Iterable, Mapping, Sequence, Union
 import pandas as pd
 
 from . import _core
+from .errors import ArgumentTypeError, InvalidArgumentError
 
 __all__ = [
     "Fabric",
@@ -148,11 +150,37 @@ def _json_default(obj: Any) -> Any:
     item = getattr(obj, "item", None)
     if callable(item):  # numpy scalar
         return item()
-    raise TypeError(f"{type(obj).__name__} object cannot be passed to fabriclab")
+    raise ArgumentTypeError(f"{type(obj).__name__} object cannot be passed to fabriclab")
 
 
 def _dumps(obj: Any) -> str:
-    return json.dumps(obj, default=_json_default, allow_nan=False)
+    try:
+        return json.dumps(obj, default=_json_default, allow_nan=False)
+    except ValueError:
+        raise InvalidArgumentError(
+            f"an argument is NaN or infinite ({_non_finite(obj)}): give a finite number"
+        ) from None
+    except RecursionError:
+        raise InvalidArgumentError("an argument refers to itself (a circular list or dict)") from None
+
+
+def _non_finite(obj: Any, path: str = "") -> str:
+    """Where in ``obj`` a NaN or infinity is (for the error message)."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return f"{path or 'value'} = {obj}"
+    items = obj.items() if isinstance(obj, Mapping) else enumerate(obj) if isinstance(obj, (list, tuple)) else ()
+    for k, v in items:
+        where = _non_finite(v, f"{path}.{k}" if path else str(k))
+        if where:
+            return where
+    return ""
+
+
+def _mapping(name: str, value: Any) -> Mapping[str, Any]:
+    """``value`` if it is a dict, else an ArgumentTypeError."""
+    if not isinstance(value, Mapping):
+        raise ArgumentTypeError(f"{name} must be a dict, not {type(value).__name__}")
+    return value
 
 
 # --------------------------------------------------------------------------
@@ -162,16 +190,24 @@ def _dumps(obj: Any) -> str:
 
 def _int(name: str, value: Any) -> int:
     if isinstance(value, bool):
-        raise TypeError(f"{name} must be an integer, not bool")
+        raise ArgumentTypeError(f"{name} must be an integer, not bool")
     try:
         return operator.index(value)
     except TypeError:
-        raise TypeError(f"{name} must be an integer, not {type(value).__name__}") from None
+        raise ArgumentTypeError(f"{name} must be an integer, not {type(value).__name__}") from None
+
+
+def _seed(value: Any) -> int:
+    """A run seed: an integer in 0 .. 2^64 - 1 (the core's u64)."""
+    seed = _int("seed", value)
+    if not 0 <= seed < 1 << 64:
+        raise InvalidArgumentError(f"seed must be between 0 and 2^64 - 1, got {seed}")
+    return seed
 
 
 def _float(name: str, value: Any) -> float:
     if isinstance(value, (bool, str, bytes)) or not hasattr(value, "__float__"):
-        raise TypeError(f"{name} must be a number, not {type(value).__name__}")
+        raise ArgumentTypeError(f"{name} must be a number, not {type(value).__name__}")
     return float(value)
 
 
@@ -180,12 +216,12 @@ def _bool(name: str, value: Any) -> bool:
         return value
     if type(value).__name__ == "bool_":  # numpy
         return bool(value)
-    raise TypeError(f"{name} must be True or False, not {type(value).__name__}")
+    raise ArgumentTypeError(f"{name} must be True or False, not {type(value).__name__}")
 
 
 def _str(name: str, value: Any) -> str:
     if not isinstance(value, str):
-        raise TypeError(f"{name} must be a string, not {type(value).__name__}")
+        raise ArgumentTypeError(f"{name} must be a string, not {type(value).__name__}")
     return value
 
 
@@ -233,7 +269,7 @@ def _resolve(fabric: FabricLike, base_dir: str | None = None) -> tuple[str, str 
         if not (_looks_like_path(path) or os.path.isfile(rel)):
             return fabric, None  # the core says which presets there are
     else:
-        raise TypeError(
+        raise ArgumentTypeError(
             "fabric must be a Fabric, a preset name or the path of a fabric TOML file, "
             f"not {type(fabric).__name__}"
         )
@@ -369,19 +405,30 @@ class Flow:
         return d
 
 
+def _seq(name: str, value: Any, what: str) -> list[Any]:
+    """``value`` as a list, or an ArgumentTypeError saying it must be a list
+    of ``what`` (a string, a mapping or a scalar is not)."""
+    if isinstance(value, (str, bytes, Mapping)):
+        raise ArgumentTypeError(f"{name} must be a list of {what}, not {type(value).__name__}")
+    try:
+        return list(value)
+    except TypeError:
+        raise ArgumentTypeError(f"{name} must be a list of {what}, not {type(value).__name__}") from None
+
+
 def _flow_list(name: str, items: Iterable[Flow | Mapping[str, Any]] | None) -> list[Any]:
     if items is None:
         return []
-    if isinstance(items, (str, bytes, Mapping, Flow)):
-        raise TypeError(f"{name} must be a list of flows (Flow objects or dicts)")
+    if isinstance(items, Flow):
+        raise ArgumentTypeError(f"{name} must be a list of flows (Flow objects or dicts)")
     out: list[Any] = []
-    for f in items:
+    for f in _seq(name, items, "flows (Flow objects or dicts)"):
         if isinstance(f, Flow):
             out.append(f.to_dict())
         elif isinstance(f, Mapping):
             out.append(dict(f))
         else:
-            raise TypeError(f"each of {name} must be a Flow or a dict, not {type(f).__name__}")
+            raise ArgumentTypeError(f"each of {name} must be a Flow or a dict, not {type(f).__name__}")
     return out
 
 
@@ -470,7 +517,7 @@ def flows(
         _core.flows(
             _fabric_arg(fabric),
             _dumps(fl),
-            _int("seed", seed),
+            _seed(seed),
             None if sample_us is None else _float("sample_us", sample_us),
             None if limit_us is None else _float("limit_us", limit_us),
         )
@@ -540,7 +587,7 @@ def perftest_options(
 
 
 def _run_perftest(fabric: FabricLike, opts: Mapping[str, Any], seed: int) -> pd.DataFrame:
-    out = json.loads(_core.perftest(_fabric_arg(fabric), _dumps(dict(opts)), _int("seed", seed)))
+    out = json.loads(_core.perftest(_fabric_arg(fabric), _dumps(dict(opts)), _seed(seed)))
     rep = out["report"]
     if out["test"].endswith("_bw"):
         df = _frame(rep["bw"], BW_COLUMNS)

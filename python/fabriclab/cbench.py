@@ -24,7 +24,7 @@ import pandas as pd
 
 from . import _core
 from .errors import InvalidArgumentError
-from .api import _with_backend, FabricLike, Flow, _bool, _dumps, _fabric_arg, _frame, _int, _str
+from .api import _with_backend, FabricLike, Flow, _bool, _dumps, _fabric_arg, _frame, _int, _str, _seed
 from .mpi import _attrs, _extras, _job
 
 __all__ = ["cbench", "CBENCH_TESTS", "CBENCH_COLUMNS", "CBENCH_ROTATION_COLUMNS"]
@@ -80,7 +80,7 @@ def cbench(
             if opts[name] < least:
                 raise InvalidArgumentError(f"{name} must be at least {least}, got {opts[name]}")
     _extras(opts, None, None, background, background_iperf, telemetry_us)
-    out = json.loads(_core.cbench(_fabric_arg(fabric), _dumps(opts), _int("seed", seed), _bool("progress", progress)))
+    out = json.loads(_core.cbench(_fabric_arg(fabric), _dumps(opts), _seed(seed), _bool("progress", progress)))
     rep = out["report"]
     df = _attrs(_frame(rep["pairs"], CBENCH_COLUMNS), out)
     df.attrs["test"] = rep["test"]

@@ -18,6 +18,7 @@ __all__ = [
     "UnknownHostError",
     "InvalidArgumentError",
     "ParseError",
+    "ArgumentTypeError",
     "RunFailedError",
     "DeadlockError",
     "TransportRetryError",
@@ -51,6 +52,12 @@ class InvalidArgumentError(FabriclabError):
     an MTU that RoCE does not have, too few iterations, ...)."""
 
     kind = "InvalidArgument"
+
+
+class ArgumentTypeError(InvalidArgumentError, TypeError):
+    """An argument of the wrong type (a bool where a count goes, a number
+    where host names go, ...). Also a :class:`TypeError`, as Python's own
+    type errors are, so that either ``except`` clause catches it."""
 
 
 class ParseError(FabriclabError):

@@ -31,7 +31,7 @@ import pandas as pd
 
 from . import _core
 from .errors import InvalidArgumentError
-from .api import _with_backend, FabricLike, _bool, _dumps, _fabric_arg, _float, _frame, _int, _str
+from .api import _with_backend, FabricLike, _bool, _dumps, _fabric_arg, _float, _frame, _int, _seq, _str, _seed
 from .iperf import parse_size
 
 __all__ = ["fio", "parse_hosts", "FIO_COLUMNS", "FIO_RW"]
@@ -65,7 +65,7 @@ def parse_hosts(value: Sequence[str] | str) -> list[str]:
     """Host names from a list, or from text like ``"h0-h10,h12"`` (ranges
     of ``hN`` names, comma-separated)."""
     if not isinstance(value, str):
-        return [_str("host", h) for h in value]
+        return [_str("host", h) for h in _seq("hosts", value, "host names")]
     out: list[str] = []
     for part in value.split(","):
         part = part.strip()
@@ -163,7 +163,7 @@ def fio(
     ):
         if value is not None:
             opts[key] = _float(key, value)
-    out = json.loads(_core.fio(_fabric_arg(fabric), _dumps(opts), _int("seed", seed), _bool("progress", progress)))
+    out = json.loads(_core.fio(_fabric_arg(fabric), _dumps(opts), _seed(seed), _bool("progress", progress)))
     rep = out["report"]
     df = _frame([_row(c) for c in rep["clients"]], FIO_COLUMNS)
     df.attrs.update(

@@ -34,8 +34,8 @@ from typing import Any, Iterable, Mapping, Sequence, Union
 import pandas as pd
 
 from . import _core
-from .api import _with_backend, FabricLike, Flow, _bool, _dumps, _fabric_arg, _float, _frame, _int, _str
-from .errors import FabriclabError, InvalidArgumentError, ParseError
+from .api import _with_backend, FabricLike, Flow, _bool, _dumps, _fabric_arg, _float, _frame, _int, _str, _seed
+from .errors import ArgumentTypeError, FabriclabError, InvalidArgumentError, ParseError
 from .fio import parse_hosts
 from .mpi import _extras, common_attrs
 
@@ -80,6 +80,8 @@ _SPLIT = re.compile(r"[\s,]+")
 def read_dat(path: str | os.PathLike[str]) -> str:
     """The text of HPL.dat file ``path``; :class:`InvalidArgumentError` naming
     the path if it cannot be read, :class:`ParseError` if it is not text."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise ArgumentTypeError(f"dat must be the path of an HPL.dat file, not {type(path).__name__}")
     shown = os.fspath(path)
     try:
         with open(path, encoding="utf-8") as f:
@@ -103,7 +105,7 @@ def _grid(value: Any) -> list[int]:
         return [int(m.group(1)), int(m.group(2))]
     if isinstance(value, (list, tuple)) and len(value) == 2:
         return [_int("grid P", value[0]), _int("grid Q", value[1])]
-    raise TypeError(f"a grid must be 'PxQ' or a (P, Q) pair, not {value!r}")
+    raise ArgumentTypeError(f"a grid must be 'PxQ' or a (P, Q) pair, not {value!r}")
 
 
 def parse_grids(value: GridsLike) -> list[list[int]]:
@@ -115,13 +117,13 @@ def parse_grids(value: GridsLike) -> list[list[int]]:
         if len(value) == 2 and not any(isinstance(v, (str, list, tuple)) for v in value):
             return [_grid(value)]  # one (P, Q) pair
         return [_grid(g) for g in value]
-    raise TypeError(f"grids must be 'PxQ', a (P, Q) pair or a list of them, not {type(value).__name__}")
+    raise ArgumentTypeError(f"grids must be 'PxQ', a (P, Q) pair or a list of them, not {type(value).__name__}")
 
 
 def _ints(name: str, value: int | Iterable[int]) -> list[int]:
     """A list of integers from one or several."""
     if isinstance(value, (str, bytes)):
-        raise TypeError(f"{name} must be an integer or a list of integers, not str")
+        raise ArgumentTypeError(f"{name} must be an integer or a list of integers, not str")
     if isinstance(value, Iterable):
         return [_int(name, v) for v in value]
     return [_int(name, value)]
@@ -216,7 +218,7 @@ def _attach(df: pd.DataFrame, out: Mapping[str, Any]) -> pd.DataFrame:
 def _run(fabric: FabricLike, opts: Mapping[str, Any], seed: int, progress: bool, dat: Any) -> dict[str, Any]:
     """Call the core; its HPL.dat errors name the file ``dat``."""
     try:
-        return json.loads(_core.hpl(_fabric_arg(fabric), _dumps(dict(opts)), _int("seed", seed), _bool("progress", progress)))
+        return json.loads(_core.hpl(_fabric_arg(fabric), _dumps(dict(opts)), _seed(seed), _bool("progress", progress)))
     except FabriclabError as e:
         if dat is not None and str(e).startswith("HPL.dat"):
             raise type(e)(f"HPL.dat file {os.fspath(dat)}{str(e)[len('HPL.dat'):]}") from None

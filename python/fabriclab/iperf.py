@@ -29,7 +29,8 @@ from typing import Any, Iterable, Mapping
 import pandas as pd
 
 from . import _core
-from .api import _with_backend, Flow, FabricLike, _dumps, _fabric_arg, _float, _flow_list, _frame, _int, _str
+from .errors import InvalidArgumentError
+from .api import _with_backend, Flow, FabricLike, _dumps, _fabric_arg, _float, _flow_list, _frame, _int, _str, _seed
 
 __all__ = ["iperf", "iperf_options", "parse_rate", "parse_size", "IPERF_COLUMNS", "TCP_COLUMNS", "CONGESTION"]
 
@@ -94,7 +95,7 @@ def parse_rate(value: Any) -> float:
         try:
             return float(t) * mult
         except ValueError:
-            raise ValueError(f"invalid bitrate {value!r}: write e.g. 20G, 100M or 0 for unlimited") from None
+            raise InvalidArgumentError(f"invalid bitrate {value!r}: write e.g. 20G, 100M or 0 for unlimited") from None
     return _float("bitrate", value)
 
 
@@ -110,7 +111,7 @@ def parse_size(value: Any) -> int:
         try:
             return int(t, 10) * mult
         except ValueError:
-            raise ValueError(f"invalid length {value!r}: write e.g. 131072 or 128K") from None
+            raise InvalidArgumentError(f"invalid length {value!r}: write e.g. 131072 or 128K") from None
     return _int("length", value)
 
 
@@ -146,7 +147,7 @@ def iperf_options(
 
 
 def _run_iperf(fabric: FabricLike, opts: Mapping[str, Any], seed: int) -> pd.DataFrame:
-    out = json.loads(_core.iperf(_fabric_arg(fabric), _dumps(dict(opts)), _int("seed", seed)))
+    out = json.loads(_core.iperf(_fabric_arg(fabric), _dumps(dict(opts)), _seed(seed)))
     rep = out["report"]
     rows = [{"interval": k, **s} for k, iv in enumerate(rep["intervals"]) for s in iv["streams"]]
     df = _frame(rows, IPERF_COLUMNS)

@@ -22,9 +22,10 @@ from typing import Any, Iterable, Mapping, Sequence
 import pandas as pd
 
 from . import _core
+from .errors import InvalidArgumentError
 from .iperf import iperf_options
 from .fio import parse_hosts
-from .api import _with_backend, PORT_SAMPLE_COLUMNS, FabricLike, Flow, _bool, _dumps, _fabric_arg, _flow_list, _float, _frame, _int, _str
+from .api import _with_backend, PORT_SAMPLE_COLUMNS, FabricLike, Flow, _bool, _dumps, _fabric_arg, _flow_list, _float, _frame, _int, _mapping, _seq, _str, _seed
 
 __all__ = ["imb", "osu", "IMB_BENCHMARKS", "OSU_TESTS", "IMB_COLUMNS", "OSU_COLUMNS", "MPI_COUNTER_KEYS"]
 
@@ -96,7 +97,10 @@ def _extras(
     if bg:
         opts["background"] = bg
     if background_iperf:
-        opts["background_iperf"] = [iperf_options(**dict(b)) for b in background_iperf]
+        opts["background_iperf"] = [
+            iperf_options(**dict(_mapping("background_iperf", b)))
+            for b in _seq("background_iperf", background_iperf, "iperf option dicts")
+        ]
 
 
 def _pair(name: str, value: Any) -> list[int]:
@@ -107,10 +111,12 @@ def _pair(name: str, value: Any) -> list[int]:
         try:
             lo, hi = (int(p) for p in parts)
         except ValueError:
-            raise ValueError(f"{name} must look like MIN:MAX, got {value!r}") from None
+            raise InvalidArgumentError(f"{name} must look like MIN:MAX, got {value!r}") from None
         return [lo, hi]
-    lo, hi = value
-    return [_int(name, lo), _int(name, hi)]
+    pair = _seq(name, value, "two integers (MIN, MAX)")
+    if len(pair) != 2:
+        raise InvalidArgumentError(f"{name} must be MIN:MAX or a (MIN, MAX) pair, got {value!r}")
+    return [_int(name, pair[0]), _int(name, pair[1])]
 
 
 def port_samples_frame(rep: Mapping[str, Any]) -> pd.DataFrame:
@@ -197,7 +203,7 @@ def imb(
     if benchmarks is not None:
         if isinstance(benchmarks, str):
             benchmarks = benchmarks.split()
-        opts["benchmarks"] = [_str("benchmarks", b) for b in benchmarks]
+        opts["benchmarks"] = [_str("benchmarks", b) for b in _seq("benchmarks", benchmarks, "benchmark names")]
     _job(opts, np, ppn, hosts, placement)
     if msglog is not None:
         opts["msglog"] = _pair("msglog", msglog)
@@ -206,9 +212,11 @@ def imb(
             opts[name] = _int(name, value)
     opts["root_shift"] = _bool("root_shift", root_shift)
     if algorithms:
-        opts["algorithms"] = {_str("algorithms", k): _str("algorithms", v) for k, v in algorithms.items()}
+        opts["algorithms"] = {
+            _str("algorithms", k): _str("algorithms", v) for k, v in _mapping("algorithms", algorithms).items()
+        }
     _extras(opts, library, max_volume, background, background_iperf, telemetry_us)
-    out = json.loads(_core.imb(_fabric_arg(fabric), _dumps(opts), _int("seed", seed), _bool("progress", progress)))
+    out = json.loads(_core.imb(_fabric_arg(fabric), _dumps(opts), _seed(seed), _bool("progress", progress)))
     rows = [
         {"bench": s["bench"], "np": s["np"], **row}
         for s in out["report"]["sections"]
@@ -261,7 +269,7 @@ def osu(
     if algorithm is not None:
         opts["algorithm"] = _str("algorithm", algorithm)
     _extras(opts, library, max_volume, background, background_iperf, telemetry_us)
-    out = json.loads(_core.osu(_fabric_arg(fabric), _dumps(opts), _int("seed", seed), _bool("progress", progress)))
+    out = json.loads(_core.osu(_fabric_arg(fabric), _dumps(opts), _seed(seed), _bool("progress", progress)))
     df = _frame(out["report"]["rows"], OSU_COLUMNS)
     df.attrs["test"] = out["report"]["test"]
     return _attrs(df, out)

@@ -95,7 +95,7 @@ from . import api, mpi
 from .cbench import cbench
 from .fio import fio
 from .hpl import hpl, read_dat
-from .errors import ParseError
+from .errors import ArgumentTypeError, ParseError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -180,7 +180,7 @@ def _value(v: Any) -> str:
         return "{" + ", ".join(f"{_key(k)} = {_value(x)}" for k, x in v.items()) + "}"
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_value(x) for x in v) + "]"
-    raise TypeError(f"cannot write a {type(v).__name__} as TOML")
+    raise ArgumentTypeError(f"cannot write a {type(v).__name__} as TOML")
 
 
 def toml_dumps(doc: dict[str, Any]) -> str:

@@ -741,7 +741,7 @@ def _check_address(address: str) -> None:
     try:
         scheme, location = parse_address(address)
         if scheme not in ("tcp", "tls", "ws", "wss"):
-            raise ValueError(f"sweeps connect over tcp, tls, ws or wss, not {scheme}")
+            raise InvalidArgumentError(f"sweeps connect over tcp, tls, ws or wss, not {scheme}")
         parse_host_port(location)
     except ValueError as e:
         raise InvalidArgumentError(f"scheduler address {address!r}: {e}; write tcp://HOST:PORT") from None

@@ -114,6 +114,12 @@ impl Options {
                 self.interval_s
             ));
         }
+        if self.interval_s > 3600.0 {
+            return arg_err(format!(
+                "-i {}: at most an hour (iperf3 itself allows 60 s)",
+                self.interval_s
+            ));
+        }
         if self.length == 0 || self.length > 1 << 30 {
             return arg_err(format!(
                 "-l {}: the write length must be between 1 byte and 1 GiB",
@@ -132,7 +138,7 @@ impl Options {
         if self.interval_s > 0.0 {
             let step = Time::from_ns_f64(self.interval_s * 1e9);
             let mut t = step;
-            while t.as_ps() + step.as_ps() / 10 < end.as_ps() {
+            while t.as_ps().saturating_add(step.as_ps() / 10) < end.as_ps() {
                 b.push(t);
                 t += step;
             }
