@@ -3,6 +3,8 @@
 # Expects the package installed (pip install '.[test]').
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The conservation audit checks every run of both suites (net/audit.rs).
+export FABRICLAB_AUDIT=1
 cargo test -p fabriclab-core
 if cargo clippy --version >/dev/null 2>&1; then
   cargo clippy -p fabriclab-core --all-targets -- -D warnings

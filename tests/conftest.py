@@ -7,6 +7,10 @@ from pathlib import Path
 
 import pytest
 
+# The conservation audit checks every run of the suite (net/audit.rs): a
+# run whose books do not balance raises fabriclab.AuditError.
+os.environ.setdefault("FABRICLAB_AUDIT", "1")
+
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "golden"
 
@@ -59,13 +63,16 @@ def toml_file(tmp_path):
     return write
 
 
-def run_cli(*args: str, cwd: str | os.PathLike | None = None) -> subprocess.CompletedProcess:
+def run_cli(
+    *args: str, cwd: str | os.PathLike | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
     """``python -m fabriclab.cli ARGS`` with output captured."""
     return subprocess.run(
         [sys.executable, "-m", "fabriclab.cli", *map(str, args)],
         capture_output=True,
         text=True,
         cwd=cwd,
+        env=env,
         timeout=120,
     )
 

@@ -67,6 +67,7 @@ from .errors import (
     DeadlockError,
     RunFailedError,
     TransportRetryError,
+    AuditError,
     UnknownHostError,
 )
 from .cbench import CBENCH_COLUMNS, CBENCH_TESTS, cbench
@@ -119,4 +120,5 @@ __all__ = [
     "DeadlockError",
     "RunFailedError",
     "TransportRetryError",
+    "AuditError",
 ]

@@ -26,7 +26,8 @@
 Sizes (BYTES, -s) are integers, optionally with a K, M or G suffix (powers
 of 1024). Errors print ``fabriclab: error: MESSAGE`` and exit with status 2;
 a run that failed (a PFC deadlock, a transport retry error) prints the same
-and exits with status 3.
+and exits with status 3; ``--audit`` checks every run's books, and a
+violation exits with status 4.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ import sys
 from typing import Any, NoReturn, Sequence
 
 from . import api, cli_dashboard, cli_fio, cli_hpl, cli_iperf, cli_mpi, cli_sweep
-from .errors import DeadlockError, FabriclabError, InvalidArgumentError, RunFailedError, TransportRetryError
+from .errors import AuditError, DeadlockError, FabriclabError, InvalidArgumentError, RunFailedError, TransportRetryError
 from .hpl import parse_grids
 from .scenario import load_scenario, run_item
 
@@ -116,6 +117,13 @@ def _parser() -> argparse.ArgumentParser:
     from fabriclab import __version__
 
     p.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    p.add_argument(
+        "--audit",
+        action="store_true",
+        help="check every run's books (bytes in = out + dropped + lost + queued per switch and "
+        "priority, no unexplained lossless drop, every message accounted for, XOFF/XON "
+        "matched); a violation exits 4. Same as FABRICLAB_AUDIT=1",
+    )
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
@@ -485,11 +493,14 @@ def _fail(message: str, status: int = 2) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0, 2 on an input error,
-    3 on a run that failed: a PFC deadlock, a transport retry error; a
+    3 on a run that failed: a PFC deadlock, a transport retry error; 4 when
+    the conservation audit found a bug in the model; a
     command may return its own,
     e.g. 1 for a sweep with failed points)."""
     parser = _parser()
     args = parser.parse_args(argv)  # exits 2 with "fabriclab: error: ..." on bad usage
+    if args.audit:
+        os.environ["FABRICLAB_AUDIT"] = "1"
     try:
         backend = getattr(args, "backend", None)
         if backend is not None and args.command not in ("run", "bench") and hasattr(args, "fabric"):
@@ -504,6 +515,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                 flush=True,
             )
         status = _COMMANDS[args.command](args)
+        if args.audit and args.command not in ("fabric", "dashboard"):
+            print(
+                f"{PROG}: audit: balanced (every switch and priority: bytes in = out + dropped + "
+                "lost + queued; no unexplained lossless drop; XOFF/XON matched; every RC message "
+                "completed, failed or in flight)",
+                file=sys.stderr,
+            )
+    except AuditError as e:
+        return _fail(str(e), status=4)
     except RunFailedError as e:
         if e.tool_output:
             sys.stdout.flush()

@@ -22,6 +22,7 @@ __all__ = [
     "RunFailedError",
     "DeadlockError",
     "TransportRetryError",
+    "AuditError",
 ]
 
 
@@ -93,3 +94,15 @@ class TransportRetryError(RunFailedError):
     :attr:`tool_output` holds perftest's or the MPI library's error lines."""
 
     kind = "TransportRetry"
+
+
+class AuditError(FabriclabError):
+    """The conservation audit (``FABRICLAB_AUDIT=1``, ``fabriclab --audit``)
+    found a run whose books do not balance: bytes into a switch that did not
+    come out, were not dropped, lost or queued; a lossless drop that neither
+    the PFC watchdog nor a link failure explains; a message neither
+    completed, failed nor in flight; unmatched XOFF/XON. The message names
+    the switch, priority or QP and the numbers. The command line exits
+    with status 4."""
+
+    kind = "Audit"

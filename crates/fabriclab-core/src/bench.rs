@@ -256,6 +256,7 @@ pub fn run_on(
     let t0 = std::time::Instant::now();
     let outcome = sim.run_with_progress(None, progress);
     let wall = t0.elapsed().as_secs_f64();
+    sim.net.audit_check()?;
     let res = sim.app::<Flows>(id).expect("flows").results();
     let last = res.iter().filter_map(|r| r.completed_ps).max().unwrap_or(0);
     let events = sim.net.events_processed();

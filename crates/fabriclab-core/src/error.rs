@@ -26,6 +26,10 @@ pub enum Error {
     /// second field is what the real tool prints on such a completion
     /// error (perftest's or the MPI library's lines), shown before it.
     TransportRetry(String, String),
+    /// The conservation audit found the model's books out of balance (a
+    /// bug in fabriclab, not in the input); the message names the switch,
+    /// priority or QP and the numbers.
+    Audit(String),
 }
 
 impl Error {
@@ -37,7 +41,8 @@ impl Error {
             | Error::InvalidArgument(m)
             | Error::Parse(m)
             | Error::Deadlock(m)
-            | Error::TransportRetry(m, _) => m,
+            | Error::TransportRetry(m, _)
+            | Error::Audit(m) => m,
         }
     }
 
@@ -50,6 +55,7 @@ impl Error {
             Error::Parse(_) => "Parse",
             Error::Deadlock(_) => "Deadlock",
             Error::TransportRetry(..) => "TransportRetry",
+            Error::Audit(_) => "Audit",
         }
     }
 }
@@ -79,6 +85,7 @@ impl fmt::Display for Error {
             Error::InvalidArgument(_) => "invalid argument",
             Error::Parse(_) => "cannot parse input",
             Error::Deadlock(_) | Error::TransportRetry(..) => "the run failed",
+            Error::Audit(_) => "internal error",
         };
         write!(f, "{what}: {}", self.message())
     }

@@ -144,6 +144,7 @@ pub fn flows_json(
     let mut sim = Sim::new(net);
     let id = sim.add_app(Box::new(app));
     let outcome = sim.run(limit);
+    sim.net.audit_check()?;
     let res = sim.app::<Flows>(id).expect("flows").results();
     let ports = sim.net.port_reports();
     let qps = sim.net.qp_reports();

@@ -21,6 +21,7 @@ fn class_name(kind: &str) -> &'static str {
         "Parse" => "ParseError",
         "Deadlock" => "DeadlockError",
         "TransportRetry" => "TransportRetryError",
+        "Audit" => "AuditError",
         _ => "FabriclabError",
     }
 }

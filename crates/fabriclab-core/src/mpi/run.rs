@@ -117,6 +117,7 @@ pub fn run_program(
         }),
         None => sim.run(None),
     };
+    sim.net.audit_check()?;
     let prog = sim.app::<Program>(id).expect("program");
     if outcome == Outcome::Deadlock {
         return Err(sim.net.deadlock_error());
@@ -124,10 +125,22 @@ pub fn run_program(
     if prog.failed() {
         return Err(mpi_retry_error(&sim.net, prog));
     }
+    if outcome == Outcome::Stalled {
+        // Nothing left to happen with ranks still waiting: an MPI-level
+        // deadlock (receives whose sends never come), since PFC deadlocks
+        // and unreachable peers end the run on their own above.
+        return Err(Error::Deadlock(format!(
+            "MPI deadlock: the job stalled at {:.3} us in {} ({} of {} phases done) with \
+             nothing left to happen: ranks wait for messages that are never sent",
+            sim.net.now().as_us_f64(),
+            prog.current_label(),
+            prog.phases_done(),
+            n_phases
+        )));
+    }
     if outcome != Outcome::Finished {
         return Err(Error::InvalidArgument(format!(
-            "the MPI job did not finish ({outcome:?} at {} with {} of {} phases done): \
-             the fabric deadlocked or lost connectivity",
+            "the MPI job did not finish ({outcome:?} at {} with {} of {} phases done)",
             sim.net.now(),
             prog.phases_done(),
             n_phases

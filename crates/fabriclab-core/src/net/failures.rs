@@ -219,6 +219,9 @@ impl Net {
                 } else if kind == PktKind::TcpData {
                     self.tcp_left_host(pkt);
                 }
+                if switch {
+                    self.audit_lost(pi, pkt);
+                }
                 self.lose(pi, pkt);
             }
             let port = &mut self.ports[pi as usize];

@@ -18,6 +18,7 @@
 
 mod adaptive;
 mod api;
+mod audit;
 pub mod counters;
 pub mod dcqcn;
 mod dyn_ecn;
@@ -39,6 +40,7 @@ pub use api::{
     wc_status_str, AppEvent, OpKind, PortReport, QpFailure, QpId, QpReport, WC_RETRY_EXC_ERR,
     WC_WR_FLUSH_ERR,
 };
+pub use audit::{enabled_by_env as audit_enabled_by_env, AuditSummary};
 pub use counters::{PortCounters, QpCounters};
 pub use dyn_ecn::DynEcnPort;
 pub use failures::LinkStep;
@@ -267,6 +269,11 @@ pub struct Net {
     pub(crate) storms_active: u32,
     /// RC QPs that exhausted their retries, in order.
     pub(crate) qp_failures: Vec<api::QpFailure>,
+    /// The conservation audit's counters (opt-in; `net/audit.rs`).
+    pub(crate) audit: Option<Box<audit::Audit>>,
+    /// The audit was turned on by the environment (the test suite): a
+    /// debug build stops at the first run that does not balance.
+    pub(crate) audit_strict: bool,
 }
 
 impl Net {
@@ -444,6 +451,9 @@ impl Net {
             guard,
             storms_active: 0,
             qp_failures: Vec::new(),
+            audit: (spec.sim.backend == crate::config::Backend::Packet && audit::enabled_by_env())
+                .then(|| audit::Audit::new(total)),
+            audit_strict: audit::enabled_by_env(),
             q,
             fail,
             ar: adaptive::Adaptive::new(&spec.routing, n - topo.n_hosts),
@@ -471,6 +481,17 @@ impl Net {
                 .then(|| Box::new(iwarp::Iwarp::new(&spec.iwarp_spec()))),
             topo,
         })
+    }
+
+    /// Turn the conservation audit on for this network (as
+    /// `FABRICLAB_AUDIT=1` does for every network); packet backend only.
+    /// Call before the run.
+    pub fn enable_audit(&mut self) {
+        if self.flow.is_none() && self.audit.is_none() {
+            self.audit = Some(audit::Audit::new(self.ports.len()));
+        }
+        // The caller reads the result ([`Net::audit_check`]).
+        self.audit_strict = false;
     }
 
     /// The backend simulating this network.

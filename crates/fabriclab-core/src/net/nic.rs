@@ -408,6 +408,10 @@ impl Net {
                     break;
                 }
                 let m = qp.msgs.pop_front().unwrap();
+                if self.audit.is_some() {
+                    self.audit_msg(q, super::audit::MsgEvent::Done, 1);
+                    qp = &mut self.qps[q as usize];
+                }
                 qp.cur = qp.cur.saturating_sub(1);
                 qp.counters.messages_done += 1;
                 qp.counters.acked_bytes += m.bytes;
@@ -588,6 +592,8 @@ impl Net {
         qp.error = true;
         qp.rto.cancel();
         let msgs = std::mem::take(&mut qp.msgs);
+        self.audit_msg(q, super::audit::MsgEvent::Failed, msgs.len() as u64);
+        let qp = &mut self.qps[q as usize];
         qp.cur = 0;
         qp.snd_una = qp.next_psn;
         qp.snd_nxt = qp.next_psn;
@@ -634,6 +640,9 @@ impl Net {
         let qp = &mut self.qps[q as usize];
         if qp.error {
             // A QP in the error state flushes new work at once.
+            self.audit_msg(q, super::audit::MsgEvent::Posted, 1);
+            self.audit_msg(q, super::audit::MsgEvent::Failed, 1);
+            let qp = &mut self.qps[q as usize];
             if op != OpKind::ReadResp {
                 let ev = AppEvent::Failed {
                     qp: super::QpId(q),
@@ -660,6 +669,7 @@ impl Net {
             notify,
         });
         qp.next_psn += npkts;
+        self.audit_msg(q, super::audit::MsgEvent::Posted, 1);
         self.sync_sched(q);
         self.qp_activate(q);
     }

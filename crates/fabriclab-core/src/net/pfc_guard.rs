@@ -463,7 +463,9 @@ impl Net {
         port.paused_until[prio] = now;
         port.settle_pause(prio, now);
         // ... and no longer pauses the storming link.
+        let was = port.xoff[prio];
         port.xoff[prio] = false;
+        self.audit_pfc(pi, prio as u8, false, was);
         if drop {
             while let Some(pkt) = self.ports[pi as usize].queues[prio].pop_front() {
                 let wire = self.pkts.get(pkt).wire as u64;
@@ -499,6 +501,7 @@ impl Net {
         c.drop_bytes += wire;
         c.drops_by_prio[prio] += 1;
         c.wd_drops += 1;
+        self.audit_drop(pi, pkt, true);
         self.pkts.free(pkt);
     }
 

@@ -282,12 +282,16 @@ impl Net {
             port.c.tx_packets += 1;
         }
         p.rx_end = rx_end;
+        let audit = (p.prio, p.kind);
         let was_empty = port.wire.is_empty();
         debug_assert!(port.wire.back().is_none_or(|&(t, _)| t <= arrive));
         port.wire.push_back((arrive, pkt));
         self.q.schedule(tx_end, Ev::TxDone(pi));
         if was_empty {
             self.q.schedule(arrive, Ev::Arrive(pi));
+        }
+        if self.audit.is_some() && self.is_switch(self.ports[pi as usize].node) {
+            self.audit_tx(pi, audit.0, audit.1, wire);
         }
     }
 
@@ -329,6 +333,9 @@ impl Net {
         rx.c.rx_bytes += wire;
         rx.c.rx_packets += 1;
         if self.is_switch(peer_node) {
+            if self.audit.is_some() {
+                self.audit_rx(peer, pkt);
+            }
             self.switch_receive(peer, pkt);
         } else if self.storms_active != 0 && self.ports[peer as usize].storm != 0 {
             self.storm_discard(peer, pkt);

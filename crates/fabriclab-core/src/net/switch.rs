@@ -40,6 +40,7 @@ impl Net {
             } else {
                 out
             };
+            self.audit_lost(at, pkt);
             return self.lose(at, pkt);
         }
         if self.storms_active != 0 && self.watchdog_blocks(in_port, out, prio) {
@@ -65,6 +66,7 @@ impl Net {
                 c.drops += 1;
                 c.drop_bytes += size;
                 c.drops_by_prio[prio] += 1;
+                self.audit_drop(at, pkt, false);
                 self.pkts.free(pkt);
             }
             Admit::Ok { pause } => {
@@ -125,6 +127,7 @@ impl Net {
             return;
         }
         let port = &mut self.ports[pi as usize];
+        let was = port.xoff[prio as usize];
         port.xoff[prio as usize] = pause;
         let quanta = if pause { self.p.pause_quanta as u64 } else { 0 };
         if pause {
@@ -133,6 +136,10 @@ impl Net {
             let half = port.rate.tx_time(quanta * 64 / 2);
             self.q.schedule(now + half, Ev::PfcRefresh(pi, prio));
         }
+        if self.audit.is_some() {
+            self.audit_pfc(pi, prio, pause, was);
+        }
+        let port = &mut self.ports[pi as usize];
         if !port.up {
             return; // the link is down: nothing to tell
         }

@@ -643,6 +643,7 @@ pub fn run_with_progress(
     let mut sim = Sim::new(net);
     let id = sim.add_app(Box::new(app));
     let outcome = sim.run_with_progress(None, progress);
+    sim.net.audit_check()?;
     if outcome == Outcome::Deadlock {
         return Err(sim.net.deadlock_error());
     }

@@ -363,6 +363,7 @@ pub fn run(fabric: &FabricSpec, opts: &Options, seed: u64) -> Result<Report> {
         sim.add_app(Box::new(bg));
     }
     let outcome = sim.run(None);
+    sim.net.audit_check()?;
     if outcome == Outcome::Deadlock {
         return Err(sim.net.deadlock_error());
     }

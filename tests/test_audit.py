@@ -1,0 +1,80 @@
+"""The conservation audit over every scenario in ``scenarios/`` (issue 16,
+point 5), in quick variants: the same fabrics and item kinds with smaller
+sizes, fewer iterations and shorter runtimes. conftest.py turns the audit on
+for the whole suite (``FABRICLAB_AUDIT=1``), so a run whose books do not
+balance raises :class:`fabriclab.AuditError` here and anywhere else.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import run_cli
+
+import fabriclab
+from fabriclab.scenario import ScenarioItem, load_scenario, run_item
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIOS = sorted(p for p in (ROOT / "scenarios").glob("*.toml") if not p.name.endswith(".fabric.toml"))
+
+
+def quick(item: ScenarioItem) -> ScenarioItem:
+    """A short run of the same item."""
+    o: dict[str, Any] = dict(item.options)
+    if item.kind == "perftest":
+        o.update(all_sizes=False, size=min(int(o.get("size", 65536)), 65536), iters=min(int(o.get("iters", 20)), 20))
+        o.pop("duration", None)
+    elif item.kind == "flows":
+        o["flows"] = [dict(f, bytes=min(int(f["bytes"]), 256 * 1024)) for f in o["flows"]]
+        o["limit_us"] = min(float(o.get("limit_us") or 2000.0), 2000.0)
+    elif item.kind == "imb":
+        o.update(msglog=(0, 12), iters=2)
+        if "np" in o:
+            o["npmin"] = o["np"]
+    elif item.kind == "osu":
+        o.update(sizes=(1, 4096), iterations=2, warmup=1)
+    elif item.kind == "cbench":
+        o.update(iterations=2, bytes=min(int(o.get("bytes", 4096)), 4096))
+        o.pop("rotations", None)
+    elif item.kind == "fio":
+        o.update(runtime=0.002, ramp_time=0.0)
+    elif item.kind == "hpl":
+        for k in ("dat",):
+            o.pop(k, None)
+        o.update(n=[4000], nb=[200], samples=2)
+        np_ = int(o.get("np", 4))
+        o["grids"] = ["1x2"] if np_ < 4 else ["2x2"]
+    return ScenarioItem(kind=item.kind, name=item.name, seed=item.seed, options=o)
+
+
+def test_the_suite_runs_with_the_audit_on():
+    assert os.environ.get("FABRICLAB_AUDIT") == "1"
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
+def test_every_scenario_balances(path: Path):
+    sc = load_scenario(path)
+    for item in sc.items:
+        run_item(sc, quick(item))
+
+
+def test_a_lossless_drop_fails_the_audit_with_the_switch_named():
+    fab = fabriclab.Fabric.from_toml(
+        '[topology]\nkind = "leaf_spine"\nspines = 0\nleaves = 1\nhosts_per_leaf = 16\n'
+        'host_link_gbps = 100\nuplink_gbps = 100\nhost_link_delay_ns = 1000\n[cc]\nalgorithm = "none"\n'
+        "[switch]\nheadroom_bytes = 10000\nbuffer_bytes = 2000000\n"
+    )
+    flows = [fabriclab.Flow(f"h{i}", "h0", 1 << 20) for i in range(1, 16)]
+    with pytest.raises(fabriclab.AuditError, match="switch leaf0 dropped .* lossless priority 3"):
+        fabriclab.flows(flows, fabric=fab, limit_us=300)
+
+
+def test_cli_audit_flag_prints_the_balanced_books(tmp_path: Path):
+    env = dict(os.environ)
+    env.pop("FABRICLAB_AUDIT", None)
+    r = run_cli("--audit", "flows", "--fabric", "leaf-spine", "--flow", "h0:h5:1M", "--flow", "h1:h5:1M", env=env)
+    assert r.returncode == 0, r.stderr
+    assert "audit: balanced" in r.stderr
