@@ -1,24 +1,15 @@
 //! PFC deadlock detection, the PFC watchdog and PFC storms from a stuck
 //! host NIC (net/pfc_guard.rs).
 
+mod common;
+
+use common::flow;
 use fabriclab_core::config::FabricSpec;
 use fabriclab_core::net::Net;
 use fabriclab_core::sim::{Outcome, Sim};
 use fabriclab_core::units::Time;
 use fabriclab_core::workload::flows::{FlowResult, FlowSpec, Flows};
 use fabriclab_core::Error;
-
-fn flow(src: &str, dst: &str, bytes: u64) -> FlowSpec {
-    FlowSpec {
-        src: src.into(),
-        dst: dst.into(),
-        bytes,
-        op: "write".into(),
-        start_us: 0.0,
-        priority: None,
-        repeat: false,
-    }
-}
 
 /// `n` switches in a ring, one host on each, 100G, 1 MB of buffer per
 /// switch: shortest-path routing sends the two-hop flows across the ring.
