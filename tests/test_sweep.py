@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import logging
+import os
 import shlex
+import signal
 import subprocess
 import sys
+import threading
 
 import pandas as pd
 import pytest
@@ -450,3 +453,79 @@ def test_slurm_cluster_job_script_and_scheduler(scenario):
             except subprocess.TimeoutExpired:  # pragma: no cover
                 worker.kill()
                 worker.wait(timeout=30)
+
+
+# --------------------------------------------------------------------------
+# Sweeps that lose nothing
+
+
+def test_a_killed_worker_loses_no_point(scenario, tmp_path):
+    """kill -9 a worker process in the middle of a sweep on a real
+    LocalCluster: its point runs again on a worker (up to
+    RETRIES_ON_WORKER_DEATH more times), every point ends, the file is whole."""
+    grid = [{"perftest.iters": 40000 + i} for i in range(6)]
+    out = tmp_path / "killed.csv"
+    with distributed.LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address="127.0.0.1:0",
+        silence_logs=logging.ERROR,
+    ) as cluster, distributed.Client(cluster, set_as_default=False) as c:
+        pids = list(c.run(os.getpid).values())
+        killer = threading.Timer(1.5, os.kill, (pids[0], signal.SIGKILL))
+        killer.start()
+        try:
+            df = fabriclab.sweep(scenario, grid, client=c, out=out)
+        finally:
+            killer.cancel()
+        alive = list(c.run(os.getpid).values())
+    assert pids[0] not in alive, "the worker was killed during the sweep"
+    assert df.attrs["failed"] == [] and df.error.isna().all()
+    assert sorted(set(df.point)) == list(range(6))
+    back = pd.read_csv(out)
+    assert sorted(set(back.point)) == list(range(6)) and len(back) == len(df)
+    # The killed point's results are those of an undisturbed run.
+    again = fabriclab.sweep(scenario, grid[:1], workers=1)
+    a = df[(df.point == 0) & (df.kind == "perftest")].bw_avg_gbps.iloc[0]
+    assert a == again[again.kind == "perftest"].bw_avg_gbps.iloc[0]
+
+
+def test_resume_runs_only_the_missing_and_failed_points(scenario, tmp_path, client, monkeypatch):
+    out = tmp_path / "part.csv"
+    full = fabriclab.sweep(scenario, GRID, client=client, out=out)
+    # An interrupted sweep: points 1 and 3 missing, point 2 failed.
+    part = pd.read_csv(out)
+    part = part[~part.point.isin([1, 3])].copy()
+    part["error"] = part["error"].astype(object)
+    part.loc[part.point == 2, "error"] = "KilledWorker: ..."
+    part.to_csv(out, index=False)
+    ran: list[int] = []
+    real = sweep_module._run_all
+
+    def counting(c, points, *a, **k):
+        ran.extend(p.index for p in points)
+        return real(c, points, *a, **k)
+
+    monkeypatch.setattr(sweep_module, "_run_all", counting)
+    df = fabriclab.sweep(scenario, GRID, client=client, out=out, resume=True)
+    assert sorted(ran) == [1, 2, 3]
+    pd.testing.assert_frame_equal(df.reset_index(drop=True), full.reset_index(drop=True), check_dtype=False)
+    back = pd.read_csv(out)
+    assert sorted(set(back.point)) == [0, 1, 2, 3] and back.error.isna().all()
+    # Everything there: nothing runs.
+    ran.clear()
+    fabriclab.sweep(scenario, GRID, client=NoClient(), out=out, resume=True)
+    assert ran == []
+
+
+def test_resume_needs_the_same_sweeps_file(scenario, tmp_path, capsys):
+    with pytest.raises(InvalidArgumentError, match="resume needs out="):
+        fabriclab.sweep(scenario, GRID, client=NoClient(), resume=True)
+    other = tmp_path / "other.csv"
+    other.write_text("a,b\n1,2\n")
+    with pytest.raises(InvalidArgumentError, match="not the output of this sweep"):
+        fabriclab.sweep(scenario, GRID, client=NoClient(), out=other, resume=True)
+    r = main_in_process(capsys, "sweep", str(scenario), "--set", "seed=1,2", "--resume")
+    assert r.returncode == 2 and "--resume needs -o FILE" in r.stderr

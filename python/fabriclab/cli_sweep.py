@@ -153,6 +153,11 @@ def add_parser(sub: Any) -> None:
         help="run on an existing Dask scheduler, e.g. tcp://login1:8786 (one started with dask-jobqueue on Slurm)",
     )
     p.add_argument("-o", "--out", metavar="FILE", help="write every result row to FILE (.csv, or .parquet with pyarrow) as points finish")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="with -o FILE: keep the points FILE already holds without an error and run only the others",
+    )
     p.add_argument("--dry-run", action="store_true", help="check the points and list them; run nothing")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
@@ -309,7 +314,11 @@ def cmd_sweep(a: argparse.Namespace) -> int:
         print(f"{len(points)} point(s) checked; nothing run (--dry-run)", file=sys.stderr)
         return 0
     try:
-        df = sweep(a.scenario, grid, client=a.scheduler, workers=a.workers, progress=not a.quiet, out=a.out)
+        if a.resume and not a.out:
+            raise InvalidArgumentError("--resume needs -o FILE: the results file of the sweep to resume")
+        df = sweep(
+            a.scenario, grid, client=a.scheduler, workers=a.workers, progress=not a.quiet, out=a.out, resume=a.resume
+        )
     except ImportError as e:
         raise FabriclabError(str(e)) from None
     except (FileNotFoundError, IsADirectoryError, PermissionError):

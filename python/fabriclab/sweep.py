@@ -11,10 +11,17 @@ process per core) and closes it afterwards; pass ``client=`` (a
 ``distributed.Client``, e.g. on dask-jobqueue's ``SLURMCluster``) or a
 scheduler address to run on a cluster (see ``docs/sweeps.md``).
 
+A worker process that dies (killed, out of memory) loses only the point it
+was running: Dask runs that point again on another worker, up to
+``RETRIES_ON_WORKER_DEATH`` more times, then the point is recorded as failed
+with the reason. The ``out`` file is rewritten whole through a temporary
+file and a rename, so an interrupted sweep leaves it complete and valid
+with every point finished so far; ``resume=True`` (``--resume``) then runs
+only the points it lacks.
+
 What it leaves out: it starts no batch jobs itself (dask-jobqueue does
-that), it does not retry failed points (their errors are in the
-``error`` column), it does not resume a killed sweep (the ``out`` file keeps
-the finished points; sweep the missing ones as an explicit list of points),
+that), it does not retry points whose items failed (their errors are in the
+``error`` column; ``resume`` runs them again),
 it runs the points it is given (no adaptive search), it does not aggregate
 (the DataFrame is for pandas), and it never splits one point over workers:
 a point's items run one after another in one process.
@@ -612,12 +619,17 @@ def _parquet_ready(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+#: A point whose worker dies is run again on another worker up to this many
+#: more times (Dask's ``distributed.scheduler.allowed-failures``), then
+#: recorded as failed.
+RETRIES_ON_WORKER_DEATH = 2
+
+
 class _Writer:
-    """Writes rows to ``out`` as points finish: a CSV file grows by
-    appending (and is rewritten whole when a new column appears); a Parquet
-    file is rewritten (at most every few seconds). Every write goes through
-    a temporary file and a rename, except CSV appends; :meth:`finish` writes
-    the final, sorted table."""
+    """Writes rows to ``out`` as points finish: the file is rewritten whole,
+    through a temporary file and a rename (so that it is never seen half
+    written), after each point or at most every ``_WRITE_EVERY_S`` for a
+    Parquet file; :meth:`finish` writes the final, sorted table."""
 
     def __init__(self, path: str, params: Sequence[str]):
         self.path = path
@@ -625,13 +637,13 @@ class _Writer:
         self.params = list(params)
         self.records: list[dict[str, Any]] = []
         self.seen: dict[str, None] = {}
-        self.columns: list[str] | None = None
         self.last_write = 0.0
 
     @classmethod
-    def open(cls, out: str | os.PathLike[str], params: Sequence[str]) -> _Writer:
-        """Check ``out`` and start it afresh (:class:`InvalidArgumentError`
-        if it cannot be written)."""
+    def open(cls, out: str | os.PathLike[str], params: Sequence[str], keep: Sequence[Mapping[str, Any]] = ()) -> _Writer:
+        """Check ``out`` and start it afresh, or with the rows ``keep`` of a
+        sweep being resumed (:class:`InvalidArgumentError` if it cannot be
+        written)."""
         path = os.fspath(out)
         low = path.lower()
         if not (low.endswith(".csv") or low.endswith(".parquet")):
@@ -640,29 +652,26 @@ class _Writer:
             raise InvalidArgumentError(
                 f"out={path!r}: writing Parquet needs pyarrow (pip install pyarrow), or write a .csv file"
             )
-        try:  # start afresh: no stale rows of an earlier sweep
-            open(path, "w", encoding="utf-8").close()
-            if low.endswith(".parquet"):
-                os.remove(path)  # an empty file is no Parquet file
+        w = cls(path, params)
+        try:
+            if keep:
+                # Resuming: the kept rows replace the file in one rename.
+                w.add(keep)
+            else:  # start afresh: no stale rows of an earlier sweep
+                open(path, "w", encoding="utf-8").close()
+                if low.endswith(".parquet"):
+                    os.remove(path)  # an empty file is no Parquet file
         except OSError as e:
             raise InvalidArgumentError(f"cannot write {path}: {e.strerror or e}") from None
-        return cls(path, params)
+        return w
 
     def add(self, records: Sequence[Mapping[str, Any]]) -> None:
         """Rows of one finished point."""
         self.records.extend(dict(r) for r in records)
-        before = len(self.seen)
         for r in records:
             self.seen.update(dict.fromkeys(r))
-        if self.parquet:
-            if time.monotonic() - self.last_write >= _PARQUET_EVERY_S:
-                self._replace(_frame(self.records, _columns(self.params, self.seen)))
-            return
-        if self.columns is None or len(self.seen) != before:
-            self.columns = _columns(self.params, self.seen)
-            self._replace(_frame(self.records, self.columns))
-        else:
-            _frame(records, self.columns).to_csv(self.path, mode="a", header=False, index=False)
+        if not self.parquet or time.monotonic() - self.last_write >= _PARQUET_EVERY_S:
+            self._replace(_frame(self.records, _columns(self.params, self.seen)))
 
     def finish(self, df: pd.DataFrame) -> None:
         """The whole result, sorted by point."""
@@ -708,7 +717,9 @@ def _dask_client(client: Any, n: int) -> Iterator[tuple[Any, str]]:
     client as it is."""
     dd = _distributed()
     if client is None:
-        with dd.LocalCluster(
+        import dask
+
+        with dask.config.set({"distributed.scheduler.allowed-failures": RETRIES_ON_WORKER_DEATH}), dd.LocalCluster(
             n_workers=n,
             threads_per_worker=1,
             processes=True,
@@ -825,6 +836,7 @@ def sweep(
     workers: int | None = None,
     progress: bool = False,
     out: str | os.PathLike[str] | None = None,
+    resume: bool = False,
 ) -> pd.DataFrame:
     """Run scenario file ``scenario`` once per point of ``grid``, each point
     in a Dask worker process, and return every result row in one DataFrame.
@@ -846,7 +858,9 @@ def sweep(
     ``progress`` prints progress lines to stderr. ``out`` (a ``.csv`` or,
     with pyarrow, a ``.parquet`` path) is written as points finish, so a
     killed sweep keeps its finished points; at the end it holds the
-    returned table.
+    returned table. With ``resume``, the points already in ``out`` without
+    an error (matched by their swept values, seed included when swept) are
+    not run again: their rows are kept and the rest are added.
 
     Returns one row per result row of every item of every point, sorted by
     point, then item in file order: ``point``, one column per swept path,
@@ -868,14 +882,35 @@ def sweep(
             "workers sizes the LocalCluster that sweep starts; a client or scheduler brings its own workers"
         )
     points = sweep_points(origin, grid)
-    nworkers = _worker_count(workers, len(points)) if client is None else 0
     params = _param_columns(points)
-    writer = _Writer.open(out, params) if out is not None else None
-    prog = _Progress(len(points), progress)
-    with _dask_client(client, nworkers) as (c, where):
-        prog.note(f"{len(points)} point(s) of {origin} on {where}")
-        prog.begin()
-        done = _run_all(c, points, origin, writer, prog)
+    done: dict[int, list[dict[str, Any]]] = {}
+    if resume:
+        if out is None:
+            raise InvalidArgumentError("resume needs out=: the results file of the sweep to resume")
+        old = _read_done(os.fspath(out), params)
+        by_key = {_point_key(p.params, params): p for p in points}
+        for _, rows in old.groupby("point", sort=True) if len(old) else ():
+            key = _point_key(rows.iloc[0].to_dict(), params)
+            p = by_key.get(key)
+            if p is not None and p.index not in done:
+                recs = rows.to_dict("records")
+                done[p.index] = [
+                    {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
+                    | {"point": p.index, **{k: _cell(v) for k, v in p.params.items()}}
+                    for r in recs
+                ]
+    todo = [p for p in points if p.index not in done]
+    kept = [r for i in sorted(done) for r in done[i]]
+    writer = _Writer.open(out, params, kept) if out is not None else None
+    prog = _Progress(len(todo), progress)
+    if resume:
+        prog.note(f"{len(done)} point(s) already in {os.fspath(out or '')}, {len(todo)} to run")
+    if todo:
+        nworkers = _worker_count(workers, len(todo)) if client is None else 0
+        with _dask_client(client, nworkers) as (c, where):
+            prog.note(f"{len(todo)} point(s) of {origin} on {where}")
+            prog.begin()
+            done.update(_run_all(c, todo, origin, writer, prog))
     records = [r for i in sorted(done) for r in done[i]]
     seen: dict[str, None] = {}
     for r in records:
@@ -887,3 +922,43 @@ def sweep(
     if writer is not None:
         writer.finish(df)
     return df
+
+
+# --------------------------------------------------------------------------
+# Resuming
+
+
+def _point_key(params: Mapping[str, Any], names: Sequence[str]) -> tuple[str, ...]:
+    """A point's identity in a results file: its swept values, as text (a
+    CSV file gives back strings and numbers, a Parquet file its types)."""
+
+    def text(v: Any) -> str:
+        if isinstance(v, (list, tuple)):
+            return "(" + ", ".join(text(x) for x in v) + ")"
+        if isinstance(v, float) and v.is_integer():
+            return str(int(v))
+        return str(v)
+
+    return tuple(text(params.get(n)) for n in names)
+
+
+def _read_done(path: str, params: Sequence[str]) -> pd.DataFrame:
+    """The rows of the points finished without error in results file
+    ``path`` (empty if it does not exist)."""
+    if not os.path.exists(path):
+        return pd.DataFrame()
+    try:
+        if path.lower().endswith(".parquet"):
+            old = pd.read_parquet(path)
+        else:
+            old = pd.read_csv(path, keep_default_na=False, na_values=[""])
+    except Exception as e:  # an empty or foreign file
+        raise InvalidArgumentError(f"--resume: cannot read {path} as sweep results ({e})") from None
+    missing = [c for c in ("point", *params, _ERROR) if c not in old.columns]
+    if missing:
+        raise InvalidArgumentError(
+            f"--resume: {path} has no column {missing[0]!r}: it is not the output of this sweep "
+            "(the swept paths must be the same)"
+        )
+    failed = set(old.loc[old[_ERROR].notna(), "point"])
+    return old[~old["point"].isin(failed)]
