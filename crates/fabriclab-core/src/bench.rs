@@ -337,7 +337,7 @@ mod tests {
     #[test]
     fn the_packet_backend_reports_packets_in_flight() {
         let r = run("a2a-32", "none", None).unwrap();
-        assert_eq!(r.events, 1_037_024);
+        assert_eq!(r.events, 1_009_819);
         assert!(
             r.peak_packets_in_flight > 1000,
             "{}",

@@ -62,9 +62,12 @@ impl<E> Entry<E> {
     }
 }
 
-/// Sort the events of one slot latest first, given that events of equal
-/// time are in sequence order (true of every bucket: see `place`). A
-/// stable two-pass radix sort on the 16-bit offset in the slot; small
+/// Sort the events of one slot latest first by their full key. A stable
+/// two-pass radix sort on the 16-bit offset in the slot, then one pass
+/// that puts events of equal time in sequence order (they nearly always
+/// are already: a bucket receives direct schedules in sequence order; only
+/// an event scheduled with a reserved sequence number, see
+/// [`EventQueue::schedule_reserved`], can arrive behind later ones); small
 /// buckets use an insertion sort on the full key.
 fn sort_slot<E: Copy>(v: &mut [Entry<E>], scratch: &mut Vec<Entry<E>>) {
     if v.len() <= 24 {
@@ -108,6 +111,19 @@ fn sort_slot<E: Copy>(v: &mut [Entry<E>], scratch: &mut Vec<Entry<E>>) {
         v[last - hi[d]] = *e;
         hi[d] += 1;
     }
+    // Equal times out of sequence order (rare): an insertion pass on the
+    // full key, linear when nothing is out of place.
+    for i in 1..v.len() {
+        if v[i - 1].key < v[i].key {
+            let e = v[i];
+            let mut j = i;
+            while j > 0 && v[j - 1].key < e.key {
+                v[j] = v[j - 1];
+                j -= 1;
+            }
+            v[j] = e;
+        }
+    }
 }
 
 impl<E> PartialEq for Entry<E> {
@@ -149,6 +165,8 @@ pub struct EventQueue<E> {
     cur: u64,
     seq: u64,
     now: Time,
+    /// Key of the last popped event.
+    cur_key: u128,
     popped: u64,
 }
 
@@ -172,6 +190,7 @@ impl<E: Copy> EventQueue<E> {
             cur: 0,
             seq: 0,
             now: Time::ZERO,
+            cur_key: 0,
             popped: 0,
         }
     }
@@ -219,6 +238,39 @@ impl<E: Copy> EventQueue<E> {
         }
     }
 
+    /// Take the sequence number an event scheduled now would get, without
+    /// scheduling it: a component that may not need the event reserves its
+    /// place in the order, and schedules it later with
+    /// [`EventQueue::schedule_reserved`] only if it turns out to matter.
+    #[inline]
+    pub fn reserve_seq(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq - 1
+    }
+
+    /// Schedule `event` at `at` with a sequence number taken earlier by
+    /// [`EventQueue::reserve_seq`]: it pops exactly where it would have,
+    /// had it been scheduled then. `at` must not be before the current
+    /// event's key.
+    #[inline]
+    pub fn schedule_reserved(&mut self, at: Time, seq: u64, event: E) {
+        let key = ((at.0 as u128) << 64) | seq as u128;
+        debug_assert!(key > self.cur_key, "reserved event already due");
+        let e = Entry { key, event };
+        if e.slot() <= self.cur {
+            self.late.push(e);
+        } else {
+            self.place(e);
+        }
+    }
+
+    /// Whether an event at (`at`, `seq`) would already have been popped
+    /// (its key is below the current event's).
+    #[inline]
+    pub fn passed(&self, at: Time, seq: u64) -> bool {
+        (((at.0 as u128) << 64) | seq as u128) < self.cur_key
+    }
+
     /// Schedule `event` after a delay from now.
     #[inline]
     pub fn schedule_in(&mut self, delay: Time, event: E) {
@@ -254,6 +306,7 @@ impl<E: Copy> EventQueue<E> {
             self.run.pop().unwrap()
         };
         self.now = t;
+        self.cur_key = e.key;
         self.popped += 1;
         Some((t, e.event))
     }
@@ -460,5 +513,32 @@ mod tests {
         assert_eq!(q.peek_time(), Some(Time::ms(67)));
         assert_eq!(q.pop(), Some((Time::ms(67), u32::MAX)));
         assert!(q.is_empty());
+    }
+
+    #[test]
+    fn a_reserved_event_pops_where_it_would_have() {
+        // Reserve a place at 1 us, schedule 40 others at the same time
+        // after it (a ring bucket sorted by the radix sort), then the
+        // reserved one: it pops first among them, as if scheduled first.
+        let mut q = EventQueue::new();
+        q.schedule(Time::ns(1), 0u32);
+        q.pop();
+        let r = q.reserve_seq();
+        for i in 1..=40u32 {
+            q.schedule(Time::us(1), i);
+        }
+        assert!(!q.passed(Time::us(1), r));
+        q.schedule_reserved(Time::us(1), r, 99);
+        let order: Vec<u32> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        assert_eq!(order[0], 99);
+        assert_eq!(&order[1..], &(1..=40).collect::<Vec<_>>()[..]);
+        // Once the current event is later, the reserved place has passed.
+        assert!(q.passed(Time::us(1), r));
+        // In the current slot too (the late heap).
+        let r = q.reserve_seq();
+        q.schedule(q.now(), 7);
+        q.schedule_reserved(q.now(), r, 6);
+        assert_eq!(q.pop().map(|(_, e)| e), Some(6));
+        assert_eq!(q.pop().map(|(_, e)| e), Some(7));
     }
 }

@@ -269,6 +269,9 @@ pub struct Net {
     pub(crate) storms_active: u32,
     /// RC QPs that exhausted their retries, in order.
     pub(crate) qp_failures: Vec<api::QpFailure>,
+    /// Switch ports may keep an idle `TxDone` in reserve (`port.rs`): off
+    /// with adaptive routing, InfiniBand and link failures.
+    pub(crate) lazy_txdone: bool,
     /// The conservation audit's counters (opt-in; `net/audit.rs`).
     pub(crate) audit: Option<Box<audit::Audit>>,
     /// The audit was turned on by the environment (the test suite): a
@@ -451,6 +454,9 @@ impl Net {
             guard,
             storms_active: 0,
             qp_failures: Vec::new(),
+            lazy_txdone: spec.link_failures.is_empty()
+                && !spec.is_infiniband()
+                && spec.routing.mode == crate::config::RoutingMode::Ecmp,
             audit: (spec.sim.backend == crate::config::Backend::Packet && audit::enabled_by_env())
                 .then(|| audit::Audit::new(total)),
             audit_strict: audit::enabled_by_env(),
