@@ -12,9 +12,10 @@
 //! - per switch port and priority: XOFFs sent = XONs sent (or cleared by
 //!   the watchdog) + 1 if the port still holds its upstream paused.
 //!
-//! What it leaves out: InfiniBand switches (credits and VL buffers instead
-//! of these queues; only the QP check runs there), iWARP's and TCP's
-//! streams (bytes, not messages), the flow backend (no packets).
+//! On InfiniBand the switch books are kept over all priorities (several
+//! share a VL): bytes in = out + queued + waiting for credits, nothing
+//! dropped; there is no PFC to match. What it leaves out: iWARP's and
+//! TCP's streams (bytes, not messages), the flow backend (no packets).
 //!
 //! When off, the packet path pays one `audit.is_some()` test at each
 //! counting point.
@@ -148,7 +149,28 @@ impl Net {
             return Ok(());
         };
         let name = |n: u32| self.topo.nodes[n as usize].name.as_str();
-        if self.ib.is_none() {
+        if let Some(ib) = self.ib.as_deref() {
+            // InfiniBand: lossless by credits, packets queued on a port or
+            // waiting for credits in its VL queues; over all priorities
+            // (several map to one VL).
+            for sw in self.topo.n_hosts..self.topo.nodes.len() {
+                let ports = self.node_ports[sw] as usize..self.node_ports[sw + 1] as usize;
+                let all = |v: &Vec<[u64; 8]>| -> u64 { v[ports.clone()].iter().flatten().sum() };
+                let queued: u64 = ports.clone().map(|p| self.ports[p].total_qbytes).sum();
+                let waiting: u64 = ports
+                    .clone()
+                    .map(|p| ib.ports[p].wait_bytes.iter().sum::<u64>())
+                    .sum();
+                let (rx, tx, dropped) = (all(&a.rx), all(&a.tx), all(&a.dropped));
+                if rx != tx + queued + waiting || dropped != 0 {
+                    return Err(audit_err(format!(
+                        "InfiniBand switch {}: {rx} B in but {tx} B out + {queued} B queued + \
+                         {waiting} B waiting for credits + {dropped} B dropped",
+                        name(sw as u32)
+                    )));
+                }
+            }
+        } else {
             for sw in self.topo.n_hosts..self.topo.nodes.len() {
                 let ports = self.node_ports[sw]..self.node_ports[sw + 1];
                 for prio in 0..8 {
