@@ -330,3 +330,17 @@ def test_error_classes():
         assert issubclass(cls, errors.FabriclabError)
         assert getattr(fabriclab, cls.__name__) is cls
     assert issubclass(errors.FabriclabError, ValueError)
+
+
+def test_the_type_stub_lists_every_core_function():
+    """_core.pyi declares exactly what the extension exports (issue 15:
+    the boundary is typed; a binding without a stub fails here)."""
+    import ast
+    from pathlib import Path
+
+    import fabriclab._core as core
+
+    stub = Path(__file__).resolve().parent.parent / "python" / "fabriclab" / "_core.pyi"
+    declared = {n.name for n in ast.parse(stub.read_text()).body if isinstance(n, ast.FunctionDef)}
+    exported = {n for n in dir(core) if not n.startswith("_") and callable(getattr(core, n))}
+    assert declared == exported, (sorted(exported - declared), sorted(declared - exported))

@@ -70,3 +70,10 @@ def iperf(fabric: str, options: str, seed: int = 1) -> str:
     server, parallel, bitrate_bps, time_s, interval_s, length, congestion,
     background (all optional). Returns JSON {text, json, ports_table,
     tcp_table, report}."""
+
+def fio(fabric: str, options: str, seed: int = 1, progress: bool = False) -> str:
+    """Run fio against storage targets. ``options``: JSON object with the
+    keys name, rw, bs, iodepth, numjobs, runtime_s, ramp_time_s, clients,
+    targets and the target model (target_write_mbps, target_read_mbps,
+    target_latency_us, submit_us, avg_time_ms). Returns JSON with fio's
+    text and JSON output, the port table and the report."""
