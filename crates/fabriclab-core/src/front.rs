@@ -75,8 +75,8 @@ pub fn fabric_info_json(fabric: &str) -> Result<String> {
 /// Run perftest; `options` is the JSON form of [`perftest::Options`].
 pub fn perftest_json(fabric: &str, options: &str, seed: u64) -> Result<String> {
     let spec = resolve_fabric(fabric)?;
-    let opts: perftest::Options = serde_json::from_str(options)
-        .map_err(|e| Error::InvalidArgument(format!("perftest options: {e}")))?;
+    let opts: perftest::Options =
+        serde_json::from_str(options).map_err(|e| options_err("perftest options", &e))?;
     let r = perftest::run(&spec, &opts, seed)?;
     Ok(json!({
         "backend": spec.sim.backend.name(),
@@ -95,8 +95,8 @@ pub fn perftest_json(fabric: &str, options: &str, seed: u64) -> Result<String> {
 /// document, the report, and port and TCP counter tables.
 pub fn iperf_json(fabric: &str, options: &str, seed: u64) -> Result<String> {
     let spec = resolve_fabric(fabric)?;
-    let opts: crate::workload::iperf::Options = serde_json::from_str(options)
-        .map_err(|e| Error::InvalidArgument(format!("iperf options: {e}")))?;
+    let opts: crate::workload::iperf::Options =
+        serde_json::from_str(options).map_err(|e| options_err("iperf options", &e))?;
     let r = crate::workload::iperf::run(&spec, &opts, seed)?;
     Ok(json!({
         "backend": spec.sim.backend.name(),
@@ -119,8 +119,7 @@ pub fn flows_json(
     limit_us: Option<f64>,
 ) -> Result<String> {
     let spec = resolve_fabric(fabric)?;
-    let specs: Vec<FlowSpec> =
-        serde_json::from_str(flows).map_err(|e| Error::InvalidArgument(format!("flows: {e}")))?;
+    let specs: Vec<FlowSpec> = serde_json::from_str(flows).map_err(|e| options_err("flows", &e))?;
     let mut net = Net::new(&spec, seed)?;
     let app = Flows::new(&net, &specs)?;
     if let Some(s) = sample_us {
@@ -194,10 +193,17 @@ fn progress_printer(on: bool) -> Option<impl FnMut(Time, u64, usize, usize, &str
             return;
         }
         last = Some(now);
+        // Simulated time in the unit that fits it (an HPL run lasts
+        // minutes of simulated time, a ping-pong microseconds).
+        let us = t.as_us_f64();
+        let sim = if us >= 1e6 {
+            format!("{:.3} s", us / 1e6)
+        } else {
+            format!("{:.3} ms", us / 1e3)
+        };
         eprintln!(
-            "  [{:>6.1} s] {done}/{total} measurements done, at {label}; simulated {:.3} ms, {:.1} M events",
+            "  [{:>6.1} s] {done}/{total} measurements done, at {label}; simulated {sim}, {:.1} M events",
             now,
-            t.as_us_f64() / 1e3,
             ev as f64 / 1e6
         );
     })
@@ -219,8 +225,8 @@ where
     O: serde::de::DeserializeOwned,
 {
     let spec = resolve_fabric(fabric)?;
-    let opts: O = serde_json::from_str(options)
-        .map_err(|e| Error::InvalidArgument(format!("{tool} options: {e}")))?;
+    let opts: O =
+        serde_json::from_str(options).map_err(|e| options_err(&format!("{tool} options"), &e))?;
     let mut p = progress_printer(progress);
     let cb = p
         .as_mut()
@@ -313,8 +319,8 @@ pub fn hpl_json(fabric: &str, options: &str, seed: u64, progress: bool) -> Resul
 pub fn fio_json(fabric: &str, options: &str, seed: u64, progress: bool) -> Result<String> {
     use crate::workload::fio;
     let spec = resolve_fabric(fabric)?;
-    let opts: fio::Options = serde_json::from_str(options)
-        .map_err(|e| Error::InvalidArgument(format!("fio options: {e}")))?;
+    let opts: fio::Options =
+        serde_json::from_str(options).map_err(|e| options_err("fio options", &e))?;
     let total_ms = (opts.ramp_time_s + opts.runtime_s) * 1e3;
     let start = std::time::Instant::now();
     let mut last = 0.0f64;
@@ -339,4 +345,39 @@ pub fn fio_json(fabric: &str, options: &str, seed: u64, progress: bool) -> Resul
         "report": r,
     })
     .to_string())
+}
+
+/// An option the JSON front door could not take, in the user's terms: the
+/// JSON is written by the Python layer, not by the user, so its line and
+/// column say nothing, and "unknown variant" is the parser's word for a
+/// value that is not one of the choices.
+fn options_err(what: &str, e: &serde_json::Error) -> Error {
+    let mut msg = e.to_string();
+    if let Some(i) = msg.rfind(" at line ") {
+        msg.truncate(i);
+    }
+    let msg = msg
+        .replace("unknown variant `", "unknown value `")
+        .replace("`, expected one of ", "`; use one of ")
+        .replace("`, expected `", "`; use `");
+    Error::InvalidArgument(format!("{what}: {msg}"))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn option_errors_speak_of_values_not_json_positions() {
+        let e = super::perftest_json(
+            "heps",
+            r#"{"test": "ib_wirte_bw", "client": "h0", "server": "h1"}"#,
+            1,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("unknown value `ib_wirte_bw`; use one of `ib_write_bw`"),
+            "{e}"
+        );
+        assert!(!e.contains("line 1") && !e.contains("variant"), "{e}");
+    }
 }
