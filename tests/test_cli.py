@@ -269,3 +269,20 @@ def test_version() -> None:
 
     r = run_cli("--version")
     assert r.returncode == 0 and r.stdout.strip() == f"fabriclab {fabriclab.__version__}", (r.stdout, r.stderr)
+
+
+def test_the_default_fabric_rule_is_what_the_tools_do():
+    """--help and the README state one rule for the default fabric; it is
+    each tool's actual default."""
+    from fabriclab.cli import DEFAULT_FABRIC_RULE, _parser
+
+    sub = next(a for a in _parser()._actions if isinstance(a, __import__("argparse")._SubParsersAction))
+    expected = {"perftest": "heps", "flows": "heps", "iperf": "heps", "imb": "eantc-hpc", "hpl": "eantc-hpc",
+                "osu": "ihep-roce", "cbench": "sandia-iwarp", "fio": "eantc-storage"}
+    for tool, fabric in expected.items():
+        default = sub.choices[tool].get_default("fabric")
+        assert default == fabric, (tool, default)
+        assert f"{fabric}" in DEFAULT_FABRIC_RULE and tool in DEFAULT_FABRIC_RULE
+    readme = " ".join((ROOT / "README.md").read_text().replace("`", "").split())
+    rule = " ".join(DEFAULT_FABRIC_RULE.split(": ", 1)[1].split(" (")[0].split())
+    assert rule in readme, rule

@@ -109,10 +109,19 @@ def _flow(text: str) -> dict[str, Any]:
     return _flow_spec(text, "flow", allow_start=True)
 
 
+#: One rule for the fabric a tool runs on when --fabric is not given.
+DEFAULT_FABRIC_RULE = (
+    "Without --fabric each tool runs on the fabric of the public report it reproduces: "
+    "perftest, flows and iperf on heps; imb and hpl on eantc-hpc; osu on ihep-roce; "
+    "cbench on sandia-iwarp; fio on eantc-storage (`fabriclab fabric list` shows them)."
+)
+
+
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog=PROG,
         description="Packet-level simulator of RDMA fabrics: perftest, IMB, OSU, Cbench, iperf3, fio, HPL, flows and benchmarks.",
+        epilog=DEFAULT_FABRIC_RULE,
     )
     from fabriclab import __version__
 
