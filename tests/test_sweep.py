@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shlex
@@ -9,6 +10,7 @@ import signal
 import subprocess
 import sys
 import threading
+from typing import Any, Iterator
 
 import pandas as pd
 import pytest
@@ -83,17 +85,24 @@ def scenario(tmp_path):
     return p
 
 
-@pytest.fixture(scope="module")
-def client():
-    """A 2-worker LocalCluster shared by the tests that run sweeps."""
+@contextlib.contextmanager
+def local_client(workers: int = 2) -> Iterator[Any]:
+    """A LocalCluster of worker processes and a client of it."""
     with distributed.LocalCluster(
-        n_workers=2,
+        n_workers=workers,
         threads_per_worker=1,
         processes=True,
         host="127.0.0.1",
         dashboard_address="127.0.0.1:0",
         silence_logs=logging.ERROR,
     ) as cluster, distributed.Client(cluster, set_as_default=False) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A 2-worker LocalCluster shared by the tests that run sweeps."""
+    with local_client() as c:
         yield c
 
 
@@ -465,14 +474,7 @@ def test_a_killed_worker_loses_no_point(scenario, tmp_path):
     RETRIES_ON_WORKER_DEATH more times), every point ends, the file is whole."""
     grid = [{"perftest.iters": 40000 + i} for i in range(6)]
     out = tmp_path / "killed.csv"
-    with distributed.LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address="127.0.0.1:0",
-        silence_logs=logging.ERROR,
-    ) as cluster, distributed.Client(cluster, set_as_default=False) as c:
+    with local_client() as c:
         pids = list(c.run(os.getpid).values())
         killer = threading.Timer(1.5, os.kill, (pids[0], signal.SIGKILL))
         killer.start()

@@ -71,15 +71,7 @@ impl<E> Entry<E> {
 /// buckets use an insertion sort on the full key.
 fn sort_slot<E: Copy>(v: &mut [Entry<E>], scratch: &mut Vec<Entry<E>>) {
     if v.len() <= 24 {
-        for i in 1..v.len() {
-            let e = v[i];
-            let mut j = i;
-            while j > 0 && v[j - 1].key < e.key {
-                v[j] = v[j - 1];
-                j -= 1;
-            }
-            v[j] = e;
-        }
+        insertion_sort(v);
         return;
     }
     let mut lo = [0usize; 256];
@@ -113,6 +105,11 @@ fn sort_slot<E: Copy>(v: &mut [Entry<E>], scratch: &mut Vec<Entry<E>>) {
     }
     // Equal times out of sequence order (rare): an insertion pass on the
     // full key, linear when nothing is out of place.
+    insertion_sort(v);
+}
+
+/// Sort latest first by the full key; linear on a sorted slice.
+fn insertion_sort<E: Copy>(v: &mut [Entry<E>]) {
     for i in 1..v.len() {
         if v[i - 1].key < v[i].key {
             let e = v[i];
@@ -205,9 +202,19 @@ impl<E: Copy> EventQueue<E> {
     #[inline]
     pub fn schedule(&mut self, at: Time, event: E) {
         debug_assert!(at >= self.now, "event scheduled in the past");
-        let key = ((at.0 as u128) << 64) | self.seq as u128;
+        let seq = self.seq;
         self.seq += 1;
-        let e = Entry { key, event };
+        self.insert(at, seq, event);
+    }
+
+    /// Put an event with its key in the current slot's heap, the ring or
+    /// `far`.
+    #[inline]
+    fn insert(&mut self, at: Time, seq: u64, event: E) {
+        let e = Entry {
+            key: ((at.0 as u128) << 64) | seq as u128,
+            event,
+        };
         if e.slot() <= self.cur {
             self.late.push(e);
         } else {
@@ -216,10 +223,10 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Put an event of a slot after `cur` into the ring or `far`. A bucket
-    /// receives either direct schedules (in sequence order) or, when its
-    /// slot enters the ring, events from `far` in key order followed by
-    /// direct schedules: either way, events of equal time are in sequence
-    /// order, which the slot sort relies on.
+    /// receives direct schedules in sequence order, or, when its slot
+    /// enters the ring, events from `far` in key order followed by direct
+    /// schedules; only reserved events can arrive out of sequence order
+    /// (the slot sort puts them back).
     #[inline]
     fn place(&mut self, e: Entry<E>) {
         let slot = e.slot();
@@ -254,14 +261,8 @@ impl<E: Copy> EventQueue<E> {
     /// event's key.
     #[inline]
     pub fn schedule_reserved(&mut self, at: Time, seq: u64, event: E) {
-        let key = ((at.0 as u128) << 64) | seq as u128;
-        debug_assert!(key > self.cur_key, "reserved event already due");
-        let e = Entry { key, event };
-        if e.slot() <= self.cur {
-            self.late.push(e);
-        } else {
-            self.place(e);
-        }
+        debug_assert!(!self.passed(at, seq), "reserved event already due");
+        self.insert(at, seq, event);
     }
 
     /// Whether an event at (`at`, `seq`) would already have been popped
