@@ -151,3 +151,33 @@ fn retry_counts_are_three_bit_fields() {
         );
     }
 }
+
+#[test]
+fn a_fio_job_whose_target_is_cut_off_stops_with_fios_io_error() {
+    use fabriclab_core::workload::fio;
+    // The target h2's leaf loses its only uplink at 10 us.
+    let spec = FabricSpec::from_toml(
+        "[topology]\nkind = \"leaf_spine\"\nspines = 1\nleaves = 2\nhosts_per_leaf = 2\n\
+         host_link_gbps = 100\nuplink_gbps = 100\n[nic]\nack_timeout_exponent = 8\nretry_cnt = 1\n\
+         [[link_failures]]\na = \"leaf1\"\nb = \"spine0\"\ndown_us = 10\n",
+    )
+    .unwrap();
+    let opts = fio::Options {
+        clients: vec!["h0".into()],
+        targets: vec!["h2".into()],
+        runtime_s: 0.02,
+        ..Default::default()
+    };
+    let e = fio::run(&spec, &opts, 1).unwrap_err();
+    let Error::TransportRetry(msg, tool) = &e else {
+        panic!("{e:?}")
+    };
+    assert!(
+        msg.starts_with("fio job fio failed: transport retry counter exceeded"),
+        "{msg}"
+    );
+    assert!(
+        tool.starts_with("fio: io_u error on file h2: Input/output error: write offset="),
+        "{tool}"
+    );
+}

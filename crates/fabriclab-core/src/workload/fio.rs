@@ -232,9 +232,33 @@ pub struct Fio {
     device_rate: Rate,
     device_latency: Time,
     slat: Time,
+    /// The first I/O whose transfer completed in error (its QP ran out of
+    /// retries): fio stops the job there (`continue_on_error=none`).
+    failed: Option<u32>,
 }
 
 impl Fio {
+    /// The error of a job stopped by an I/O whose transfer failed, with
+    /// the line fio prints for an I/O error.
+    fn io_error(&self, net: &Net, io: u32) -> crate::error::Error {
+        let i = &self.ios[io as usize];
+        let target = &net.topology().nodes[self.targets[i.target as usize] as usize].name;
+        let dir = if self.read { "read" } else { "write" };
+        let tool = format!(
+            "fio: io_u error on file {target}: Input/output error: {dir} offset={}, buflen={}",
+            io as u64 * self.opts.bs,
+            self.opts.bs
+        );
+        let why = net.qp_failures().first().map_or_else(
+            || "a transfer completed in error".to_string(),
+            |f| f.describe(),
+        );
+        crate::error::Error::TransportRetry(
+            format!("fio job {} failed: {why}", self.opts.name),
+            tool,
+        )
+    }
+
     /// A run of `opts` on `net` (hosts resolved, options checked).
     pub fn new(net: &Net, opts: &Options) -> Result<Fio> {
         opts.validate()?;
@@ -273,6 +297,7 @@ impl Fio {
             ),
             device_latency: Time::from_ns_f64(opts.target_latency_us * 1e3),
             slat: Time::from_ns_f64(opts.submit_us * 1e3),
+            failed: None,
         })
     }
 
@@ -409,6 +434,10 @@ impl App for Fio {
                     TOK_RESP => self.complete(net, me, io),
                     _ => {} // read data landing at the client
                 }
+            }
+            AppEvent::Failed { token, .. } if self.failed.is_none() => {
+                self.failed = Some((token & 0xff_ffff_ffff) as u32);
+                self.ended = true;
             }
             AppEvent::Timer { token } => match token & TOK_TIMER {
                 TOK_END => self.ended = true,
@@ -648,6 +677,9 @@ pub fn run_with_progress(
         return Err(sim.net.deadlock_error());
     }
     let app = sim.app::<Fio>(id).expect("fio");
+    if let Some(io) = app.failed {
+        return Err(app.io_error(&sim.net, io));
+    }
     Ok(Report {
         options: opts.clone(),
         clients: app.client_results(&sim.net),
