@@ -181,3 +181,60 @@ fn a_fio_job_whose_target_is_cut_off_stops_with_fios_io_error() {
         "{tool}"
     );
 }
+
+#[test]
+fn an_mpi_program_whose_ranks_wait_on_each_other_is_an_mpi_deadlock() {
+    use fabriclab_core::mpi::job::JobSpec;
+    use fabriclab_core::mpi::program::{Phase, Timing};
+    use fabriclab_core::mpi::run::run_program;
+    use fabriclab_core::mpi::sched::{Buf, BufSizes, Region, Schedule};
+    // Each rank receives before it sends: every send has its receive (the
+    // schedule passes its check), yet neither rank ever sends.
+    let bufs = || BufSizes {
+        send: vec![1024, 1024],
+        recv: vec![1024, 1024],
+    };
+    let mut s = Schedule::new(2, 8, bufs(), "cycle");
+    for (r, peer) in [(0usize, 1u32), (1, 0)] {
+        let rank = &mut s.ranks[r];
+        let got = rank.recv(peer, 0, Region::new(Buf::Recv, 0, 1024), &[]);
+        rank.send(peer, 0, Region::new(Buf::Send, 0, 1024), &[got]);
+    }
+    s.check().unwrap();
+    let sync = Schedule::new(2, 8, bufs(), "none");
+    let phases = vec![Phase {
+        scheds: vec![0],
+        setup: None,
+        n: 2,
+        warmup: 0,
+        reps: 1,
+        timing: Timing::Loop,
+        label: "cycle".into(),
+    }];
+    let job = JobSpec {
+        np: 2,
+        ppn: None,
+        hosts: None,
+        placement: Default::default(),
+    };
+    let e = run_program(
+        &fabric(7, None),
+        &job,
+        vec![s],
+        sync,
+        phases,
+        1,
+        false,
+        &[],
+        &[],
+        None,
+        None,
+    )
+    .err()
+    .expect("a deadlock");
+    assert!(matches!(e, Error::Deadlock(_)), "{e:?}");
+    assert!(
+        e.to_string().contains("MPI deadlock") && e.to_string().contains("cycle"),
+        "{e}"
+    );
+}
