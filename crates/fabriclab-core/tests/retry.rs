@@ -185,23 +185,24 @@ fn a_fio_job_whose_target_is_cut_off_stops_with_fios_io_error() {
 #[test]
 fn an_mpi_program_whose_ranks_wait_on_each_other_is_an_mpi_deadlock() {
     use fabriclab_core::mpi::job::JobSpec;
+    use fabriclab_core::mpi::patterns;
     use fabriclab_core::mpi::program::{Phase, Timing};
     use fabriclab_core::mpi::run::run_program;
     use fabriclab_core::mpi::sched::{Buf, BufSizes, Region, Schedule};
     // Each rank receives before it sends: every send has its receive (the
     // schedule passes its check), yet neither rank ever sends.
-    let bufs = || BufSizes {
+    let bufs = BufSizes {
         send: vec![1024, 1024],
         recv: vec![1024, 1024],
     };
-    let mut s = Schedule::new(2, 8, bufs(), "cycle");
+    let mut s = Schedule::new(2, 8, bufs, "cycle");
     for (r, peer) in [(0usize, 1u32), (1, 0)] {
         let rank = &mut s.ranks[r];
         let got = rank.recv(peer, 0, Region::new(Buf::Recv, 0, 1024), &[]);
         rank.send(peer, 0, Region::new(Buf::Send, 0, 1024), &[got]);
     }
     s.check().unwrap();
-    let sync = Schedule::new(2, 8, bufs(), "none");
+    let sync = patterns::sync_barrier(2);
     let phases = vec![Phase {
         scheds: vec![0],
         setup: None,

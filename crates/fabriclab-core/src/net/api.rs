@@ -216,6 +216,15 @@ impl Net {
         &self.qp_failures
     }
 
+    /// Why a work request completed in error: the first QP failure, in a
+    /// sentence.
+    pub fn qp_failure_reason(&self) -> String {
+        self.qp_failures.first().map_or_else(
+            || "a work request completed in error".to_string(),
+            QpFailure::describe,
+        )
+    }
+
     /// Index of a host by name (`h0`, ...), or an `UnknownHost` error.
     pub fn host(&self, name: &str) -> Result<u32> {
         self.topo.host_index(name).map(|h| h as u32)

@@ -7,6 +7,16 @@
 
 use serde::Serialize;
 
+impl PortCounters {
+    /// A packet of `wire` bytes and priority `prio` dropped here.
+    #[inline]
+    pub(crate) fn add_drop(&mut self, prio: usize, wire: u64) {
+        self.drops += 1;
+        self.drop_bytes += wire;
+        self.drops_by_prio[prio] += 1;
+    }
+}
+
 /// Counters of one port (one direction's egress plus the reverse ingress).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct PortCounters {

@@ -202,20 +202,15 @@ impl Net {
         let switch = self.is_switch(node);
         for prio in 0..8 {
             while let Some(pkt) = self.ports[pi as usize].queues[prio].pop_front() {
-                let (wire, in_port, kind) = {
+                let (wire, kind) = {
                     let p = self.pkts.get(pkt);
-                    (p.wire as u64, p.ingress, p.kind)
+                    (p.wire as u64, p.kind)
                 };
                 let port = &mut self.ports[pi as usize];
                 port.qbytes[prio] -= wire;
                 port.total_qbytes -= wire;
                 if switch {
-                    let sw = node as usize - self.topo.n_hosts;
-                    let resume =
-                        self.mmus[sw].release(&mut self.ports[in_port as usize], prio, wire);
-                    if resume {
-                        self.send_pfc(in_port, prio as u8, false);
-                    }
+                    self.release_switch_buffer(pi, pkt, prio);
                 } else if kind == PktKind::TcpData {
                     self.tcp_left_host(pkt);
                 }

@@ -40,7 +40,7 @@ pub use api::{
     wc_status_str, AppEvent, OpKind, PortReport, QpFailure, QpId, QpReport, WC_RETRY_EXC_ERR,
     WC_WR_FLUSH_ERR,
 };
-pub use audit::{enabled_by_env as audit_enabled_by_env, AuditSummary};
+pub use audit::AuditSummary;
 pub use counters::{PortCounters, QpCounters};
 pub use dyn_ecn::DynEcnPort;
 pub use failures::LinkStep;

@@ -480,26 +480,11 @@ impl Net {
         self.try_tx(pi);
     }
 
-    /// Release the switch buffer a queued packet held (its ingress may
-    /// send XON).
-    pub(crate) fn release_switch_buffer(&mut self, out: PortIdx, pkt: PktId, prio: usize) {
-        let (in_port, wire) = {
-            let p = self.pkts.get(pkt);
-            (p.ingress, p.wire as u64)
-        };
-        let sw = self.ports[out as usize].node as usize - self.topo.n_hosts;
-        if self.mmus[sw].release(&mut self.ports[in_port as usize], prio, wire) {
-            self.send_pfc(in_port, prio as u8, false);
-        }
-    }
-
     /// A packet the watchdog drops at port `pi`.
     pub(crate) fn watchdog_drop(&mut self, pi: PortIdx, pkt: PktId, prio: usize) {
         let wire = self.pkts.get(pkt).wire as u64;
         let c = &mut self.ports[pi as usize].c;
-        c.drops += 1;
-        c.drop_bytes += wire;
-        c.drops_by_prio[prio] += 1;
+        c.add_drop(prio, wire);
         c.wd_drops += 1;
         self.audit_drop(pi, pkt, true);
         self.pkts.free(pkt);
@@ -551,10 +536,7 @@ impl Net {
     pub(crate) fn storm_discard(&mut self, pi: PortIdx, pkt: PktId) {
         let p = self.pkts.get(pkt);
         let (wire, prio) = (p.wire as u64, p.prio as usize);
-        let c = &mut self.ports[pi as usize].c;
-        c.drops += 1;
-        c.drop_bytes += wire;
-        c.drops_by_prio[prio] += 1;
+        self.ports[pi as usize].c.add_drop(prio, wire);
         self.pkts.free(pkt);
     }
 }

@@ -62,10 +62,7 @@ impl Net {
             Admit::Drop => {
                 // Headroom overflow is the ingress port's; tail drop the egress's.
                 let at = if self.p.lossless[prio] { in_port } else { out };
-                let c = &mut self.ports[at as usize].c;
-                c.drops += 1;
-                c.drop_bytes += size;
-                c.drops_by_prio[prio] += 1;
+                self.ports[at as usize].c.add_drop(prio, size);
                 self.audit_drop(at, pkt, false);
                 self.pkts.free(pkt);
             }
@@ -86,15 +83,12 @@ impl Net {
         if self.ib.is_some() {
             return self.ib_switch_dequeue(out, pkt, prio);
         }
-        let (in_port, size, kind, flags) = {
+        let (kind, flags) = {
             let p = self.pkts.get(pkt);
-            (p.ingress, p.wire as u64, p.kind, p.flags)
+            (p.kind, p.flags)
         };
+        self.release_switch_buffer(out, pkt, prio);
         let sw = self.ports[out as usize].node as usize - self.topo.n_hosts;
-        let resume = self.mmus[sw].release(&mut self.ports[in_port as usize], prio, size);
-        if resume {
-            self.send_pfc(in_port, prio as u8, false);
-        }
         let ect = kind.is_data() || (kind == PktKind::TcpData && flags & F_ECT != 0);
         if self.p.ecn && self.p.ecn_prio[prio] && ect {
             let q = self.ports[out as usize].qbytes[prio];
@@ -117,6 +111,19 @@ impl Net {
             if self.decn.is_some() {
                 self.dyn_ecn_departure(out, prio, q, mark);
             }
+        }
+    }
+
+    /// Release the switch buffer a queued packet held (its ingress may
+    /// send XON).
+    pub(crate) fn release_switch_buffer(&mut self, out: PortIdx, pkt: PktId, prio: usize) {
+        let (in_port, wire) = {
+            let p = self.pkts.get(pkt);
+            (p.ingress, p.wire as u64)
+        };
+        let sw = self.ports[out as usize].node as usize - self.topo.n_hosts;
+        if self.mmus[sw].release(&mut self.ports[in_port as usize], prio, wire) {
+            self.send_pfc(in_port, prio as u8, false);
         }
     }
 

@@ -249,10 +249,7 @@ impl Fio {
             io as u64 * self.opts.bs,
             self.opts.bs
         );
-        let why = net.qp_failures().first().map_or_else(
-            || "a transfer completed in error".to_string(),
-            |f| f.describe(),
-        );
+        let why = net.qp_failure_reason();
         crate::error::Error::TransportRetry(
             format!("fio job {} failed: {why}", self.opts.name),
             tool,

@@ -478,11 +478,10 @@ impl WcError {
              scnt={}, ccnt={}\n{tail}",
             self.status, self.wr_id as i32, self.scnt, self.ccnt
         );
-        let why = net.qp_failures().first().map_or_else(
-            || "a work request completed in error".to_string(),
-            |f| f.describe(),
-        );
-        Error::TransportRetry(format!("perftest failed: {why}"), tool)
+        Error::TransportRetry(
+            format!("perftest failed: {}", net.qp_failure_reason()),
+            tool,
+        )
     }
 }
 
