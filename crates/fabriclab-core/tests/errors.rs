@@ -171,3 +171,35 @@ fn reserves_whose_sum_would_wrap_are_refused_when_the_fabric_is_built() {
         .to_string();
     assert!(e.contains("reserves"), "{e}");
 }
+
+/// An MPI job whose schedules would not fit in memory is refused before
+/// they are compiled, with the estimate: a linear Alltoall on 16,384 ranks
+/// is 2 x 16,384 x 16,383 point-to-point steps (about 537 M, tens of GB).
+#[test]
+fn an_mpi_job_too_large_for_memory_is_refused_before_compiling() {
+    use fabriclab_core::workload::imb;
+    if fabriclab_core::config::memory::available_bytes().is_some_and(|b| b > 50_000_000_000) {
+        eprintln!("skipped: this machine could hold the job");
+        return;
+    }
+    let spec = leaf_spine(
+        "spines = 16\nleaves = 512\nhosts_per_leaf = 32\nhost_link_gbps = 100\nuplink_gbps = 100",
+    )
+    .unwrap();
+    let mut o = imb::Options {
+        msglog: Some((10, 10)),
+        npmin: Some(16_384),
+        ..imb::Options::at_np(&["Alltoall"], 16_384)
+    };
+    o.algorithms.insert("alltoall".into(), "linear".into());
+    let t0 = std::time::Instant::now();
+    let e = imb::run(&spec, &o, 1, None).unwrap_err();
+    let msg = e.to_string();
+    assert!(matches!(e, Error::InvalidArgument(_)), "{e:?}");
+    assert!(
+        msg.contains("16384 ranks") && msg.contains("GB") && msg.contains("estimated"),
+        "{msg}"
+    );
+    // Refused from the estimate, not after compiling half of it.
+    assert!(t0.elapsed().as_secs() < 30, "{:?}", t0.elapsed());
+}

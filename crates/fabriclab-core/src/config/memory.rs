@@ -68,18 +68,56 @@ pub fn estimate_bytes(spec: &FabricSpec) -> u64 {
         .saturating_add((hosts + switches).saturating_mul(NODE_BYTES))
 }
 
-/// Memory this machine can still give, bytes (Linux's MemAvailable; None
-/// where unknown).
-fn available_bytes() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let kb = s
-        .lines()
-        .find(|l| l.starts_with("MemAvailable:"))?
-        .split_whitespace()
-        .nth(1)?
-        .parse::<u64>()
-        .ok()?;
-    Some(kb * 1024)
+/// Memory a run may still take, bytes: the least of Linux's MemAvailable,
+/// what the cgroup's limit leaves (cgroup v2 `memory.max` less
+/// `memory.current`: a Slurm job or a container gets its own limit, not the
+/// node's) and `FABRICLAB_MEMORY_LIMIT` when set (bytes, or with a K, M or
+/// G suffix in powers of 1000). None where none of them is known.
+pub fn available_bytes() -> Option<u64> {
+    let mem = std::fs::read_to_string("/proc/meminfo").ok().and_then(|s| {
+        let kb = s
+            .lines()
+            .find(|l| l.starts_with("MemAvailable:"))?
+            .split_whitespace()
+            .nth(1)?
+            .parse::<u64>()
+            .ok()?;
+        Some(kb * 1024)
+    });
+    let cg = || -> Option<u64> {
+        let read = |f: &str| std::fs::read_to_string(format!("/sys/fs/cgroup/{f}")).ok();
+        let max = read("memory.max")?.trim().parse::<u64>().ok()?;
+        let cur = read("memory.current")?.trim().parse::<u64>().unwrap_or(0);
+        Some(max.saturating_sub(cur))
+    };
+    let user = std::env::var("FABRICLAB_MEMORY_LIMIT").ok().and_then(|v| {
+        let x = parse_limit(&v);
+        if x.is_none() {
+            static WARNED: std::sync::Once = std::sync::Once::new();
+            WARNED.call_once(|| {
+                eprintln!(
+                    "fabriclab: warning: FABRICLAB_MEMORY_LIMIT={v:?} is not a size (use bytes \
+                     or a number with K, M or G); ignored"
+                )
+            });
+        }
+        x
+    });
+    [mem, cg(), user].into_iter().flatten().min()
+}
+
+/// `FABRICLAB_MEMORY_LIMIT`'s value: bytes, or a number with K, M or G
+/// (powers of 1000); None when it is not one.
+fn parse_limit(v: &str) -> Option<u64> {
+    let v = v.trim();
+    let (num, mul) = match v.char_indices().last()? {
+        (i, 'k' | 'K') => (&v[..i], 1e3),
+        (i, 'm' | 'M') => (&v[..i], 1e6),
+        (i, 'g' | 'G') => (&v[..i], 1e9),
+        _ => (v, 1.0),
+    };
+    let x = num.trim().parse::<f64>().ok()? * mul;
+    (0.0..1.8e19).contains(&x).then_some(x as u64)
 }
 
 /// An error naming the estimate when the fabric would need more than
@@ -157,6 +195,17 @@ mod tests {
             "{e}"
         );
         assert!(check_workload(3_000_000_000, "x", Some(3_000_000_000)).is_ok());
+    }
+
+    #[test]
+    fn a_memory_limit_reads_bytes_and_decimal_suffixes() {
+        assert_eq!(parse_limit("1500"), Some(1500));
+        assert_eq!(parse_limit("2G"), Some(2_000_000_000));
+        assert_eq!(parse_limit(" 0.5 m"), Some(500_000));
+        assert_eq!(parse_limit("16k"), Some(16_000));
+        for bad in ["", "G", "-1", "lots", "1e30", "nan"] {
+            assert_eq!(parse_limit(bad), None, "{bad}");
+        }
     }
 
     #[test]

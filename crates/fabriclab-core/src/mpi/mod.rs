@@ -8,6 +8,7 @@
 //! Open MPI or MPICH would pick for a call).
 
 pub mod coll;
+pub mod footprint;
 pub mod interp;
 pub mod job;
 pub mod memory;

@@ -71,6 +71,7 @@ pub fn run_program(
     mut progress: Option<Progress<'_>>,
 ) -> Result<ProgramRun> {
     let t0 = std::time::Instant::now();
+    super::footprint::check_job(spec, job.np, &scheds)?;
     let mut net = Net::new(spec, seed)?;
     if let Some(period) = telemetry {
         net.telemetry_supported()?;

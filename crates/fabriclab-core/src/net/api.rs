@@ -455,21 +455,28 @@ impl Net {
 }
 
 impl Net {
-    /// Bytes a connected QP pair takes on this backend with one message
-    /// posted: the QPs themselves, the NIC scheduler's entries and their
-    /// message queues' first buffers (packet engine), or the flow backend's
-    /// QPs, one flow and its cached path. An estimate for refusing runs too
-    /// large for memory before they allocate (see `workload::flows`).
+    /// Bytes a connected QP pair takes on this net's backend
+    /// ([`qp_pair_bytes`]).
     pub fn qp_pair_bytes(&self) -> u64 {
-        use std::mem::size_of;
-        let per = if self.flow.is_some() {
-            super::flow::QP_PAIR_BYTES
-        } else {
-            // Each QP's message queue starts with a buffer of four entries.
+        qp_pair_bytes(self.backend())
+    }
+}
+
+/// Bytes a connected QP pair takes on `backend` with one message posted:
+/// the QPs themselves, the NIC scheduler's entries and their message
+/// queues' first buffers (packet engine), or the flow backend's QPs, one
+/// flow and its cached path. An estimate for refusing runs too large for
+/// memory before they allocate (see `workload::flows`, `mpi::footprint`).
+pub fn qp_pair_bytes(backend: crate::config::Backend) -> u64 {
+    use std::mem::size_of;
+    let per = match backend {
+        crate::config::Backend::Flow => super::flow::QP_PAIR_BYTES,
+        // Each QP's message queue starts with a buffer of four entries.
+        crate::config::Backend::Packet => {
             2 * (size_of::<super::qp::Qp>()
                 + size_of::<super::qp::QpSched>()
                 + 4 * size_of::<super::qp::Msg>())
-        };
-        per as u64
-    }
+        }
+    };
+    per as u64
 }

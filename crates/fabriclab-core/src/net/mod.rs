@@ -37,8 +37,8 @@ mod switch;
 pub mod tcp;
 
 pub use api::{
-    wc_status_str, AppEvent, OpKind, PortReport, QpFailure, QpId, QpReport, WC_RETRY_EXC_ERR,
-    WC_WR_FLUSH_ERR,
+    qp_pair_bytes, wc_status_str, AppEvent, OpKind, PortReport, QpFailure, QpId, QpReport,
+    WC_RETRY_EXC_ERR, WC_WR_FLUSH_ERR,
 };
 pub use audit::AuditSummary;
 pub use counters::{PortCounters, QpCounters};

@@ -23,6 +23,7 @@
 use crate::config::FabricSpec;
 use crate::error::{arg_err, Result};
 use crate::mpi::coll::{self, Coll, CollArgs};
+use crate::mpi::footprint::JobMemory;
 use crate::mpi::job::{JobSpec, Placement};
 use crate::mpi::patterns;
 use crate::mpi::program::{Phase, Timing};
@@ -247,6 +248,8 @@ pub fn warmup(reps: u32) -> u32 {
 
 struct Plan {
     scheds: Vec<Schedule>,
+    /// The job's memory as planned, to refuse it before it is compiled.
+    mem: JobMemory,
     phases: Vec<Phase>,
     /// Per phase: (section index, bytes, algorithm).
     rows: Vec<(usize, u64, String)>,
@@ -255,9 +258,17 @@ struct Plan {
 }
 
 impl Plan {
-    fn add(&mut self, s: Schedule) -> u32 {
+    fn add(&mut self, s: Schedule) -> Result<u32> {
+        self.mem.add(&s)?;
         self.scheds.push(s);
-        self.scheds.len() as u32 - 1
+        Ok(self.scheds.len() as u32 - 1)
+    }
+
+    /// Compile `copies` calls of `args` (one per root when the root
+    /// rotates), refused before compiling when the job would not fit.
+    fn compile(&self, args: &CollArgs, alg: &str, copies: u32) -> Result<Schedule> {
+        self.mem.precheck(args, alg, copies)?;
+        coll::build(args, alg)
     }
 
     fn barrier(&mut self, n: u32, lib: Library, forced: Option<&String>) -> Result<u32> {
@@ -269,7 +280,8 @@ impl Plan {
             Some(a) => a.clone(),
             None => select::select(lib, &args).algorithm.to_string(),
         };
-        let id = self.add(coll::build(&args, &alg)?);
+        let s = self.compile(&args, &alg, 1)?;
+        let id = self.add(s)?;
         self.barrier_ids.insert(n, id);
         Ok(id)
     }
@@ -330,6 +342,7 @@ pub fn run(
     sizes.extend((lo..=hi).map(|k| 1u64 << k));
     let mut plan = Plan {
         scheds: Vec::new(),
+        mem: JobMemory::new(spec, o.np),
         phases: Vec::new(),
         rows: Vec::new(),
         sections: Vec::new(),
@@ -406,8 +419,9 @@ pub fn run(
                             None => select::select(lib, &args).algorithm.to_string(),
                         };
                         if !o.root_shift || !c.rooted() {
-                            (vec![coll::build(&args, &alg)?], Timing::Loop, alg)
+                            (vec![plan.compile(&args, &alg, 1)?], Timing::Loop, alg)
                         } else {
+                            plan.mem.precheck(&args, &alg, n)?;
                             let mut v = Vec::with_capacity(n as usize);
                             for root in 0..n {
                                 args.root = root;
@@ -428,7 +442,10 @@ pub fn run(
                     cap => scheds[0].reps_within(imb_reps, cap),
                 };
                 let warm = warm.min(reps.max(1));
-                let ids = scheds.into_iter().map(|s| plan.add(s)).collect();
+                let ids = scheds
+                    .into_iter()
+                    .map(|s| plan.add(s))
+                    .collect::<Result<Vec<_>>>()?;
                 plan.phases.push(Phase {
                     scheds: ids,
                     setup: None,

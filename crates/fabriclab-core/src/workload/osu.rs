@@ -251,6 +251,7 @@ pub fn run(
         return arg_err("-i must be at least 1");
     }
     let n = o.np;
+    let mut mem = crate::mpi::footprint::JobMemory::new(spec, n);
     let mut scheds: Vec<Schedule> = Vec::new();
     let mut phases = Vec::new();
     let mut algs = Vec::new();
@@ -290,9 +291,11 @@ pub fn run(
                     Some(a) => a.clone(),
                     None => select::select(lib, &args).algorithm.to_string(),
                 };
+                mem.precheck(&args, &alg, 1)?;
                 (coll::build(&args, &alg)?, alg)
             }
         };
+        mem.add(&s)?;
         let (iters, skip) = match o.max_volume.unwrap_or(crate::workload::imb::MAX_VOLUME) {
             0 => (iters, skip),
             cap => {

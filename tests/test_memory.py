@@ -1,0 +1,59 @@
+"""Runs too large for memory are refused before they allocate, with the
+estimate, from Python and the CLI (the MPI job's schedules and queue pairs;
+the fabric and flows workloads are covered in test_api / the Rust suite)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from conftest import run_cli
+
+import fabriclab
+
+# 4,096 hosts; a linear Alltoall over them is 2 x 4,096 x 4,095 steps
+# (33.5 M, about 4 GB of schedule) and 8.4 M queue pairs.
+BIG = """
+[topology]
+kind = "leaf_spine"
+spines = 8
+leaves = 128
+hosts_per_leaf = 32
+host_link_gbps = 100
+uplink_gbps = 100
+"""
+
+
+def test_an_mpi_job_over_the_memory_limit_is_refused_from_python(monkeypatch):
+    monkeypatch.setenv("FABRICLAB_MEMORY_LIMIT", "2G")
+    with pytest.raises(fabriclab.FabriclabError, match=r"4096 ranks\) needs about [0-9.]+ GB .*estimated before compiling"):
+        fabriclab.imb(
+            "Alltoall",
+            np=4096,
+            fabric=fabriclab.Fabric.from_toml(BIG),
+            msglog=(10, 10),
+            npmin=4096,
+            algorithms={"alltoall": "linear"},
+        )
+
+
+def test_an_mpi_job_over_the_memory_limit_is_refused_from_the_cli(tmp_path):
+    f = tmp_path / "big.toml"
+    f.write_text(BIG)
+    env = dict(os.environ, FABRICLAB_MEMORY_LIMIT="2G")
+    r = run_cli(
+        "imb", "Alltoall", "-np", "4096", "-npmin", "4096", "-msglog", "10:10",
+        "--fabric", str(f), "--algorithm", "alltoall=linear", env=env,
+    )
+    assert r.returncode == 2, (r.returncode, r.stderr[-2000:])
+    assert "fabriclab: error: this MPI job (4096 ranks) needs about" in r.stderr
+    assert "estimated before compiling 1 x alltoall" in r.stderr
+    assert "more than the 2.0 GB available" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_the_same_job_within_the_limit_is_not_refused_by_the_estimate(monkeypatch):
+    # A small job under the same limit runs as before.
+    monkeypatch.setenv("FABRICLAB_MEMORY_LIMIT", "2G")
+    df = fabriclab.imb("Alltoall", np=8, fabric="heps", msglog=(10, 10), npmin=8)
+    assert list(df["bytes"]) == [0, 1024] and df["t_avg_us"].iloc[1] > 0
