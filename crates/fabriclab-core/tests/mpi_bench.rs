@@ -369,3 +369,37 @@ fn eantc_mixed_traffic_rdma_stays_lossless_beside_lossy_tcp() {
         );
     }
 }
+
+/// A collective of zero bytes moves nothing, but the call still costs its
+/// entry: IMB prints about 0.03 us for it (its sample output), not 0.00.
+/// The cost is `[mpi] call_overhead_ns` (30 ns by default), exactly.
+#[test]
+fn zero_byte_collectives_cost_the_call_overhead() {
+    for (extra, want_us) in [("", 0.03), ("[mpi]\ncall_overhead_ns = 45\n", 0.045)] {
+        let spec = common::one_switch(4, extra);
+        let mut o = imb_opts(&["Allreduce", "Alltoall", "Bcast"], 4);
+        o.msglog = Some((2, 2));
+        let r = imb::run(&spec, &o, 1, None).unwrap();
+        for sec in &r.sections {
+            let zero = sec.rows.iter().find(|row| row.bytes == 0).expect("0 B row");
+            for t in [zero.t_min_us, zero.t_avg_us, zero.t_max_us] {
+                assert!((t - want_us).abs() < 1e-9, "{}: {t} us", sec.bench);
+            }
+            // Calls that move data are untouched by it (their overheads are
+            // the send and receive overheads).
+            let four = sec.rows.iter().find(|row| row.bytes == 4).unwrap();
+            assert!(four.t_avg_us > 1.0, "{}: {}", sec.bench, four.t_avg_us);
+        }
+    }
+    // The printed row says so.
+    let spec = common::one_switch(4, "");
+    let mut o = imb_opts(&["Allreduce"], 4);
+    o.msglog = Some((2, 2));
+    let text = fabriclab_core::report::imb::text(&imb::run(&spec, &o, 1, None).unwrap(), "test");
+    assert!(
+        text.lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>()
+                == ["0", "1000", "0.03", "0.03", "0.03"]),
+        "{text}"
+    );
+}

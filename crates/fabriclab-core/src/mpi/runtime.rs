@@ -59,6 +59,8 @@ pub struct MpiCounters {
 /// A schedule with its reverse dependencies, ready to run.
 struct Prepared {
     s: Schedule,
+    /// An MPI call with nothing to move (see [`Schedule::empty_call`]).
+    empty: bool,
     /// Per rank, per step: the steps waiting for it.
     dependents: Vec<Vec<Vec<u32>>>,
 }
@@ -187,7 +189,12 @@ impl Runtime {
                 d
             })
             .collect();
-        self.scheds.push(Rc::new(Prepared { s, dependents }));
+        let empty = s.empty_call;
+        self.scheds.push(Rc::new(Prepared {
+            s,
+            empty,
+            dependents,
+        }));
         self.scheds.len() as SchedId - 1
     }
 
@@ -213,7 +220,8 @@ impl Runtime {
     }
 
     /// Start `rank` on schedule `id`; the rank must be idle. A rank with
-    /// nothing to do in the schedule finishes at once.
+    /// nothing to do in the schedule finishes at once, after the call
+    /// overhead when nobody has anything to do in it.
     pub fn start(&mut self, net: &mut Net, rank: Rank, id: SchedId) {
         let sched = Rc::clone(&self.scheds[id as usize]);
         let st = &mut self.ranks[rank as usize];
@@ -225,6 +233,12 @@ impl Runtime {
             .map_or(&[][..], |r| &r.steps[..]);
         st.epoch += 1;
         if steps.is_empty() {
+            // A call with nothing to move still costs its entry and
+            // argument checks; a rank idle in a call that others make
+            // (the ranks outside a ping-pong) costs nothing.
+            if sched.empty {
+                st.cpu_free = st.cpu_free.max(net.now()) + self.p.call_overhead;
+            }
             self.finished.push(rank);
             return;
         }

@@ -198,6 +198,11 @@ pub struct Schedule {
     pub bufs: BufSizes,
     /// A short name of the algorithm, as the MPI library would call it.
     pub algorithm: String,
+    /// An MPI call that moves nothing (a collective of zero elements, or
+    /// on one rank with nothing to copy): no steps, but each rank pays the
+    /// library's call overhead. False for schedules that are not one MPI
+    /// call (HPL's phases, idle ranks of a pattern).
+    pub empty_call: bool,
 }
 
 impl Schedule {
@@ -208,6 +213,7 @@ impl Schedule {
             elem_bytes,
             bufs,
             algorithm: algorithm.to_string(),
+            empty_call: false,
         }
     }
 

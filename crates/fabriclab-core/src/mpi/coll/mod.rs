@@ -267,8 +267,8 @@ impl CollArgs {
 ///
 /// A communicator of one rank gets the local copy Open MPI's coll/self
 /// does, whatever the algorithm. A count of 0 (except Barrier) gets an
-/// empty schedule: Open MPI's MPI layer returns before calling any
-/// algorithm. Algorithms fall back where the library's do (for example ring
+/// empty schedule marked [`Schedule::empty_call`] (each rank pays the call
+/// overhead): Open MPI's MPI layer returns before calling any algorithm. Algorithms fall back where the library's do (for example ring
 /// allreduce below p elements runs recursive doubling); the schedule keeps
 /// the requested name.
 pub fn build(args: &CollArgs, algorithm: &str) -> Result<Schedule> {
@@ -301,6 +301,7 @@ pub fn build_tuned(args: &CollArgs, algorithm: &str, tuning: &Tuning) -> Result<
     let mut s = Schedule::new(p, args.elem_bytes, buf_sizes(args), alg);
     if p == 1 {
         self_copy(&mut s, args);
+        s.empty_call = s.n_steps() == 0;
         return Ok(s);
     }
     if alg == "two_proc" && p != 2 {
@@ -311,6 +312,7 @@ pub fn build_tuned(args: &CollArgs, algorithm: &str, tuning: &Tuning) -> Result<
         ));
     }
     if args.count == 0 && args.coll != Coll::Barrier {
+        s.empty_call = true;
         return Ok(s);
     }
     let cx = Ctx {
