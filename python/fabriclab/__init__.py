@@ -43,6 +43,8 @@ API; :func:`sweep` runs a scenario over a grid of parameters on Dask
 (this machine's cores, or a cluster such as Slurm through dask-jobqueue).
 :func:`dashboard` turns a run's port telemetry (``port_samples``) into one
 static HTML page of figures (needs ``pip install 'fabriclab[plot]'``).
+:func:`lab_run` runs one of the seed experiments (:func:`lab_list`) and
+compares it with the published figures, verdict by verdict.
 """
 
 from .api import (
@@ -75,6 +77,7 @@ from .dashboard import dashboard
 from .fio import FIO_COLUMNS, FIO_RW, fio
 from .hpl import HPL_COLUMNS, HPL_SAMPLE_COLUMNS, hpl
 from .iperf import IPERF_COLUMNS, iperf
+from .lab_run import LAB_COLUMNS, lab_list, lab_run
 from .mpi import IMB_BENCHMARKS, OSU_TESTS, imb, osu
 from .scenario import run_scenario
 from .sweep import sweep
@@ -95,6 +98,9 @@ __all__ = [
     "presets",
     "run_scenario",
     "sweep",
+    "lab_run",
+    "lab_list",
+    "LAB_COLUMNS",
     "dashboard",
     "fio",
     "FIO_COLUMNS",

@@ -22,6 +22,8 @@
                   [--json] ...  (see cli_hpl)
     fabriclab sweep SCENARIO.toml --set PATH=V1,V2,... ...  (see cli_sweep)
     fabriclab dashboard PORTS.csv [-o FILE.html] [--fabric F] [--title T]
+    fabriclab lab list
+    fabriclab lab run NAME ... | --all [--quick] [--html FILE] [--json]  (see cli_lab)
 
 Sizes (BYTES, -s) are integers, optionally with a K, M or G suffix (powers
 of 1024). Errors print ``fabriclab: error: MESSAGE`` and exit with status 2;
@@ -38,7 +40,7 @@ import os
 import sys
 from typing import Any, NoReturn, Sequence
 
-from . import api, cli_dashboard, cli_fio, cli_hpl, cli_iperf, cli_mpi, cli_sweep
+from . import api, cli_dashboard, cli_fio, cli_hpl, cli_iperf, cli_lab, cli_mpi, cli_sweep
 from .errors import AuditError, DeadlockError, FabriclabError, InvalidArgumentError, RunFailedError, TransportRetryError
 from .hpl import parse_grids
 from .scenario import load_scenario, run_item
@@ -229,9 +231,11 @@ def _parser() -> argparse.ArgumentParser:
     cli_sweep.add_parser(sub)
     # dashboard
     cli_dashboard.add_parser(sub)
+    # lab
+    cli_lab.add_parser(sub)
     # --backend on every tool that runs a fabric (and run, bench)
     for name, sp in sub.choices.items():
-        if name == "dashboard":
+        if name in ("dashboard", "lab"):
             continue
         if name in ("run", "bench") or any("--fabric" in a.option_strings for a in sp._actions):
             sp.add_argument("--backend", choices=list(api.BACKENDS), default=None, help=BACKEND_HELP)
@@ -382,38 +386,51 @@ def _cmd_run(a: argparse.Namespace) -> None:
         sc.fabric = api.Fabric(api._fabric_arg(sc.fabric, backend=a.backend))
     _out(f"scenario {a.scenario}: fabric {sc.fabric.name or '(unnamed)'}, {len(sc.items)} item(s)")
     for i, item in enumerate(sc.items, 1):
-        o = item.options
-        if item.kind == "flows":
-            what = f"{len(o['flows'])} flow(s)"
-        elif item.kind == "imb":
-            what = f"{' '.join(o.get('benchmarks', ['all']))}, -np {o['np']}"
-        elif item.kind in ("osu", "cbench"):
-            what = f"{o['test']}, -np {o['np']}"
-        elif item.kind == "fio":
-            what = (
-                f"{o.get('rw', 'randwrite')} bs={o.get('bs', 4096)} iodepth={o.get('iodepth', 1)}, "
-                f"clients {o.get('clients', 'h0')} -> targets {o.get('targets', 'h12')}"
-            )
-        elif item.kind == "hpl":
-            what = _hpl_what(o)
-        else:
-            what = o.get("test", "")
+        what = item_what(item)
         label = f" {item.name!r}" if item.name else ""
         _out(f"\n=== [{i}] {item.kind}{label}: {what} (seed {item.seed}) ===")
         sys.stdout.flush()
         res = run_item(sc, item, progress=True)
-        if item.kind == "perftest":
-            _print_perftest(res, a.counters)
-        elif item.kind in ("imb", "osu", "cbench"):
-            cli_mpi.print_result(res, a.counters)
-        elif item.kind == "fio":
-            cli_fio.print_result(res, a.counters)
-        elif item.kind == "hpl":
-            cli_hpl.print_result(res, a.counters)
-        else:
-            _print_flows(res, a.counters)
+        print_item(item.kind, res, a.counters)
         if a.dashboard:
             _item_dashboard(a.dashboard, i, item, res, sc)
+
+
+def item_what(item: Any) -> str:
+    """A scenario item's settings in a few words (the header lines of
+    ``fabriclab run`` and ``fabriclab lab run``)."""
+    o = item.options
+    if item.kind == "flows":
+        what = f"{len(o['flows'])} flow(s)"
+    elif item.kind == "imb":
+        what = f"{' '.join(o.get('benchmarks', ['all']))}, -np {o['np']}"
+    elif item.kind in ("osu", "cbench"):
+        what = f"{o['test']}, -np {o['np']}"
+    elif item.kind == "fio":
+        what = (
+            f"{o.get('rw', 'randwrite')} bs={o.get('bs', 4096)} iodepth={o.get('iodepth', 1)}, "
+            f"clients {o.get('clients', 'h0')} -> targets {o.get('targets', 'h12')}"
+        )
+    elif item.kind == "hpl":
+        what = _hpl_what(o)
+    else:
+        what = o.get("test", "")
+    return what
+
+
+def print_item(kind: str, res: Any, counters: bool = False) -> None:
+    """A scenario item's result as its tool prints it (``fabriclab run``,
+    ``fabriclab lab run``)."""
+    if kind == "perftest":
+        _print_perftest(res, counters)
+    elif kind in ("imb", "osu", "cbench"):
+        cli_mpi.print_result(res, counters)
+    elif kind == "fio":
+        cli_fio.print_result(res, counters)
+    elif kind == "hpl":
+        cli_hpl.print_result(res, counters)
+    else:
+        _print_flows(res, counters)
 
 
 def _item_dashboard(prefix: str, i: int, item: Any, res: Any, sc: Any) -> None:
@@ -491,6 +508,7 @@ _COMMANDS = {
     "hpl": cli_hpl.cmd_hpl,
     "sweep": cli_sweep.cmd_sweep,
     "dashboard": cli_dashboard.cmd_dashboard,
+    "lab": lambda a: cli_lab.cmd_lab(a, item_what, print_item),
 }
 
 
@@ -524,7 +542,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 flush=True,
             )
         status = _COMMANDS[args.command](args)
-        if args.audit and args.command not in ("fabric", "dashboard"):
+        if args.audit and args.command not in ("fabric", "dashboard") and getattr(args, "lab_command", "run") == "run":
             print(
                 f"{PROG}: audit: balanced (every switch and priority: bytes in = out + dropped + "
                 "lost + queued; no unexplained lossless drop; XOFF/XON matched; every RC message "

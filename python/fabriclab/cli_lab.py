@@ -1,0 +1,102 @@
+"""The ``fabriclab lab`` commands: the seed experiments, one command each::
+
+    fabriclab lab list
+    fabriclab lab run heps                          # the tools' output, then the verdict table
+    fabriclab lab run eantc-imb --quick --json
+    fabriclab lab run --all --quick --html labs.html
+
+Each lab (:mod:`fabriclab.lab`) runs its scenarios as ``fabriclab run``
+does, printing each tool's own output, then a table ``metric | published
+| fabriclab | delta | verdict`` with each figure's place in the seed.
+``--json`` prints only the verdicts, as JSON; ``--html FILE`` writes one
+report with an index and a section per lab (:mod:`fabriclab.lab_html`).
+A lab whose figures are not reproduced is a result, not an error: the
+exit status is 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, Callable
+
+from .errors import InvalidArgumentError
+from .lab import Lab, LabRun, load_lab, load_labs
+from .lab_run import LabResult, dumps, run_lab, table_text
+
+
+def add_parser(sub: Any) -> None:
+    """Add the ``lab`` subcommand (``list``, ``run``) to ``sub``."""
+    p = sub.add_parser("lab", help="the seed experiments: list them, run one or all against the published figures")
+    lsub = p.add_subparsers(dest="lab_command", metavar="SUBCOMMAND")
+    lsub.required = True
+    lsub.add_parser("list", help="one line per lab: its seed, run time (full / --quick) and what it reproduces")
+    r = lsub.add_parser("run", help="run labs and compare with the published figures")
+    r.add_argument("names", nargs="*", metavar="NAME", help="lab names (`fabriclab lab list`) or lab files")
+    r.add_argument("--all", action="store_true", help="run every lab")
+    r.add_argument("--quick", action="store_true", help="the labs' quick variants (smaller runs, for CI)")
+    r.add_argument("--html", metavar="FILE", help="write one HTML report: an index and a section per lab, with charts")
+    r.add_argument("--json", action="store_true", help="print the verdicts as JSON (and not the tools' output)")
+
+
+def _runtime(v: float | None) -> str:
+    if v is None:
+        return "?"
+    return f"{v:.0f} s" if v >= 10 else f"{v:.1f} s"
+
+
+def _cmd_list() -> None:
+    labs = load_labs()
+    w = max(len(lab.name) for lab in labs)
+    print(f"{'lab':<{w}}  seed  {'full':>7}  {'quick':>7}  reproduces")
+    for lab in labs:
+        print(f"{lab.name:<{w}}  {lab.seed:<4}  {_runtime(lab.runtime_s):>7}  {_runtime(lab.quick_runtime_s):>7}  {lab.reproduces}")
+
+
+def cmd_lab(a: argparse.Namespace, item_what: Callable[[Any], str], print_item: Callable[[str, Any], None]) -> None:
+    """``fabriclab lab list`` and ``fabriclab lab run``; ``item_what`` and
+    ``print_item`` print each item as ``fabriclab run`` does."""
+    if a.lab_command == "list":
+        _cmd_list()
+        return
+    if a.all and a.names:
+        raise InvalidArgumentError("give lab names or --all, not both")
+    if not a.all and not a.names:
+        raise InvalidArgumentError("say which lab to run (`fabriclab lab list`), or --all")
+    labs = load_labs() if a.all else [load_lab(n) for n in a.names]  # every name checked before anything runs
+
+    def on_item(lab: Lab, run: LabRun, i: int, item: Any) -> None:
+        label = f" {item.name!r}" if item.name else ""
+        print(f"\n=== {lab.name}, run {run.name!r} [{i + 1}] {item.kind}{label}: {item_what(item)} (seed {item.seed}) ===", flush=True)
+
+    def on_result(lab: Lab, run: LabRun, item: Any, res: Any) -> None:
+        print_item(item.kind, res)
+        sys.stdout.flush()
+
+    results: list[LabResult] = []
+    for lab in labs:
+        if not a.json:
+            mode = " (--quick)" if a.quick else ""
+            print(f"\n##### lab {lab.name}{mode}: {lab.title} (seed {lab.seed}) #####", flush=True)
+        else:
+            print(f"running lab {lab.name}{' (--quick)' if a.quick else ''} ...", file=sys.stderr, flush=True)
+        r = run_lab(
+            lab,
+            a.quick,
+            progress=True,
+            on_item=None if a.json else on_item,
+            on_result=None if a.json else on_result,
+        )
+        results.append(r)
+        if not a.json:
+            print("\n" + table_text(r), end="", flush=True)
+    if a.json:
+        print(dumps(results, one=len(results) == 1 and not a.all))
+    if a.html:
+        from .lab_html import write_report
+
+        try:
+            path = write_report(results, a.html)
+        except OSError as e:
+            raise InvalidArgumentError(f"cannot write the report to {a.html}: {e.strerror or e}") from None
+        print(f"lab report written to {path}", file=sys.stderr)

@@ -1,0 +1,145 @@
+"""A lab's measured values and verdicts, from its runs' result tables.
+
+:func:`measure` applies a metric's selectors (:class:`fabriclab.lab.Selector`)
+to the results of a lab's runs; :func:`verdict` compares the value with the
+published figure. Both are pure: no simulation runs here, so a test can
+feed them any tables. A verdict is one of :data:`VERDICTS`:
+
+- ``reproduced``: within the metric's stated tolerance of the published
+  figure (of the nearer end of a published range, or inside it);
+- ``not reproduced``: outside it;
+- ``calibrated``: the figure set a model parameter, so matching it proves
+  nothing; whatever the numbers, this is the verdict;
+- ``chart only``: the seed shows the figure as a chart with no number.
+
+Left out: statistics over repeated runs (one run, one value), and
+tolerances other than relative (% of the published figure) or absolute.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping, Sequence
+
+import pandas as pd
+
+from .errors import InvalidArgumentError
+from .lab import Metric, Selector
+
+__all__ = ["QUICK_SKIPPED", "VERDICTS", "Results", "measure", "verdict", "select_rows"]
+
+VERDICTS = ("reproduced", "not reproduced", "calibrated", "chart only")
+#: The verdict of a figure that a lab's --quick variant does not measure
+#: (``quick = false``: a smaller problem than the seed's).
+QUICK_SKIPPED = "not compared (quick)"
+
+#: A lab's results: run name -> [(item name, the tool's result), ...].
+Results = Mapping[str, Sequence[tuple[Any, Any]]]
+
+
+def _table(results: Results, run: str, item: Any, table: str, where: str) -> Any:
+    found = [res for name, res in results.get(run, []) if name == item]
+    if not found:
+        raise InvalidArgumentError(f"{where}: run {run!r} has no result for item {item!r}")
+    res = found[0]
+    if table == "result":
+        return res if isinstance(res, pd.DataFrame) else getattr(res, "flows")
+    if table == "attrs":
+        return res.attrs if isinstance(res, pd.DataFrame) else {}
+    t = res.attrs.get(table) if isinstance(res, pd.DataFrame) else getattr(res, table, None)
+    if not isinstance(t, pd.DataFrame):
+        raise InvalidArgumentError(f"{where}: item {item!r} of run {run!r} has no table {table!r}")
+    return t
+
+
+def select_rows(results: Results, run: str, item: Any, table: str, where: Mapping[str, Any], what: str) -> pd.DataFrame:
+    """The rows of a run's item's table that match ``where``."""
+    df = _table(results, run, item, table, what)
+    mask = pd.Series(True, index=df.index)
+    for col, want in where.items():
+        if col not in df.columns:
+            raise InvalidArgumentError(f"{what}: where: no column {col!r}; the columns are {', '.join(map(str, df.columns))}")
+        values = want if isinstance(want, list) else [want]
+        mask &= df[col].isin(values)
+    return df[mask]
+
+
+def _values(results: Results, s: Selector, what: str) -> pd.Series:
+    if s.table == "attrs":
+        attrs = _table(results, s.run, s.item, "attrs", what)
+        if s.column not in attrs:
+            raise InvalidArgumentError(f"{what}: the result of item {s.item!r} has no attribute {s.column!r}")
+        return pd.Series([float(attrs[s.column])])
+    rows = select_rows(results, s.run, s.item, s.table, s.where, what)
+    if s.column not in rows.columns:
+        raise InvalidArgumentError(f"{what}: no column {s.column!r}; the columns are {', '.join(map(str, rows.columns))}")
+    return pd.to_numeric(rows[s.column], errors="coerce").astype(float)
+
+
+def _reduce(values: pd.Series, agg: str, what: str) -> float:
+    values = values.dropna()
+    if agg == "only":
+        if len(values) != 1:
+            raise InvalidArgumentError(f"{what}: the selector matches {len(values)} rows with a value, not 1 (narrow `where` or set agg)")
+        return float(values.iloc[0])
+    if values.empty:
+        raise InvalidArgumentError(f"{what}: the selector matches no rows with a value")
+    return float(getattr(values, agg)())
+
+
+def _combine(op: str, a: Any, b: Any) -> Any:
+    if op == "difference":
+        return a - b
+    if op == "ratio":
+        return a / b
+    return 100.0 * (b - a) / b  # reduction_pct
+
+
+def measure(metric: Metric, results: Results) -> float:
+    """fabriclab's value of ``metric`` from ``results``;
+    :class:`InvalidArgumentError` naming the metric when a selector matches
+    nothing (or more than one row where one is meant)."""
+    what = f"metric {metric.label!r}"
+    if metric.base is None:
+        value = _reduce(_values(results, metric.select, what), metric.select.agg, what)
+    elif metric.by is None:
+        a = _reduce(_values(results, metric.select, what), metric.select.agg, f"{what} select")
+        b = _reduce(_values(results, metric.base, what), metric.base.agg, f"{what} base")
+        value = _combine(metric.op, a, b)
+    else:
+        pairs = []
+        for s, name in ((metric.select, "select"), (metric.base, "base")):
+            rows = select_rows(results, s.run, s.item, s.table, s.where, f"{what} {name}")
+            for col in (metric.by, s.column):
+                if col not in rows.columns:
+                    raise InvalidArgumentError(f"{what} {name}: no column {col!r}")
+            pairs.append(pd.Series(pd.to_numeric(rows[s.column], errors="coerce").astype(float).to_numpy(), index=rows[metric.by].to_numpy()))
+        a, b = pairs
+        common = a.index.intersection(b.index)
+        if common.empty:
+            raise InvalidArgumentError(f"{what}: select and base share no {metric.by} value")
+        value = _reduce(_combine(metric.op, a[common], b[common]), metric.agg, what)
+    return value * metric.scale / metric.divide_by
+
+
+def verdict(metric: Metric, measured: float, quick: bool = False) -> tuple[float | None, str]:
+    """(delta, verdict): measured minus the published figure (minus the
+    nearer end of a range, 0 inside it; None for chart only), and the
+    verdict computed from them and the metric's tolerance. With ``quick``,
+    a metric marked ``quick = false`` is not compared (delta None)."""
+    if quick and not metric.quick:
+        return None, QUICK_SKIPPED
+    if metric.published is None:
+        return None, "chart only"
+    lo, hi = metric.published
+    delta = 0.0 if lo <= measured <= hi else (measured - hi if measured > hi else measured - lo)
+    if metric.kind == "calibrated":
+        return delta, "calibrated"
+    if math.isnan(measured):
+        return delta, "not reproduced"
+    if metric.tolerance_pct is not None:
+        nearer = hi if measured > hi else lo
+        ok = abs(delta) <= metric.tolerance_pct / 100.0 * abs(nearer) * (1 + 1e-12)
+    else:
+        ok = abs(delta) <= float(metric.tolerance or 0.0) * (1 + 1e-12) + 1e-15
+    return delta, "reproduced" if ok else "not reproduced"

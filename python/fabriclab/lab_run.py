@@ -1,0 +1,278 @@
+"""Running a lab: its runs through the scenario machinery, then the verdicts.
+
+:func:`lab_run` (``fabriclab lab run NAME``) runs every run of a lab
+(:mod:`fabriclab.lab`) item by item, as ``fabriclab run`` runs a scenario
+file, measures each metric (:mod:`fabriclab.lab_measure`) and returns one
+row per metric: ``metric | published | fabriclab | delta | verdict``.
+:func:`lab_list` lists the labs. ::
+
+    >>> import fabriclab
+    >>> df = fabriclab.lab_run("heps", quick=True)          # doctest: +SKIP
+    >>> df[["metric", "published", "fabriclab", "verdict"]]  # doctest: +SKIP
+
+A run's overrides (``[run.set]``, and ``[run.quick]`` with ``quick=True``)
+are applied as ``fabriclab sweep`` applies its paths (:mod:`fabriclab.sweep`).
+
+Left out: parallel runs, caching results between labs, and any verdict
+not computed from the numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import pandas as pd
+
+from .sweep import _Base, _check_targets, _load_point, _parse_path, _point_doc, _scenario_text
+from .errors import FabriclabError, InvalidArgumentError
+from .lab import Lab, LabLike, LabRun, load_lab, load_labs
+from .lab_measure import measure, verdict
+from .scenario import Scenario, ScenarioItem, run_item
+
+__all__ = ["LAB_COLUMNS", "LIST_COLUMNS", "LabResult", "dumps", "lab_list", "lab_run", "run_lab", "scenario_of", "table_text", "to_json"]
+
+#: Columns of :func:`lab_run`'s DataFrame.
+LAB_COLUMNS = (
+    "metric", "unit", "published", "fabriclab", "delta", "verdict",
+    "kind", "tolerance", "place", "published_low", "published_high",
+)
+#: Columns of :func:`lab_list`'s DataFrame.
+LIST_COLUMNS = ("name", "seed", "title", "reproduces", "runtime_s", "quick_runtime_s", "metrics", "path")
+
+#: Called before each item runs: (lab, run, item index from 0, the item).
+OnItem = Callable[[Lab, LabRun, int, ScenarioItem], None]
+#: Called after each item ran: (lab, run, the item, its result).
+OnResult = Callable[[Lab, LabRun, ScenarioItem, Any], None]
+
+
+@dataclass
+class LabResult:
+    """A lab's run: its metrics' rows and the tools' results."""
+
+    lab: Lab
+    quick: bool
+    wall_s: float
+    rows: pd.DataFrame
+    results: dict[str, list[tuple[Any, Any]]] = field(default_factory=dict)
+
+
+def scenario_of(lab: Lab, run: LabRun, quick: bool) -> Scenario:
+    """``run`` as a loaded scenario, its overrides applied (``[run.set]``,
+    then ``[run.quick]`` if ``quick``); errors name the lab file and run."""
+    params = {**run.set, **(run.quick if quick else {})}
+    prefix = f"run {run.name!r}" + (" (--quick)" if quick and run.quick else "")
+    base = _Base(lab.path, _lab_dir(lab), dict(run.doc), list(run.order))
+    try:
+        paths = {p: _parse_path(p) for p in params}
+        for p in paths.values():
+            _check_targets(p, base.doc)
+        doc = _point_doc(base, params, paths)
+        text = _scenario_text(doc, base.order)
+    except FabriclabError as e:
+        raise type(e)(f"lab {lab.path}: {prefix}: {e}") from None
+    return _load_point(text, lab.path, f"lab {lab.path}: {prefix}")
+
+
+def _lab_dir(lab: Lab) -> str:
+    return os.path.dirname(os.path.abspath(lab.path))
+
+
+def run_lab(
+    lab: LabLike,
+    quick: bool = False,
+    *,
+    progress: bool = False,
+    on_item: OnItem | None = None,
+    on_result: OnResult | None = None,
+) -> LabResult:
+    """Run ``lab`` (a name, a lab file's path or a :class:`~fabriclab.lab.Lab`)
+    and compute its metrics. Every run's scenario is built and checked
+    before the first item runs."""
+    lab = lab if isinstance(lab, Lab) else load_lab(lab)
+    scenarios = [(run, scenario_of(lab, run, quick)) for run in lab.runs]
+    start = time.perf_counter()
+    results: dict[str, list[tuple[Any, Any]]] = {}
+    for run, sc in scenarios:
+        results[run.name] = []
+        for i, item in enumerate(sc.items):
+            if on_item:
+                on_item(lab, run, i, item)
+            res = run_item(sc, item, progress=progress)
+            results[run.name].append((item.name, res))
+            if on_result:
+                on_result(lab, run, item, res)
+    wall_s = time.perf_counter() - start
+    return LabResult(lab, quick, wall_s, _rows(lab, results, quick), results)
+
+
+def _rows(lab: Lab, results: dict[str, list[tuple[Any, Any]]], quick: bool) -> pd.DataFrame:
+    rows = []
+    for m in lab.metrics:
+        try:
+            value = measure(m, results)
+        except InvalidArgumentError:
+            if not quick or m.quick:
+                raise
+            value = math.nan  # the quick variant does not run what this figure needs
+        delta, v = verdict(m, value, quick)
+        lo, hi = m.published if m.published is not None else (math.nan, math.nan)
+        rows.append(
+            {
+                "metric": m.label,
+                "unit": m.unit,
+                "published": m.printed,
+                "fabriclab": value,
+                "delta": math.nan if delta is None else delta,
+                "verdict": v,
+                "kind": m.kind,
+                "tolerance": m.tolerance_text(),
+                "place": m.place,
+                "published_low": lo,
+                "published_high": hi,
+            }
+        )
+    return pd.DataFrame(rows, columns=list(LAB_COLUMNS))
+
+
+def lab_run(name: LabLike, quick: bool = False, progress: bool = False) -> pd.DataFrame:
+    """Run lab ``name`` (see ``fabriclab lab list``, or the path of a lab
+    file) and return one row per metric (:data:`LAB_COLUMNS`): the
+    published figure as the seed prints it (``published``; its value or
+    range in ``published_low`` / ``published_high``), fabriclab's value,
+    ``delta`` = fabriclab - published (to the nearer end of a range, 0
+    inside it) and the computed ``verdict``. ``quick`` runs the lab's
+    quick variant. ``df.attrs``: ``lab`` (name, seed, title, reproduces),
+    ``quick``, ``wall_s``, ``text`` (the table as the CLI prints it) and
+    ``results`` (run -> [(item name, the tool's result)])."""
+    r = run_lab(name, quick, progress=progress)
+    df = r.rows
+    df.attrs.update(
+        lab={"name": r.lab.name, "seed": r.lab.seed, "title": r.lab.title, "reproduces": r.lab.reproduces, "path": r.lab.path},
+        quick=r.quick,
+        wall_s=r.wall_s,
+        text=table_text(r),
+        results=r.results,
+    )
+    return df
+
+
+def lab_list() -> pd.DataFrame:
+    """One row per lab shipped with the package (:data:`LIST_COLUMNS`):
+    its seed, what it reproduces, its measured run time (full and
+    ``--quick``, seconds) and how many metrics it has."""
+    rows = [
+        {
+            "name": lab.name,
+            "seed": lab.seed,
+            "title": lab.title,
+            "reproduces": lab.reproduces,
+            "runtime_s": lab.runtime_s,
+            "quick_runtime_s": lab.quick_runtime_s,
+            "metrics": len(lab.metrics),
+            "path": lab.path,
+        }
+        for lab in load_labs()
+    ]
+    return pd.DataFrame(rows, columns=list(LIST_COLUMNS))
+
+
+# --------------------------------------------------------------------------
+# Text and JSON
+
+
+def fmt(v: Any) -> str:
+    """A measured value or delta, to about 4-5 significant digits."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return ""
+    v = float(v)
+    a = abs(v)
+    if a == 0:
+        return "0"
+    if a < 1e-3:
+        return f"{v:.2g}"
+    if a >= 1e6:
+        return f"{v:.4e}"
+    if a >= 100:
+        return f"{v:.1f}"
+    if a >= 10:
+        return f"{v:.2f}"
+    return f"{v:.3f}"
+
+
+def delta_text(row: Any) -> str:
+    """``+0.54 (+0.6 %)`` (no relative part for figures in %); ``0
+    (inside)`` for a value inside a range."""
+    if isinstance(row.delta, float) and math.isnan(row.delta):
+        return ""
+    d = float(row.delta)
+    if row.published_low != row.published_high:
+        return "0 (inside)" if d == 0 else f"{'+' if d > 0 else ''}{fmt(d)}"
+    text = f"{'+' if d > 0 else ''}{fmt(d)}"
+    if row.published_low and row.unit != "%":
+        text += f" ({100 * d / abs(row.published_low):+.1f} %)"
+    return text
+
+
+def _cells(r: LabResult) -> list[list[str]]:
+    out = []
+    for row in r.rows.itertuples(index=False):
+        unit = f" [{row.unit}]" if row.unit else ""
+        out.append([f"{row.metric}{unit}", row.published, fmt(row.fabriclab), delta_text(row), row.verdict])
+    return out
+
+
+def table_text(r: LabResult) -> str:
+    """The verdict table: ``metric | published | fabriclab | delta |
+    verdict``, then each figure's place in the seed and tolerance."""
+    lab = r.lab
+    head = ["metric", "published", "fabriclab", "delta", "verdict"]
+    cells = _cells(r)
+    for i, c in enumerate(cells, 1):
+        c[0] = f"[{i}] {c[0]}"
+    widths = [max(len(x) for x in col) for col in zip(head, *cells)]
+    line = lambda cs: " | ".join(c.ljust(w) for c, w in zip(cs, widths)).rstrip()  # noqa: E731
+    mode = "quick" if r.quick else "full"
+    lines = [
+        f"lab {lab.name} (seed {lab.seed}, {mode}, {r.wall_s:.1f} s): {lab.title}",
+        line(head),
+        "-+-".join("-" * w for w in widths),
+        *(line(c) for c in cells),
+        "",
+    ]
+    for i, (m, row) in enumerate(zip(lab.metrics, r.rows.itertuples(index=False)), 1):
+        tol = f"; tolerance {row.tolerance}" if row.tolerance and m.kind == "compare" else ""
+        lines.append(f"[{i}] {m.place}{tol}{f'. {m.note}' if m.note else ''}")
+    counts = r.rows.verdict.value_counts()
+    lines.append("verdicts: " + ", ".join(f"{n} {v}" for v, n in counts.items()))
+    return "\n".join(lines) + "\n"
+
+
+def _json_value(v: Any) -> Any:
+    if isinstance(v, float) and math.isnan(v):
+        return None
+    return v
+
+
+def to_json(r: LabResult) -> dict[str, Any]:
+    """A lab's result as a JSON-ready dict."""
+    lab = r.lab
+    return {
+        "lab": lab.name,
+        "seed": lab.seed,
+        "title": lab.title,
+        "reproduces": lab.reproduces,
+        "quick": r.quick,
+        "wall_s": round(r.wall_s, 3),
+        "metrics": [{k: _json_value(v) for k, v in row.items()} for row in r.rows.to_dict(orient="records")],
+    }
+
+
+def dumps(results: Sequence[LabResult], one: bool) -> str:
+    """JSON text: one lab's object, or ``{"labs": [...]}``."""
+    docs = [to_json(r) for r in results]
+    return json.dumps(docs[0] if one else {"labs": docs}, indent=2)

@@ -1,0 +1,306 @@
+"""Labs: one command per seed experiment, published figures side by side
+(fabriclab.lab_run / lab_list, `fabriclab lab list|run`).
+
+The end-to-end runs use the two fastest labs (heps and stackhpc-pingpong,
+well under a second each); everything else is checked without running a
+simulation."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from conftest import run_cli
+
+import fabriclab
+from fabriclab.errors import InvalidArgumentError, ParseError
+from fabriclab.lab import KINDS, LAB_DIR, Metric, Selector, load_lab, load_labs
+from fabriclab.lab_measure import QUICK_SKIPPED, VERDICTS, measure, verdict
+from fabriclab.lab_run import LAB_COLUMNS, run_lab, scenario_of
+
+#: One lab per experiment row of docs/seeds.md (issue 14).
+SEED_LABS = {
+    "heps": "002",
+    "stackhpc-pingpong": "001",
+    "stackhpc-hpl": "001",
+    "ihep-latency": "003",
+    "ihep-osu": "003",
+    "eantc-imb": "000",
+    "eantc-counters": "000",
+    "eantc-mixed": "000",
+    "eantc-cable-pull": "000",
+    "eantc-fio": "000",
+    "sandia-rotate": "004",
+    "sandia-imb": "004",
+    "sandia-hpl": "004",
+}
+TABLE_HEAD = re.compile(r"^metric\s+\| published\s+\| fabriclab\s+\| delta\s+\| verdict$", re.MULTILINE)
+
+
+def assert_cli_error(r, *words):
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+    assert "fabriclab: error:" in r.stderr and "Traceback" not in r.stderr + r.stdout, r.stderr
+    for w in words:
+        assert w in r.stderr, (w, r.stderr)
+
+
+def copy_lab(tmp_path: Path, name: str, old: str, new: str) -> Path:
+    """Lab ``name`` copied to tmp_path with ``old`` replaced by ``new`` (once)."""
+    text = (LAB_DIR / f"{name}.toml").read_text()
+    assert text.count(old) == 1, old
+    path = tmp_path / f"{name}.toml"
+    path.write_text(text.replace(old, new))
+    return path
+
+
+def metric(kind="compare", published=(10.0, 10.0), tolerance_pct=5.0, tolerance=None, quick=True) -> Metric:
+    return Metric(
+        label="m",
+        unit="us",
+        kind=kind,
+        place="somewhere",
+        published=published if kind != "chart only" else None,
+        printed="10",
+        tolerance_pct=tolerance_pct,
+        tolerance=tolerance,
+        select=Selector(run="r", item="i", column="v"),
+        quick=quick,
+    )
+
+
+# --------------------------------------------------------------------------
+# The lab files
+
+
+def test_every_seed_experiment_row_has_a_lab_with_its_seed():
+    labs = {lab.name: lab for lab in load_labs()}
+    assert set(SEED_LABS) <= set(labs)
+    for name, seed in SEED_LABS.items():
+        assert labs[name].seed == seed, name
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in LAB_DIR.glob("*.toml")))
+def test_each_lab_file_validates_and_builds_its_full_and_quick_scenarios(name):
+    lab = load_lab(name)
+    assert lab.name == name and lab.metrics and lab.runs
+    for run in lab.runs:
+        for quick in (False, True):
+            sc = scenario_of(lab, run, quick)
+            assert [i.name for i in sc.items] == run.item_names()
+    for m in lab.metrics:
+        assert m.kind in KINDS
+        assert m.place.strip()
+        if m.kind == "chart only":
+            assert m.published is None
+        else:
+            assert m.published is not None
+        if m.kind == "compare":
+            assert m.tolerance_text(), f"{name}: {m.label} states no tolerance"
+
+
+def test_lab_files_hold_no_verdicts():
+    """Verdicts are computed: no lab file writes one down."""
+    for path in LAB_DIR.glob("*.toml"):
+        text = path.read_text()
+        assert not re.search(r"(?m)^\s*verdict\s*=", text), path
+
+
+def test_quick_overrides_change_the_scenario():
+    lab = load_lab("eantc-imb")
+    full = scenario_of(lab, lab.run("static"), quick=False)
+    quick = scenario_of(lab, lab.run("static"), quick=True)
+    assert full.items[0].options["msglog"] == [0, 22]
+    assert quick.items[0].options["msglog"] == [3, 19]
+
+
+def test_set_overrides_reach_the_fabric():
+    lab = load_lab("eantc-cable-pull")
+    pulled = scenario_of(lab, lab.run("pulled"), quick=False)
+    baseline = scenario_of(lab, lab.run("baseline"), quick=False)
+    assert "down_us = 20000" in pulled.fabric.normalized_toml
+    assert "link_failures" not in baseline.fabric.normalized_toml
+
+
+# --------------------------------------------------------------------------
+# Verdicts, computed
+
+
+def test_verdict_within_relative_tolerance_is_reproduced_outside_not():
+    m = metric(published=(100.0, 100.0), tolerance_pct=5.0)
+    assert verdict(m, 104.9) == (pytest.approx(4.9), "reproduced")
+    assert verdict(m, 95.0) == (pytest.approx(-5.0), "reproduced")
+    assert verdict(m, 105.1)[1] == "not reproduced"
+    assert verdict(m, math.nan)[1] == "not reproduced"
+
+
+def test_verdict_absolute_tolerance_and_ranges():
+    m = metric(published=(1.5, 1.6), tolerance_pct=None, tolerance=0.05)
+    assert verdict(m, 1.55) == (0.0, "reproduced")  # inside the range
+    assert verdict(m, 1.64) == (pytest.approx(0.04), "reproduced")  # to the nearer end
+    assert verdict(m, 1.40) == (pytest.approx(-0.10), "not reproduced")
+    zero = metric(published=(0.0, 0.0), tolerance_pct=None, tolerance=0.0)
+    assert verdict(zero, 0.0)[1] == "reproduced"
+    assert verdict(zero, 1.0)[1] == "not reproduced"
+
+
+@pytest.mark.parametrize("measured", [10.0, 10.01, 9.0, 1e9])
+def test_a_calibrated_figure_is_never_reproduced(measured):
+    delta, v = verdict(metric(kind="calibrated"), measured)
+    assert v == "calibrated"
+    assert delta == pytest.approx(measured - 10.0)
+
+
+def test_chart_only_has_no_published_figure_and_no_delta():
+    assert verdict(metric(kind="chart only"), 3.0) == (None, "chart only")
+    assert set(VERDICTS) == {"reproduced", "not reproduced", "calibrated", "chart only"}
+
+
+def test_quick_skips_the_figures_its_smaller_run_does_not_measure():
+    m = metric(quick=False)
+    assert verdict(m, 10.0, quick=True) == (None, QUICK_SKIPPED)
+    assert verdict(m, 10.0, quick=False)[1] == "reproduced"
+
+
+def test_measure_pairs_rows_by_size_and_reduces_them():
+    """A reduction range over sizes, as ihep-osu measures it (pure pandas)."""
+    lab = load_lab("ihep-osu")
+    ib = pd.DataFrame({"bytes": [8, 16, 256], "avg_us": [10.0, 10.0, 20.0]})
+    roce = pd.DataFrame({"bytes": [8, 16, 256], "avg_us": [9.0, 9.5, 19.0]})
+    results = {"ib": [("allreduce", ib), ("alltoall", ib)], "roce": [("allreduce", roce), ("alltoall", roce)]}
+    smallest, largest = lab.metrics[0], lab.metrics[1]
+    assert measure(smallest, results) == pytest.approx(5.0)  # 16 B: 100 x (10 - 9.5) / 10
+    assert measure(largest, results) == pytest.approx(10.0)  # 8 B
+    with pytest.raises(InvalidArgumentError, match="allreduce 8 B, IB"):
+        measure(lab.metrics[4], {"ib": [("allreduce", ib.iloc[1:])], "roce": []})
+
+
+# --------------------------------------------------------------------------
+# Running labs: Python and the command line
+
+
+@pytest.fixture(scope="module")
+def heps_quick():
+    return fabriclab.lab_run("heps", quick=True)
+
+
+def test_lab_run_from_python_returns_one_row_per_metric(heps_quick):
+    df = heps_quick
+    assert list(df.columns) == list(LAB_COLUMNS)
+    assert list(df.metric) == [m.label for m in load_lab("heps").metrics]
+    bw = df.set_index("metric").loc["ib_write_bw across spines, 64 KiB"]
+    assert bw.published == "92" and bw.published_low == 92.0
+    assert bw.fabriclab == pytest.approx(92.5, abs=0.3)
+    assert bw.delta == pytest.approx(bw.fabriclab - 92.0)
+    assert bw.verdict == "reproduced" and bw.tolerance == "5 %"
+    lat = df.set_index("metric").loc["ib_write_lat across spines, 2 B"]
+    assert lat.verdict == "calibrated" and lat.fabriclab == pytest.approx(3.72, abs=0.01)
+    assert df.attrs["lab"]["seed"] == "002" and df.attrs["quick"] is True
+    assert TABLE_HEAD.search(df.attrs["text"])
+    assert [name for name, _ in df.attrs["results"]["heps"]] == ["bandwidth", "latency"]
+
+
+def test_lab_list_from_python():
+    df = fabriclab.lab_list()
+    assert set(SEED_LABS) <= set(df.name)
+    assert {"name", "seed", "reproduces", "runtime_s", "quick_runtime_s"} <= set(df.columns)
+    assert df.quick_runtime_s.notna().all(), "every lab records its measured --quick run time"
+
+
+def test_cli_lab_list_one_line_per_lab():
+    r = run_cli("lab", "list")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.strip().splitlines()[1:]
+    assert len(lines) == len(list(LAB_DIR.glob("*.toml"))) >= 13
+    for name, seed in SEED_LABS.items():
+        line = next(x for x in lines if x.split()[0] == name)
+        assert f" {seed} " in line and " s " in line, line
+
+
+def test_cli_lab_run_prints_the_tools_output_then_the_table():
+    r = run_cli("lab", "run", "stackhpc-pingpong", "--quick")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert "#bytes #repetitions" in out and "Benchmarking PingPong" in out  # IMB's own output
+    table = out[out.index("lab stackhpc-pingpong (seed 001, quick"):]
+    assert TABLE_HEAD.search(table)
+    rows = {line.split("|")[0].strip(): [c.strip() for c in line.split("|")[1:]] for line in table.splitlines() if "|" in line}
+    lat = next(v for k, v in rows.items() if "IB PingPong latency" in k)
+    bw = next(v for k, v in rows.items() if "RoCE PingPong bandwidth" in k)
+    assert lat[0] == "1.09" and lat[-1] == "calibrated"
+    assert bw[0] == "5738.79" and bw[-1] in ("reproduced", "not reproduced")
+    assert "StackHPC blog, ping-pong table" in table and "tolerance 10 %" in table
+
+
+def test_cli_lab_run_json_parses():
+    r = run_cli("lab", "run", "heps", "--quick", "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["lab"] == "heps" and doc["seed"] == "002" and doc["quick"] is True
+    verdicts = {m["metric"]: m["verdict"] for m in doc["metrics"]}
+    assert verdicts == {"ib_write_bw across spines, 64 KiB": "reproduced", "ib_write_lat across spines, 2 B": "calibrated"}
+    assert all(set(LAB_COLUMNS) <= set(m) for m in doc["metrics"])
+
+
+def test_cli_unknown_lab_is_an_input_error():
+    assert_cli_error(run_cli("lab", "run", "no-such-lab"), "unknown lab 'no-such-lab'", "heps")
+    with pytest.raises(InvalidArgumentError, match="unknown lab"):
+        fabriclab.lab_run("no-such-lab")
+
+
+def test_cli_lab_run_needs_names_or_all_not_both():
+    assert_cli_error(run_cli("lab", "run"), "--all")
+    assert_cli_error(run_cli("lab", "run", "heps", "--all"), "not both")
+    assert_cli_error(run_cli("lab", "run", "heps", "no-such-lab"), "unknown lab")  # checked before anything runs
+
+
+def test_cli_malformed_lab_file_names_the_file_and_key(tmp_path):
+    bad = copy_lab(tmp_path, "heps", 'kind = "calibrated"', 'kind = "reproduced"')
+    r = run_cli("lab", "run", str(bad))
+    assert_cli_error(r, str(bad), "metric 'ib_write_lat across spines, 2 B' kind", "compare")
+    chart = copy_lab(tmp_path, "heps", 'kind = "compare"', 'kind = "chart only"')
+    with pytest.raises(ParseError, match="chart-only metric has no published figure"):
+        load_lab(chart)
+    run = copy_lab(tmp_path, "heps", 'select = {item = "bandwidth"', 'select = {run = "nope", item = "bandwidth"')
+    with pytest.raises(ParseError, match="no run named 'nope'"):
+        load_lab(run)
+    tol = copy_lab(tmp_path, "heps", "tolerance_pct = 5\n", "")
+    with pytest.raises(ParseError, match="states its tolerance"):
+        load_lab(tol)
+
+
+def test_changing_a_published_figure_flips_the_computed_verdict(tmp_path, heps_quick):
+    before = heps_quick.set_index("metric").loc["ib_write_bw across spines, 64 KiB"]
+    assert before.verdict == "reproduced"
+    path = copy_lab(tmp_path, "heps", "published = 92.0\nprinted = \"92\"", "published = 80.0\nprinted = \"80\"")
+    after = fabriclab.lab_run(path, quick=True).set_index("metric").loc["ib_write_bw across spines, 64 KiB"]
+    assert after.published == "80" and after.verdict == "not reproduced"
+    assert after.fabriclab == pytest.approx(before.fabriclab)
+    assert after.delta == pytest.approx(before.fabriclab - 80.0)
+
+
+def test_a_calibrated_figure_stays_calibrated_whatever_the_published_value(tmp_path):
+    for value in ("3.72", "3.7233", "100.0"):
+        path = copy_lab(tmp_path, "heps", "published = 3.72\n", f"published = {value}\n")
+        r = run_lab(path, quick=True)
+        assert list(r.rows.verdict) == ["reproduced", "calibrated"], value
+    calibrated = [m for lab in load_labs() for m in lab.metrics if m.kind == "calibrated"]
+    assert len(calibrated) >= 5
+    for m in calibrated:
+        assert m.published is not None
+        assert verdict(m, m.published[0])[1] == "calibrated"
+
+
+def test_cli_html_report_has_an_index_and_a_section_per_lab(tmp_path):
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "labs.html"
+    r = run_cli("lab", "run", "heps", "stackhpc-pingpong", "--quick", "--html", str(out))
+    assert r.returncode == 0, r.stderr
+    text = out.read_text()
+    assert 'id="index"' in text and 'href="#lab-heps"' in text and 'id="lab-stackhpc-pingpong"' in text
+    assert text.count('<table class="verdicts">') == 2
+    assert re.search(r'<img src="data:image/png;base64,[A-Za-z0-9+/=]{100,}"', text)  # the ping-pong chart
+    assert "calibrated" in text and "StackHPC blog, ping-pong table" in text
