@@ -209,3 +209,22 @@ def test_cli_errors_exit_2(args, words):
     assert "fabriclab: error:" in r.stderr
     assert "Traceback" not in r.stderr
     assert words in r.stderr
+
+
+def test_the_servers_figures_never_exceed_the_goodput_from_python_and_the_cli():
+    # Issue 14: the client's first interval (bytes written into the socket,
+    # as iperf3 counts them) may exceed the line rate; what the server read
+    # may not exceed the TCP goodput, interval by interval or in sum.
+    goodput = 100e9 * 1448 / 1538  # MSS 1448 per 1538 wire bytes at MTU 1500
+    df = fabriclab.iperf("h0", "h4", duration=0.01, interval=0.002, congestion="reno", get_server_output=True)
+    srv = df.attrs["server_intervals"]
+    assert len(srv) == 5 and (srv["bits_per_second"] <= goodput * 1.0001).all(), srv
+    assert df.attrs["sum_received"]["bits_per_second"] <= goodput
+    assert df["bits_per_second"].iloc[0] > 100e9  # the send buffer's fill
+    doc = json.loads(df.attrs["json"])
+    assert doc["server_output_json"]["end"]["sum_received"]["bytes"] == doc["end"]["sum_received"]["bytes"]
+    r = run_cli("iperf", "-c", "h0", "--server", "h4", "-t", "0.01", "-i", "0.002", "-C", "reno", "--get-server-output")
+    assert r.returncode == 0, r.stderr
+    assert "\nServer output:\n" in r.stdout and "Server listening on 5201 (test #1)" in r.stdout
+    plain = run_cli("iperf", "-c", "h0", "--server", "h4", "-t", "0.002", "-i", "0.001")
+    assert plain.returncode == 0 and "Server output:" not in plain.stdout

@@ -54,6 +54,11 @@ def add_parser(sub: Any) -> None:
     p.add_argument("-C", "--congestion", metavar="ALGO", help="congestion control: reno, cubic or dctcp (default: the fabric's)")
     p.add_argument("-J", "--json", action="store_true", help="print iperf3's JSON document instead of the text")
     p.add_argument("--counters", action="store_true", help="also print the port and TCP counters")
+    p.add_argument(
+        "--get-server-output",
+        action="store_true",
+        help="also print the server's report (its intervals count the bytes it read)",
+    )
 
 
 def cmd_iperf(a: argparse.Namespace) -> None:
@@ -69,6 +74,7 @@ def cmd_iperf(a: argparse.Namespace) -> None:
         interval=a.interval,
         length=a.length,
         congestion=a.congestion,
+        get_server_output=a.get_server_output,
     )
     out = df.attrs["json"] if a.json else df.attrs["text"]
     sys.stdout.write(out if out.endswith("\n") else out + "\n")

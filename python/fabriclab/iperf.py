@@ -30,7 +30,7 @@ import pandas as pd
 
 from . import _core
 from .errors import InvalidArgumentError
-from .api import _with_backend, Flow, FabricLike, _dumps, _fabric_arg, _float, _flow_list, _frame, _int, _str, _seed
+from .api import _with_backend, Flow, FabricLike, _dumps, _fabric_arg, _bool, _float, _flow_list, _frame, _int, _str, _seed
 
 __all__ = ["iperf", "iperf_options", "parse_rate", "parse_size", "IPERF_COLUMNS", "TCP_COLUMNS", "CONGESTION"]
 
@@ -126,6 +126,7 @@ def iperf_options(
     length: int | str = 131072,
     congestion: str | None = None,
     background: Iterable[Flow | Mapping[str, Any]] | None = None,
+    get_server_output: bool = False,
 ) -> dict[str, Any]:
     """The core's option object for an iperf run (type-checked; the core
     checks the values)."""
@@ -140,6 +141,8 @@ def iperf_options(
     }
     if congestion is not None:
         opts["congestion"] = _str("congestion", congestion)
+    if _bool("get_server_output", get_server_output):
+        opts["get_server_output"] = True
     bg = _flow_list("background", background)
     if bg:
         opts["background"] = bg
@@ -156,6 +159,10 @@ def _run_iperf(fabric: FabricLike, opts: Mapping[str, Any], seed: int) -> pd.Dat
             "text": out["text"],
             "json": out["json"],
             "sums": _frame([iv["sum"] for iv in rep["intervals"]], IPERF_COLUMNS[2:8]),
+            "server_intervals": _frame(
+                [{"interval": k, **s} for k, iv in enumerate(rep["server_intervals"]) for s in iv["streams"]],
+                IPERF_COLUMNS[:7],
+            ),
             "sum_sent": rep["sum_sent"],
             "sum_received": rep["sum_received"],
             "end_streams": rep["end_streams"],
@@ -187,6 +194,7 @@ def iperf(
     congestion: str | None = None,
     background: Iterable[Flow | Mapping[str, Any]] | None = None,
     backend: str | None = None,
+    get_server_output: bool = False,
 ) -> pd.DataFrame:
     """Run iperf3 from ``client`` (the sender) to ``server`` on ``fabric``.
 
@@ -196,6 +204,14 @@ def iperf(
     (bytes or ``"128K"``), ``congestion`` ``-C`` (``"reno"``, ``"cubic"``,
     ``"dctcp"``; default the fabric's ``[tcp] congestion``). ``background``
     is RDMA traffic during the run (:class:`Flow` objects or dicts).
+    ``get_server_output`` is ``--get-server-output``: the text and JSON
+    also carry the server's report.
+
+    The client counts bytes when it writes them into the socket, as iperf3
+    does, so its first interval includes what filled the send buffer and
+    can exceed the line rate on a short interval; the server's figures
+    (``df.attrs["server_intervals"]``, ``"sum_received"``) count bytes read
+    and stay at or under the TCP goodput.
 
     Returns one row per stream per interval (:data:`IPERF_COLUMNS`; ``rtt``
     and ``rttvar`` in us, windows in bytes). ``df.attrs`` holds ``"text"``
@@ -214,5 +230,6 @@ def iperf(
         length=length,
         congestion=congestion,
         background=background,
+        get_server_output=get_server_output,
     )
     return _run_iperf(fabric, opts, seed)

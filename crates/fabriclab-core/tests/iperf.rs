@@ -177,3 +177,69 @@ fn the_same_seed_gives_the_same_report() {
     assert_eq!(report::iperf::json(&a), report::iperf::json(&b));
     assert_eq!(report::iperf::text(&a), report::iperf::text(&b));
 }
+
+/// Issue 14's case: one unlimited NewReno stream at 100G for 10 ms in 2 ms
+/// intervals. The client counts bytes when they are written into the
+/// socket (as iperf3 does), so its first interval also holds what filled
+/// the 4 MiB send buffer: above the line rate, but by no more than the
+/// buffer and one write. Everything the server reports (its intervals with
+/// --get-server-output, and the receiver summary) counts bytes that
+/// crossed the link and never exceeds the TCP goodput.
+#[test]
+fn only_the_senders_figures_can_exceed_the_goodput() {
+    let fabric = preset("heps").unwrap();
+    let o = Options {
+        time_s: 0.01,
+        interval_s: 0.002,
+        congestion: Some("reno".into()),
+        get_server_output: true,
+        ..opts("h0", "h4")
+    };
+    let r = iperf::run(&fabric, &o, 1).unwrap();
+    let res = &r.results;
+    let goodput_bps = tcp_goodput_gbps(100.0, 1500, false) * 1e9;
+    // The sender's first interval: over the line rate, explained by the
+    // send buffer (4 MiB) plus at most one 128 KiB write.
+    let first = &res.intervals[0].sum;
+    assert!(first.bits_per_second > 100e9, "{}", first.bits_per_second);
+    let excess = first.bytes as f64 - goodput_bps / 8.0 * first.seconds;
+    assert!(
+        excess > 0.0 && excess <= (4 << 20) as f64 + (128 << 10) as f64,
+        "{excess} B beyond the goodput"
+    );
+    // The server's side, interval by interval and in sum.
+    assert_eq!(res.server_intervals.len(), res.intervals.len());
+    for iv in &res.server_intervals {
+        for s in iv.streams.iter().chain([&iv.sum]) {
+            assert!(s.bits_per_second <= goodput_bps * 1.0001, "{s:?}");
+        }
+    }
+    assert!(res.sum_received.bits_per_second <= goodput_bps);
+    // Bytes read up to the last boundary are what the intervals add to.
+    let read: u64 = res.server_intervals.iter().map(|iv| iv.sum.bytes).sum();
+    assert!(read <= res.sum_received.bytes);
+    // The outputs carry the server's report.
+    let text = report::iperf::text(&r);
+    assert!(text.contains("\nServer output:\n"), "{text}");
+    assert!(text.contains("Server listening on 5201 (test #1)"));
+    let v: serde_json::Value = serde_json::from_str(&report::iperf::json(&r)).unwrap();
+    let srv = &v["server_output_json"];
+    assert_eq!(srv["intervals"].as_array().unwrap().len(), 5);
+    assert_eq!(srv["intervals"][0]["streams"][0]["sender"], false);
+    assert_eq!(
+        srv["end"]["sum_received"]["bytes"],
+        v["end"]["sum_received"]["bytes"]
+    );
+    // Without the option, neither appears.
+    let plain = iperf::run(
+        &fabric,
+        &Options {
+            get_server_output: false,
+            ..o
+        },
+        1,
+    )
+    .unwrap();
+    assert!(!report::iperf::text(&plain).contains("Server output:"));
+    assert!(!report::iperf::json(&plain).contains("server_output_json"));
+}

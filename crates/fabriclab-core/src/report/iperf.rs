@@ -18,7 +18,7 @@
 
 use super::cjson::{self, J};
 use crate::net::tcp::SERVER_PORT;
-use crate::workload::iperf::{Report, Summary};
+use crate::workload::iperf::{Report, ServerIntervalStream, Summary};
 use std::fmt::Write;
 
 const SEPARATOR: &str = "- - - - - - - - - - - - - - - - - - - - - - - - -";
@@ -144,11 +144,81 @@ pub fn text(r: &Report) -> String {
         out += &line("SUM", &res.sum_sent, "sender");
         out += &line("SUM", &res.sum_received, "receiver");
     }
+    if r.options.get_server_output {
+        out += &server_text(r, d, &line);
+    }
     out += "\niperf Done.\n";
     out
 }
 
+/// The server's own report, as `--get-server-output` shows it after the
+/// client's summary: its intervals count the bytes it read. The control
+/// connection's port is one below the first stream's (it is opened
+/// first; not simulated).
+fn server_text(r: &Report, d: usize, line: &dyn Fn(&str, &Summary, &str) -> String) -> String {
+    let res = &r.results;
+    let many = res.streams.len() > 1;
+    let rule = "-----------------------------------------------------------";
+    let mut out = String::from("\nServer output:\n");
+    let _ = writeln!(
+        out,
+        "{rule}\nServer listening on {SERVER_PORT} (test #1)\n{rule}"
+    );
+    if let Some(first) = res.streams.first() {
+        let _ = writeln!(
+            out,
+            "Accepted connection from {}, port {}",
+            first.local_host,
+            first.local_port.saturating_sub(1)
+        );
+    }
+    for s in &res.streams {
+        let _ = writeln!(
+            out,
+            "[{:>3}] local {} port {} connected to {} port {}",
+            s.socket, s.remote_host, s.remote_port, s.local_host, s.local_port
+        );
+    }
+    let head = "[ ID] Interval           Transfer     Bitrate";
+    if !res.server_intervals.is_empty() {
+        let _ = writeln!(out, "{head}");
+    }
+    let row = |id: &str, s: &ServerIntervalStream| {
+        format!(
+            "[{id}] {} sec  {}s  {}s/sec                  \n",
+            times(s.start, s.end, d),
+            unit_bytes(s.bytes as f64),
+            unit_bits(s.bits_per_second / 8.0)
+        )
+    };
+    for (k, iv) in res.server_intervals.iter().enumerate() {
+        if k > 0 && many {
+            let _ = writeln!(out, "{SEPARATOR}");
+        }
+        for s in &iv.streams {
+            out += &row(&format!("{:>3}", s.socket), s);
+        }
+        if many {
+            out += &row("SUM", &iv.sum);
+        }
+    }
+    let _ = writeln!(out, "{SEPARATOR}\n{head}");
+    for e in &res.end_streams {
+        let id = format!("{:>3}", e.receiver.socket.unwrap_or(0));
+        out += &line(&id, &e.receiver, "receiver");
+    }
+    if many {
+        out += &line("SUM", &res.sum_received, "receiver");
+    }
+    out
+}
+
 fn summary(s: &Summary) -> J {
+    summary_as(s, true)
+}
+
+/// A summary object; `sender` is iperf3's flag of the reporting side.
+fn summary_as(s: &Summary, sender: bool) -> J {
     let mut v: Vec<(&str, J)> = Vec::new();
     if let Some(sock) = s.socket {
         v.push(("socket", sock.into()));
@@ -168,8 +238,72 @@ fn summary(s: &Summary) -> J {
         v.push(("min_rtt", min_rtt.into()));
         v.push(("mean_rtt", mean_rtt.into()));
     }
-    v.push(("sender", true.into()));
+    v.push(("sender", sender.into()));
     J::obj(v)
+}
+
+/// The server's document inside the client's (`server_output_json`, with
+/// `--get-server-output`): its connections, its intervals (bytes read)
+/// and its receiver summaries. iperf3's server document also carries its
+/// own `start` details and CPU figures, left out here.
+fn server_json(r: &Report) -> J {
+    let res = &r.results;
+    let connected = res
+        .streams
+        .iter()
+        .map(|s| {
+            J::obj(vec![
+                ("socket", s.socket.into()),
+                ("local_host", s.remote_host.as_str().into()),
+                ("local_port", (s.remote_port as u32).into()),
+                ("remote_host", s.local_host.as_str().into()),
+                ("remote_port", (s.local_port as u32).into()),
+            ])
+        })
+        .collect();
+    let one = |s: &ServerIntervalStream, socket: bool| {
+        let mut v: Vec<(&str, J)> = Vec::new();
+        if socket {
+            v.push(("socket", s.socket.into()));
+        }
+        v.extend([
+            ("start", s.start.into()),
+            ("end", s.end.into()),
+            ("seconds", s.seconds.into()),
+            ("bytes", s.bytes.into()),
+            ("bits_per_second", s.bits_per_second.into()),
+            ("omitted", false.into()),
+            ("sender", false.into()),
+        ]);
+        J::obj(v)
+    };
+    let intervals = res
+        .server_intervals
+        .iter()
+        .map(|iv| {
+            let streams = iv.streams.iter().map(|s| one(s, true)).collect();
+            J::obj(vec![
+                ("streams", J::Arr(streams)),
+                ("sum", one(&iv.sum, false)),
+            ])
+        })
+        .collect();
+    let streams = res
+        .end_streams
+        .iter()
+        .map(|e| J::obj(vec![("receiver", summary_as(&e.receiver, false))]))
+        .collect();
+    J::obj(vec![
+        ("start", J::obj(vec![("connected", J::Arr(connected))])),
+        ("intervals", J::Arr(intervals)),
+        (
+            "end",
+            J::obj(vec![
+                ("streams", J::Arr(streams)),
+                ("sum_received", summary_as(&res.sum_received, false)),
+            ]),
+        ),
+    ])
 }
 
 /// The `-J` document, as iperf3 prints it (cJSON layout, newline-terminated).
@@ -301,11 +435,15 @@ pub fn json(r: &Report) -> String {
         ("sender_tcp_congestion", r.congestion.as_str().into()),
         ("receiver_tcp_congestion", r.congestion.as_str().into()),
     ]);
-    let doc = J::obj(vec![
+    let mut doc = vec![
         ("start", start),
         ("intervals", J::Arr(intervals)),
         ("end", end),
-    ]);
+    ];
+    if o.get_server_output {
+        doc.push(("server_output_json", server_json(r)));
+    }
+    let doc = J::obj(doc);
     cjson::print(&doc) + "\n"
 }
 

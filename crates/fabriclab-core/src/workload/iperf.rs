@@ -7,7 +7,12 @@
 //! stream is paced as iperf3 paces it (a token bucket on the average rate
 //! since the start: block k of a stream is released at k x l x 8 / rate).
 //! Like iperf3, the sender counts the bytes it wrote and the receiver the
-//! bytes it read; the sender stops writing at `-t` and the receiver's
+//! bytes it read. So the client's first interval includes what filled the
+//! socket's send buffer (`[tcp] snd_buf_bytes`, 4 MiB) and can exceed the
+//! line rate on a short interval, as real iperf3's does; the server's
+//! figures (`--get-server-output`, and the receiver summary) count bytes
+//! that crossed the link and stay at or under the TCP goodput. The sender
+//! stops writing at `-t` and the receiver's
 //! summary closes when the end-of-test message would reach it (half the
 //! stream's smoothed RTT later). Interval figures come from the connection
 //! counters at each boundary, as iperf3 reads TCP_INFO: retransmitted
@@ -52,6 +57,9 @@ pub struct Options {
     pub congestion: Option<String>,
     /// RDMA flows on the fabric during the run.
     pub background: Vec<FlowSpec>,
+    /// `--get-server-output`: the client also prints the server's report
+    /// (its intervals count the bytes the server read).
+    pub get_server_output: bool,
 }
 
 impl Default for Options {
@@ -66,6 +74,7 @@ impl Default for Options {
             length: 128 << 10,
             congestion: None,
             background: Vec::new(),
+            get_server_output: false,
         }
     }
 }

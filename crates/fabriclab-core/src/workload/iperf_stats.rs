@@ -165,6 +165,33 @@ pub struct EndStream {
     pub receiver: Summary,
 }
 
+/// One stream's interval as the server reports it: the bytes it read.
+#[derive(Clone, Debug, Serialize)]
+pub struct ServerIntervalStream {
+    /// Socket number.
+    pub socket: u32,
+    /// Interval start, s.
+    pub start: f64,
+    /// Interval end, s.
+    pub end: f64,
+    /// Length, s.
+    pub seconds: f64,
+    /// Bytes read in order in the interval.
+    pub bytes: u64,
+    /// bytes x 8 / seconds.
+    pub bits_per_second: f64,
+}
+
+/// One interval of the server's report, per stream and summed (the sum
+/// has no socket).
+#[derive(Clone, Debug, Serialize)]
+pub struct ServerInterval {
+    /// Per stream.
+    pub streams: Vec<ServerIntervalStream>,
+    /// Summed over the streams.
+    pub sum: ServerIntervalStream,
+}
+
 /// Intervals and summaries of a run.
 #[derive(Clone, Debug, Serialize)]
 pub struct Results {
@@ -172,6 +199,8 @@ pub struct Results {
     pub streams: Vec<StreamInfo>,
     /// Interval reports completed.
     pub intervals: Vec<Interval>,
+    /// The server's intervals (same boundaries, bytes read).
+    pub server_intervals: Vec<ServerInterval>,
     /// Per-stream summaries.
     pub end_streams: Vec<EndStream>,
     /// Sum of the senders.
@@ -252,6 +281,30 @@ impl Results {
             };
             intervals.push(Interval { streams: per, sum });
         }
+        let server_intervals = samples
+            .windows(2)
+            .map(|w| {
+                let (a, b) = (&w[0], &w[1]);
+                let (start, end) = (a.at.as_secs_f64(), b.at.as_secs_f64());
+                let seconds = (b.at - a.at).as_secs_f64();
+                let row = |socket, bytes| ServerIntervalStream {
+                    socket,
+                    start,
+                    end,
+                    seconds,
+                    bytes,
+                    bits_per_second: bps(bytes, seconds),
+                };
+                let streams: Vec<ServerIntervalStream> = (0..conns.len())
+                    .map(|i| row(socket(i), b.streams[i].delivered - a.streams[i].delivered))
+                    .collect();
+                let total = streams.iter().map(|s| s.bytes).sum();
+                ServerInterval {
+                    streams,
+                    sum: row(0, total),
+                }
+            })
+            .collect();
         let last = samples.last().expect("the start sample");
         let rx = rx_end.unwrap_or(last);
         let (t_snd, t_rcv) = (last.at.as_secs_f64(), rx.at.as_secs_f64());
@@ -307,6 +360,7 @@ impl Results {
         Results {
             streams,
             intervals,
+            server_intervals,
             sum_sent: sum(sent, t_snd, Some(retx)),
             sum_received: sum(received, t_rcv, None),
             end_streams,
