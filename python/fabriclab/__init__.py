@@ -40,7 +40,9 @@ A fabric is a preset name, the path of a fabric TOML file or a
 (see :mod:`fabriclab.errors`). Scenario files (:mod:`fabriclab.scenario`)
 and the ``fabriclab`` command line (:mod:`fabriclab.cli`) sit on the same
 API; :func:`sweep` runs a scenario over a grid of parameters on Dask
-(this machine's cores, or a cluster such as Slurm through dask-jobqueue).
+(this machine's cores, or a cluster such as Slurm through dask-jobqueue);
+:func:`compare` runs two configurations K times each (seeds 1..K) and
+tabulates min / avg / max, delta and % per item, size and metric.
 :func:`dashboard` turns a run's port telemetry (``port_samples``) into one
 static HTML page of figures (needs ``pip install 'fabriclab[plot]'``).
 :func:`lab_run` runs one of the seed experiments (:func:`lab_list`) and
@@ -81,6 +83,7 @@ from .lab_run import LAB_COLUMNS, lab_list, lab_run
 from .mpi import IMB_BENCHMARKS, OSU_TESTS, imb, osu
 from .scenario import run_scenario
 from .sweep import sweep
+from .compare import compare
 
 __version__ = "0.1.0"
 
@@ -98,6 +101,7 @@ __all__ = [
     "presets",
     "run_scenario",
     "sweep",
+    "compare",
     "lab_run",
     "lab_list",
     "LAB_COLUMNS",

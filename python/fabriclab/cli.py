@@ -21,6 +21,7 @@
     fabriclab hpl [--dat HPL.dat] [-N N ...] [--nb NB ...] [--grid PxQ ...] [-o FILE]
                   [--json] ...  (see cli_hpl)
     fabriclab sweep SCENARIO.toml --set PATH=V1,V2,... ...  (see cli_sweep)
+    fabriclab compare A.toml [B.toml] [--set PATH=VALUE ...] [--repeat K]  (see cli_compare)
     fabriclab dashboard PORTS.csv [-o FILE.html] [--fabric F] [--title T]
     fabriclab lab list
     fabriclab lab run NAME ... | --all [--quick] [--html FILE] [--json]  (see cli_lab)
@@ -40,7 +41,7 @@ import os
 import sys
 from typing import Any, NoReturn, Sequence
 
-from . import api, cli_dashboard, cli_fio, cli_hpl, cli_iperf, cli_lab, cli_mpi, cli_sweep
+from . import api, cli_compare, cli_dashboard, cli_fio, cli_hpl, cli_iperf, cli_lab, cli_mpi, cli_sweep
 from .errors import AuditError, DeadlockError, FabriclabError, InvalidArgumentError, RunFailedError, TransportRetryError
 from .hpl import parse_grids
 from .scenario import load_scenario, run_item
@@ -229,6 +230,8 @@ def _parser() -> argparse.ArgumentParser:
     cli_hpl.add_parser(sub, _background)
     # sweep
     cli_sweep.add_parser(sub)
+    # compare
+    cli_compare.add_parser(sub)
     # dashboard
     cli_dashboard.add_parser(sub)
     # lab
@@ -507,6 +510,7 @@ _COMMANDS = {
     "fio": cli_fio.cmd_fio,
     "hpl": cli_hpl.cmd_hpl,
     "sweep": cli_sweep.cmd_sweep,
+    "compare": cli_compare.cmd_compare,
     "dashboard": cli_dashboard.cmd_dashboard,
     "lab": lambda a: cli_lab.cmd_lab(a, item_what, print_item),
 }
@@ -523,7 +527,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     3 on a run that failed: a PFC deadlock, a transport retry error; 4 when
     the conservation audit found a bug in the model; a
     command may return its own,
-    e.g. 1 for a sweep with failed points)."""
+    e.g. 1 for a sweep or a comparison with failed runs)."""
     parser = _parser()
     args = parser.parse_args(argv)  # exits 2 with "fabriclab: error: ..." on bad usage
     if args.audit:

@@ -489,10 +489,12 @@ th:nth-child(-n+3), td:nth-child(-n+3) { text-align: left; }
 """
 
 
-def _page(title: str, meta: str, sections: list[str]) -> str:
+def _page(title: str, meta: str, sections: list[str], style: str = "") -> str:
+    """A self-contained page: the title, a line of meta text, the sections;
+    ``style`` adds CSS rules after the dashboard's (the compare report's)."""
     t = html.escape(title)
     return (
         f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>{t}</title>\n'
-        f"<style>{_STYLE}</style>\n</head>\n<body>\n<h1>{t}</h1>\n"
+        f"<style>{_STYLE}{style}</style>\n</head>\n<body>\n<h1>{t}</h1>\n"
         f'<p class="meta">{html.escape(meta)}</p>\n{"".join(sections)}</body>\n</html>\n'
     )

@@ -1,0 +1,145 @@
+"""The ``fabriclab compare`` command: an A/B comparison with repetitions
+(see :mod:`fabriclab.compare`).
+
+::
+
+    fabriclab compare A.toml [B.toml] [--set PATH=VALUE ...] [--repeat K]
+                      [--metric COL[,COL...]] [--workers N | --scheduler ADDRESS]
+                      [--csv FILE] [--html FILE] [--quiet]
+
+Prints one line per item, row and metric: A's and B's min / avg / max over
+the K runs, delta (B avg - A avg) and %. Exit status: 0; 1 if some run's
+item failed (the figures leave it out, stderr names it); 2 on bad input
+(nothing runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any, Sequence
+
+import pandas as pd
+
+from .cli_sweep import _set_spec, _short, _show, _table
+from .compare import compare, delta_text, pct_text, row_label, sides_text, value_text
+from .errors import FabriclabError, InvalidArgumentError
+
+_NUMBERS = ("A min", "A avg", "A max", "B min", "B avg", "B max", "delta", "%")
+
+
+def add_parser(sub: Any) -> None:
+    """Add the ``compare`` subcommand to ``sub``."""
+    p = sub.add_parser(
+        "compare",
+        help="A/B: two configurations, K runs each (seeds 1..K): min/avg/max, delta and %",
+        description="Run side A (A.toml) and side B (B.toml, or A.toml with the --set overrides) "
+        "K times each with seeds 1..K, on Dask as fabriclab sweep does, and compare every item, "
+        "row (message size, benchmark, flow, host, HPL test) and metric.",
+    )
+    p.add_argument("a", metavar="A.toml", help="side A: a scenario file")
+    p.add_argument("b", metavar="B.toml", nargs="?", help="side B: a scenario file with the same items (default: A.toml)")
+    p.add_argument(
+        "--set",
+        dest="sets",
+        type=_set_spec,
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
+        help="an override of side B, e.g. fabric.cc.algorithm=none (repeatable; the paths of fabriclab sweep)",
+    )
+    p.add_argument("--repeat", type=int, default=5, metavar="K", help="runs per side, seeds 1..K (default 5)")
+    p.add_argument(
+        "--metric",
+        metavar="COL[,COL...]",
+        help="the result columns to compare (default per tool: perftest bw_avg_gbps or t_typical_us, "
+        "flows fct_us, imb t_avg_us, osu avg_us or mb_per_s, cbench value, fio iops and lat_avg_us, hpl gflops)",
+    )
+    where = p.add_mutually_exclusive_group()
+    where.add_argument(
+        "--workers", type=int, metavar="N", help="worker processes of the local Dask cluster (default: one per CPU)"
+    )
+    where.add_argument(
+        "--scheduler", metavar="ADDRESS", help="run on an existing Dask scheduler, e.g. tcp://login1:8786 (Slurm)"
+    )
+    p.add_argument("--csv", metavar="FILE", help="write the comparison to FILE as CSV")
+    p.add_argument("--html", metavar="FILE", help="write the comparison to FILE as an HTML page")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+
+
+def _overrides(sets: Sequence[tuple[str, list[Any]]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for path, values in sets:
+        if path in out:
+            raise InvalidArgumentError(f"--set {path} is given twice; side B takes one value per path")
+        if len(values) != 1:
+            shown = ", ".join(_show(v) for v in values)
+            raise InvalidArgumentError(
+                f"--set {path}: compare takes one value per path (side B's), got {len(values)} ({shown}); "
+                "to run several values, use fabriclab sweep"
+            )
+        out[path] = values[0]
+    return out
+
+
+def _check_writable(path: str | None, option: str) -> None:
+    if path is None:
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise InvalidArgumentError(f"{option} {path}: no such directory {folder}")
+
+
+def table_text(df: pd.DataFrame) -> str:
+    """The comparison as the EANTC report tabulates it: one line per item,
+    row and metric; A and B (without / with) min, avg, max; delta; %."""
+    names = df["name"].notna().any()
+    headers = ["item", *(["name"] if names else []), "row", "metric", *_NUMBERS]
+    rows = []
+    for r in df.to_dict("records"):
+        cells = [r["item"], *([_show(r["name"])] if names else []), row_label(r), r["metric"]]
+        cells += [value_text(r[c]) for c in ("a_min", "a_avg", "a_max", "b_min", "b_avg", "b_max")]
+        cells += [delta_text(r["delta"]), pct_text(r["pct"])]
+        rows.append(cells)
+    return _table(headers, rows, right=_NUMBERS)
+
+
+def cmd_compare(a: argparse.Namespace) -> int:
+    """Run ``fabriclab compare``; the exit status (0, or 1 if runs failed)."""
+    overrides = _overrides(a.sets)
+    _check_writable(a.csv, "--csv")
+    _check_writable(a.html, "--html")
+    try:
+        df = compare(
+            a.a, a.b, overrides, repeat=a.repeat, metric=a.metric, client=a.scheduler, workers=a.workers,
+            progress=not a.quiet,
+        )
+    except ImportError as e:
+        raise FabriclabError(str(e)) from None
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        raise
+    except OSError as e:  # the scheduler could not be reached
+        raise FabriclabError(str(e)) from None
+    sys.stdout.write(sides_text(df) + "\n" + table_text(df))
+    sys.stdout.flush()
+    for path, what in ((a.csv, "csv"), (a.html, "html")):
+        if path is None:
+            continue
+        try:
+            if what == "csv":
+                df.to_csv(path, index=False)
+            else:
+                from .compare_html import write_html
+
+                write_html(df, path)
+        except OSError as e:
+            raise InvalidArgumentError(f"cannot write {path}: {e.strerror or e}") from None
+        print(f"comparison written to {path}", file=sys.stderr)
+    failed = df.attrs.get("failed", [])
+    for f in failed:
+        print(f"fabriclab: side {f['side']}, seed {f['seed']}, {f['item'] or 'the whole run'}: {_short(f['error'])}", file=sys.stderr)
+    if failed:
+        print(f"fabriclab: {len(failed)} run(s) of an item failed: the figures leave them out", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,289 @@
+"""A/B comparisons with repetitions (fabriclab.compare, ``fabriclab compare``):
+each side runs K times with seeds 1..K through the sweep machinery, and
+every item, row and metric gets A's and B's min / avg / max, delta and %."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import subprocess
+from typing import Any, Iterator
+
+import pandas as pd
+import pytest
+from browser import assert_renders, browser_or_skip, check_page
+from conftest import ROOT, run_cli
+
+import fabriclab
+from fabriclab.cli import main as cli_main
+from fabriclab.compare import compare_runs, row_label, run_sides
+from fabriclab.compare_html import write_html
+from fabriclab.errors import InvalidArgumentError, ParseError
+
+distributed = pytest.importorskip("distributed")
+
+HEPS = ROOT / "scenarios" / "heps.toml"
+
+# Four hosts, two leaves, two spines: a perftest and two cross-leaf flows
+# whose ECMP paths collide for some seeds (seed 1) and not others, so the
+# runs of one side differ; DCQCN (or not) changes the flows' FCTs.
+TINY = """
+seed = 1
+
+[fabric]
+name = "four-hosts"
+[fabric.topology]
+kind = "leaf_spine"
+spines = 2
+leaves = 2
+hosts_per_leaf = 2
+host_link_gbps = 100
+uplink_gbps = 100
+[fabric.ecn]
+enabled = true
+kmin_bytes = 5000
+kmax_bytes = 50000
+pmax = 0.2
+[fabric.cc]
+algorithm = "dcqcn"
+
+[[perftest]]
+name = "bw"
+test = "ib_write_bw"
+client = "h0"
+server = "h2"
+size = 65536
+iters = 50
+report_gbits = true
+
+[[flows]]
+name = "cross"
+flows = [{src = "h0", dst = "h2", bytes = 200000}, {src = "h1", dst = "h3", bytes = 200000}]
+"""
+
+FIGURES = ["a_min", "a_avg", "a_max", "b_min", "b_avg", "b_max", "delta", "pct", "a_runs", "b_runs"]
+
+
+@pytest.fixture
+def tiny(tmp_path):
+    p = tmp_path / "tiny.toml"
+    p.write_text(TINY)
+    return p
+
+
+@contextlib.contextmanager
+def local_client(workers: int = 2) -> Iterator[Any]:
+    with distributed.LocalCluster(
+        n_workers=workers,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address="127.0.0.1:0",
+        silence_logs=logging.ERROR,
+    ) as cluster, distributed.Client(cluster, set_as_default=False) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A 2-worker LocalCluster shared by the comparisons of this file."""
+    with local_client() as c:
+        yield c
+
+
+class NoClient:
+    """Fails the test if anything is submitted."""
+
+    def submit(self, *a, **k):  # pragma: no cover - must not be reached
+        raise AssertionError("a run was submitted")
+
+
+def main_in_process(capsys, *args) -> subprocess.CompletedProcess:
+    """``fabriclab ARGS`` in this process."""
+    try:
+        code = cli_main([str(a) for a in args])
+    except SystemExit as e:  # argparse's usage errors
+        code = e.code
+    out = capsys.readouterr()
+    return subprocess.CompletedProcess(args, code, out.out, out.err)
+
+
+def assert_cli_error(r: subprocess.CompletedProcess, *words: str) -> None:
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+    assert "fabriclab: error:" in r.stderr and "Traceback" not in r.stderr + r.stdout
+    for w in words:
+        assert w in r.stderr, (w, r.stderr)
+
+
+def assert_arithmetic(df: pd.DataFrame) -> None:
+    """delta = B avg - A avg and % = delta / A avg x 100, row by row."""
+    for r in df.itertuples():
+        assert r.delta == pytest.approx(r.b_avg - r.a_avg, abs=1e-9)
+        assert r.pct == pytest.approx(100 * (r.b_avg - r.a_avg) / r.a_avg, abs=1e-9)
+        assert r.a_min <= r.a_avg <= r.a_max and r.b_min <= r.b_avg <= r.b_max
+
+
+# --------------------------------------------------------------------------
+# From Python
+
+
+def test_each_side_runs_seeds_1_to_k_and_the_figures_are_their_statistics(tiny, client):
+    runs = run_sides(tiny, set={"fabric.cc.algorithm": "none"}, repeat=2, client=client)
+    # the rows show every run: side A and side B, seeds 1 and 2, B with its override
+    assert runs.attrs["seeds"] == [1, 2]
+    assert sorted(set(zip(runs.side, runs.seed))) == [("A", 1), ("A", 2), ("B", 1), ("B", 2)]
+    assert set(runs[runs.side == "B"]["fabric.cc.algorithm"]) == {"none"}
+    assert runs[runs.side == "A"]["fabric.cc.algorithm"].isna().all()
+
+    df = compare_runs(runs)
+    assert list(df.columns) == ["item", "kind", "name", "bytes", "flow", "src", "dst", "metric", *FIGURES]
+    assert list(zip(df.item, df.metric)) == [
+        ("perftest[0]", "bw_avg_gbps"),
+        ("flows[0]", "fct_us"),
+        ("flows[0]", "fct_us"),
+    ]
+    assert [row_label(r) for r in df.to_dict("records")] == ["65536 B", "flow 0 h0->h2", "flow 1 h1->h3"]
+    assert (df.a_runs == 2).all() and (df.b_runs == 2).all() and df.attrs["failed"] == []
+    # each side's min / avg / max are those of its two runs
+    for r in df.itertuples():
+        for side, prefix in (("A", "a"), ("B", "b")):
+            rows = runs[(runs.side == side) & (runs.item == r.item)]
+            if r.kind == "flows":
+                rows = rows.iloc[int(r.flow) :: 2]  # flow 0, flow 1 of each run
+            values = rows[r.metric].astype(float)
+            assert len(values) == 2
+            assert getattr(r, f"{prefix}_min") == values.min() and getattr(r, f"{prefix}_max") == values.max()
+            assert getattr(r, f"{prefix}_avg") == pytest.approx(values.mean())
+    assert_arithmetic(df)
+    flows = df[df.kind == "flows"]
+    assert (flows.a_max > flows.a_min).all(), "seed 1 collides on a spine and seed 2 does not: seeds were used"
+    assert (flows.delta < 0).all(), "without DCQCN the colliding flows finish sooner here"
+    assert df.pct.iloc[0] == 0.0  # one perftest alone: DCQCN changes nothing
+
+    # fabriclab.compare is the two steps in one, the same on one worker of its own LocalCluster
+    again = fabriclab.compare(tiny, set={"fabric.cc.algorithm": "none"}, repeat=2, workers=1)
+    pd.testing.assert_frame_equal(again, df)
+
+
+def test_same_file_twice_gives_delta_zero(tiny, client):
+    df = fabriclab.compare(tiny, tiny, repeat=2, client=client)
+    assert len(df) == 3 and (df.delta == 0).all() and (df.pct == 0).all()
+    assert (df.a_min == df.b_min).all() and (df.a_max == df.b_max).all()
+
+
+def test_metric_choice_and_failed_runs(tiny, client):
+    df = fabriclab.compare(tiny, set={"perftest.iters": 0}, repeat=1, metric="sim_time_us,bw_peak", client=client)
+    # perftest refuses -n 0 when it runs: B's perftest failed, its figures are empty and the run is listed
+    assert [(f["side"], f["seed"], f["item"]) for f in df.attrs["failed"]] == [("B", 1, "perftest[0]")]
+    assert "at least 5 iterations" in df.attrs["failed"][0]["error"]
+    pt = df[df.item == "perftest[0]"]
+    assert set(pt.metric) == {"sim_time_us", "bw_peak"} and (pt.b_runs == 0).all() and pt.delta.isna().all()
+    fl = df[df.item == "flows[0]"]
+    assert set(fl.metric) == {"sim_time_us"} and (fl.delta == 0).all()
+
+
+def test_bad_input_is_refused_before_anything_runs(tiny, tmp_path):
+    other = tmp_path / "other.toml"
+    other.write_text(TINY.replace('name = "cross"', 'name = "crossing"'))
+    with pytest.raises(InvalidArgumentError, match="flows\\[0\\] is named 'cross' in .* and 'crossing' in"):
+        fabriclab.compare(tiny, other, client=NoClient())
+    with pytest.raises(InvalidArgumentError, match="heps.toml has perftest\\[1\\], .*tiny.toml has not"):
+        fabriclab.compare(HEPS, tiny, client=NoClient())
+    with pytest.raises(ParseError, match="unknown sweep path 'fabrik.cc.algorithm'"):
+        fabriclab.compare(tiny, set={"fabrik.cc.algorithm": "none"}, client=NoClient())
+    for bad in (0, -1, True, 1.5):
+        with pytest.raises(InvalidArgumentError, match="repeat must be an integer >= 1"):
+            fabriclab.compare(tiny, repeat=bad, client=NoClient())
+    with pytest.raises(InvalidArgumentError, match="seed cannot be set"):
+        fabriclab.compare(tiny, set={"seed": 3}, client=NoClient())
+    with pytest.raises(InvalidArgumentError, match="metric 'gflops': no item of the scenario reports it"):
+        fabriclab.compare(tiny, metric="gflops", client=NoClient())
+    with pytest.raises(InvalidArgumentError, match="a client or scheduler brings its own workers"):
+        fabriclab.compare(tiny, client=NoClient(), workers=2)
+
+
+# --------------------------------------------------------------------------
+# The command line
+
+
+@pytest.fixture(scope="module")
+def heps_cli(tmp_path_factory):
+    """``fabriclab compare scenarios/heps.toml --set fabric.topology.host_link_gbps=25
+    --repeat 2 --csv --html`` run once, as a program."""
+    d = tmp_path_factory.mktemp("compare")
+    csv, page = d / "heps.csv", d / "heps.html"
+    r = run_cli(
+        "compare", HEPS, "--set", "fabric.topology.host_link_gbps=25", "--repeat", "2", "--workers", "2",
+        "--csv", csv, "--html", page,
+    )
+    return r, csv, page
+
+
+def test_cli_compare_prints_the_table_and_writes_csv(heps_cli):
+    r, csv, _ = heps_cli
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == f"A: {HEPS}" and lines[1] == f"B: {HEPS} with fabric.topology.host_link_gbps = 25"
+    assert lines[2] == "2 run(s) each, seeds 1..2"
+    head = lines[4].split()
+    assert head == ["item", "name", "row", "metric", "A", "min", "A", "avg", "A", "max", "B", "min", "B", "avg", "B", "max", "delta", "%"]
+    bw = lines[5].split()
+    assert bw[:5] == ["perftest[0]", "bandwidth", "65536", "B", "bw_avg_gbps"] and bw[-2].startswith("-")
+    assert lines[6].split()[:5] == ["perftest[1]", "latency", "2", "B", "t_typical_us"] and len(lines) == 7
+    assert f"comparison written to {csv}" in r.stderr and "2/2 points done" in r.stderr
+
+    df = pd.read_csv(csv)
+    assert list(df.item) == ["perftest[0]", "perftest[1]"] and list(df.a_runs) == [2, 2]
+    assert_arithmetic(df)
+    # 25G host links: the bandwidth falls to about a quarter, the latency rises
+    assert df.pct.iloc[0] == pytest.approx(-75, abs=3) and df.delta.iloc[1] > 0
+    assert f"{df.pct.iloc[0]:+.1f} %" == bw[-2] + " " + bw[-1]
+
+
+def test_cli_compare_html_renders_in_a_browser(heps_cli, tmp_path):
+    r, _, page = heps_cli
+    assert r.returncode == 0, r.stderr
+    text = page.read_text()
+    assert "A (without)" in text and "bw_avg_gbps" in text
+    browser_or_skip()
+    check = check_page(page)
+    assert check.title == "fabriclab compare"
+    assert_renders(check, min_images=0, min_tables=2)  # one table per item
+    (tmp_path / "compare.png").write_bytes(check.screenshot_png)
+
+
+def test_cli_compare_runs_on_a_scheduler_and_exits_1_on_failed_runs(tiny, client, capsys):
+    address = client.scheduler.address
+    r = main_in_process(capsys, "compare", tiny, "--set", "perftest.iters=0", "--repeat", "1", "--scheduler", address)
+    assert r.returncode == 1, r.stderr
+    assert "side B, seed 1, perftest[0]: InvalidArgumentError" in r.stderr
+    assert "1 run(s) of an item failed" in r.stderr
+    assert "flows[0]" in r.stdout
+
+
+def test_html_of_failed_runs_and_empty_sides(tiny, client, tmp_path):
+    df = fabriclab.compare(tiny, set={"perftest.iters": 0}, repeat=1, client=client)
+    text = write_html(df, tmp_path / "c.html").read_text()
+    assert "Runs that failed" in text and "at least 5 iterations" in text and "0 / 1" not in text
+    assert "1 / 0" in text  # the perftest: A's run, none of B's
+
+
+def test_cli_compare_errors(tiny, tmp_path, capsys):
+    def run(*args):
+        return main_in_process(capsys, "compare", *args)
+
+    other = tmp_path / "other.toml"
+    other.write_text(TINY.replace("[[flows]]", "[[perftest]]\nname = \"crossing\"\ntest = \"ib_write_lat\"\n\n[[flows]]"))
+    assert_cli_error(run(tiny, other), "differ in their items", "other.toml has perftest[1], ", "perftest[1] 'crossing'")
+    assert_cli_error(run(tiny, HEPS), "differ in their items")
+    assert_cli_error(run(tiny, "--set", "fabrik.cc.algorithm=none"), "unknown sweep path 'fabrik.cc.algorithm'")
+    assert_cli_error(run(tiny, "--set", "perftest[3].size=8"), "index must be 0")
+    assert_cli_error(run(tiny, "--repeat", "0"), "repeat must be an integer >= 1")
+    assert_cli_error(run(tiny, "--set", "fabric.cc.algorithm=none,dcqcn"), "one value per path", "fabriclab sweep")
+    assert_cli_error(run(tiny, "--set", "seed=2"), "seed cannot be set")
+    assert_cli_error(run(tiny, "--metric", "iops"), "metric 'iops'", "bw_avg_gbps")
+    assert_cli_error(run(tiny, "--csv", tmp_path / "no" / "x.csv"), "--csv", "no such directory")
+    assert_cli_error(run(tiny, "--workers", "2", "--scheduler", "tcp://127.0.0.1:1"), "not allowed")
+    assert_cli_error(run(tmp_path / "missing.toml"), "missing.toml: no such file")
+    # and as a program: the message, exit status 2, no traceback
+    assert_cli_error(run_cli("compare", tiny, "--set", "imb.np=2"), "no [[imb]] tables")
