@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# All tests: the Rust core (no Python needed), lints, then the Python layer.
+# All tests: the Rust core (no Python needed), lints (Rust, then Python),
+# then the Python layer.
 # Expects the package installed (pip install '.[test]').
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,5 +16,17 @@ if cargo fmt --version >/dev/null 2>&1; then
   cargo fmt --all -- --check
 else
   echo "rustfmt not installed: format check skipped"
+fi
+# The Python layer's lints (pyproject.toml's [tool.ruff] and [tool.mypy]):
+# ruff on the package, tests and benches; mypy --strict on the package.
+if python3 -m ruff --version >/dev/null 2>&1; then
+  python3 -m ruff check .
+else
+  echo "ruff not installed: Python lint skipped"
+fi
+if python3 -m mypy --version >/dev/null 2>&1; then
+  python3 -m mypy
+else
+  echo "mypy not installed: type check skipped"
 fi
 python3 -m pytest -q

@@ -146,7 +146,7 @@ def parse_imb_header(text: str) -> dict[str, Any]:
         "reduction_datatype": None,
         "op": None,
         "benchmarks": [],
-        "finalized": any(l == IMB_FINALIZE for l in lines),
+        "finalized": any(line == IMB_FINALIZE for line in lines),
     }
     i = 0
     n = len(lines)

@@ -113,7 +113,7 @@ def parse_osu(text: str) -> dict[str, Any]:
             raise ValueError(f"row {lines[i]!r} has {len(fields)} fields for {len(cols)} columns {cols}")
         out["rows"].append([_value(c, f) for c, f in zip(cols, fields)])
         i += 1
-    rest = [l for l in lines[i:] if l.strip()]
+    rest = [line for line in lines[i:] if line.strip()]
     if rest:
         raise ValueError(f"text after the table: {rest[0]!r}")
     return out

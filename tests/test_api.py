@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import MALFORMED_TOML, NEGATIVE_RATE_TOML, TWO_HOSTS_TOML, ZERO_HOSTS_TOML
 
 import fabriclab
+from conftest import MALFORMED_TOML, NEGATIVE_RATE_TOML, TWO_HOSTS_TOML, ZERO_HOSTS_TOML
 from fabriclab import errors
 from fabriclab.api import FLOW_COLUMNS, PORT_COLUMNS, PORT_SAMPLE_COLUMNS, QP_COLUMNS, SAMPLE_COLUMNS
 
@@ -336,7 +336,6 @@ def test_the_type_stub_lists_every_core_function():
     """_core.pyi declares exactly what the extension exports (issue 15:
     the boundary is typed; a binding without a stub fails here)."""
     import ast
-    from pathlib import Path
 
     import fabriclab._core as core
 

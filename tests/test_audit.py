@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_cli
 
 import fabriclab
+from conftest import run_cli
 from fabriclab.scenario import ScenarioItem, load_scenario, run_item
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import run_cli
 
 import fabriclab
+from conftest import run_cli
 from fabriclab.errors import FabriclabError, InvalidArgumentError
 
 
@@ -82,8 +82,7 @@ def test_iperf_runs_at_its_fair_share_on_the_flow_backend() -> None:
 
 def test_backend_is_a_sweep_axis(tmp_path) -> None:
     from conftest import ROOT
-
-    from fabriclab.sweep import sweep_points
+    from fabriclab.sweeps import sweep_points
 
     pts = sweep_points(ROOT / "scenarios" / "heps.toml", {"backend": ["packet", "flow"]})
     assert [p.params["backend"] for p in pts] == ["packet", "flow"]

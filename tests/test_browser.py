@@ -7,11 +7,11 @@ Skipped, saying why, where no chromium can be found."""
 from __future__ import annotations
 
 import pytest
-from browser import assert_renders, browser_or_skip, check_page
 
 import fabriclab
+from browser import assert_renders, browser_or_skip, check_page
 from fabriclab.lab_html import write_report
-from fabriclab.lab_run import run_lab
+from fabriclab.lab_runs import run_lab
 
 pytest.importorskip("matplotlib")
 

@@ -8,10 +8,10 @@ import subprocess
 
 import pandas as pd
 import pytest
-from conftest import GOLDEN, MALFORMED_TOML, NEGATIVE_RATE_TOML, ROOT, ZERO_HOSTS_TOML, run_cli
 
 import fabriclab
 import perftest_format
+from conftest import GOLDEN, MALFORMED_TOML, NEGATIVE_RATE_TOML, ROOT, ZERO_HOSTS_TOML, run_cli
 
 GOLDEN_BW = GOLDEN / "perftest_ib_write_bw_a_gbits_SYNTHETIC.txt"
 GOLDEN_LAT = GOLDEN / "perftest_ib_write_lat_a_SYNTHETIC.txt"
@@ -140,7 +140,7 @@ def test_cli_flows():
     r = run_cli("flows", "--fabric", "heps", "--flow", "h0:h4:1M", "--flow", "h1:h4:1M:2.5", "--counters")
     assert r.returncode == 0, r.stderr
     assert "outcome: Finished" in r.stdout
-    lines = [l for l in r.stdout.splitlines() if l.startswith(("h0 ", "h1 "))]
+    lines = [line for line in r.stdout.splitlines() if line.startswith(("h0 ", "h1 "))]
     assert lines[0].split()[:3] == ["h0", "h4", "1048576"]
     assert lines[1].split()[:4] == ["h1", "h4", "1048576", "2.500"]
     assert "Port counters:" in r.stdout and "QP counters:" in r.stdout
@@ -169,7 +169,7 @@ def test_cli_flows_telemetry_csv(tmp_path):
 def test_cli_fabric_list_and_show():
     r = run_cli("fabric", "list")
     assert r.returncode == 0, r.stderr
-    assert [l.split()[0] for l in r.stdout.splitlines()] == fabriclab.presets()
+    assert [line.split()[0] for line in r.stdout.splitlines()] == fabriclab.presets()
     r = run_cli("fabric", "show", "heps")
     assert r.returncode == 0, r.stderr
     assert "hosts:       32" in r.stdout and "switches:    10" in r.stdout and "links:       64" in r.stdout

@@ -7,17 +7,18 @@ from __future__ import annotations
 import contextlib
 import logging
 import subprocess
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pandas as pd
 import pytest
-from browser import assert_renders, browser_or_skip, check_page
-from conftest import ROOT, run_cli
 
 import fabriclab
+from browser import assert_renders, browser_or_skip, check_page
+from conftest import ROOT, run_cli
 from fabriclab.cli import main as cli_main
-from fabriclab.compare import compare_runs, row_label, run_sides
 from fabriclab.compare_html import write_html
+from fabriclab.comparisons import compare_runs, row_label, run_sides
 from fabriclab.errors import InvalidArgumentError, ParseError
 
 distributed = pytest.importorskip("distributed")

@@ -11,11 +11,11 @@ import sys
 
 import pandas as pd
 import pytest
-from conftest import TWO_HOSTS_TOML, run_cli
 
 import fabriclab
+from conftest import TWO_HOSTS_TOML, run_cli
 from fabriclab.api import PORT_SAMPLE_COLUMNS
-from fabriclab.dashboard import CAPTIONS, busiest_ports, check_port_samples, panels, port_rates
+from fabriclab.dashboards import CAPTIONS, busiest_ports, check_port_samples, panels, port_rates
 
 INCAST = [fabriclab.Flow(f"h{i}", "h0", 4 << 20) for i in range(4, 12)]  # 8:1 into h0, from other leaves
 
@@ -122,7 +122,7 @@ def test_bad_samples_are_invalid_arguments(change, words):
 
 
 def test_module_examples():
-    res = doctest.testmod(sys.modules["fabriclab.dashboard"], verbose=False)
+    res = doctest.testmod(sys.modules["fabriclab.dashboards"], verbose=False)
     assert res.attempted >= 3 and res.failed == 0
 
 

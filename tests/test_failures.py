@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from conftest import run_cli
-from test_cli import assert_cli_error
 
 import fabriclab
+from conftest import run_cli
 from fabriclab.errors import FabricError
+from test_cli import assert_cli_error
 
 FABRIC = """
 name = "two-spines"
@@ -122,7 +122,7 @@ def test_cli_reports_losses_and_refuses_bad_failures(tmp_path):
     good.write_text(FABRIC + PULL.format(spine=_spine_used()))
     r = run_cli("flows", "--fabric", str(good), "--flow", "h0:h2:4M", "--counters")
     assert r.returncode == 0, r.stderr
-    header = next(l for l in r.stdout.splitlines() if l.startswith("node ") and "peak_buf_KB" in l)
+    header = next(line for line in r.stdout.splitlines() if line.startswith("node ") and "peak_buf_KB" in line)
     assert header.split()[-1] == "lost"
     bad = tmp_path / "bad.toml"
     bad.write_text(FABRIC + '[[link_failures]]\na = "leaf0"\nb = "leaf1"\ndown_us = 1\n')
@@ -131,7 +131,6 @@ def test_cli_reports_losses_and_refuses_bad_failures(tmp_path):
 
 def test_cable_pull_scenario_loads_with_its_failure():
     from conftest import ROOT
-
     from fabriclab.scenario import load_scenario
 
     sc = load_scenario(ROOT / "scenarios" / "eantc_cable_pull.toml")

@@ -4,9 +4,9 @@ a perftest across pods, and impossible radices as FabricError / exit 2."""
 from __future__ import annotations
 
 import pytest
-from conftest import run_cli
 
 import fabriclab
+from conftest import run_cli
 from fabriclab import errors
 
 K4 = """

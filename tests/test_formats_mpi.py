@@ -14,10 +14,10 @@ import math
 import re
 
 import pytest
-from conftest import GOLDEN
 
 import imb_format
 import osu_format
+from conftest import GOLDEN
 from imb_format import check_imb_layout, parse_imb, parse_imb_header
 from osu_format import check_osu_layout, column, parse_osu
 
@@ -382,7 +382,7 @@ def test_osu_layout_formats_match_ombs_printf():
 
 def _replace_first_data_line(text: str, new: str) -> str:
     lines = text.split("\n")
-    k = next(i for i, l in enumerate(lines) if l and not l.startswith("#"))
+    k = next(i for i, line in enumerate(lines) if line and not line.startswith("#"))
     lines[k] = new
     return "\n".join(lines)
 

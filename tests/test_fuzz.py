@@ -128,7 +128,7 @@ def _call(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
 
 
 def test_the_bases_run():
-    for name, (f, base) in CALLS.items():
+    for f, base in CALLS.values():
         f(**base, fabric=FABRIC)
 
 

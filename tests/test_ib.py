@@ -5,9 +5,9 @@ fabriclab.errors.FabricError (CLI: exit status 2) with the core's message."""
 from __future__ import annotations
 
 import pytest
-from conftest import run_cli
 
 import fabriclab
+from conftest import run_cli
 from fabriclab import errors
 
 IB_TOML = """

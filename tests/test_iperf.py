@@ -9,11 +9,11 @@ import json
 import sys
 
 import pytest
-from conftest import GOLDEN, run_cli
 
 import fabriclab
 import iperf_format
-from fabriclab.iperf import parse_rate, parse_size
+from conftest import GOLDEN, run_cli
+from fabriclab.tcp import parse_rate, parse_size
 
 GOLDEN_TXT = GOLDEN / "iperf3.txt"
 GOLDEN_JSON = GOLDEN / "iperf3.json"
@@ -133,7 +133,7 @@ def test_api_congestion_and_sizes():
 
 
 def test_module_docstring_examples_run():
-    res = doctest.testmod(sys.modules["fabriclab.iperf"], verbose=False)
+    res = doctest.testmod(sys.modules["fabriclab.tcp"], verbose=False)
     assert res.attempted > 0 and res.failed == 0
 
 

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import run_cli
 
 import fabriclab
+from conftest import run_cli
 from fabriclab.errors import InvalidArgumentError, ParseError
 from fabriclab.lab import KINDS, LAB_DIR, Metric, Selector, load_lab, load_labs
 from fabriclab.lab_measure import QUICK_SKIPPED, VERDICTS, measure, verdict
-from fabriclab.lab_run import LAB_COLUMNS, run_lab, scenario_of
+from fabriclab.lab_runs import LAB_COLUMNS, run_lab, scenario_of
 
 #: One lab per experiment row of docs/seeds.md (issue 14).
 SEED_LABS = {

@@ -7,9 +7,9 @@ from __future__ import annotations
 import os
 
 import pytest
-from conftest import run_cli
 
 import fabriclab
+from conftest import run_cli
 
 # 4,096 hosts; a linear Alltoall over them is 2 x 4,096 x 4,095 steps
 # (33.5 M, about 4 GB of schedule) and 8.4 M queue pairs.

@@ -12,10 +12,10 @@ from __future__ import annotations
 import pytest
 
 import fabriclab
+from conftest import run_cli
 from fabriclab.errors import FabriclabError, InvalidArgumentError, UnknownHostError
 from imb_format import check_imb_layout, parse_imb, parse_imb_header
 from osu_format import check_osu_layout, column, parse_osu
-from conftest import run_cli
 
 SMALL = dict(msglog=(0, 6), iters=20)
 

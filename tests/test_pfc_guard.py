@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import run_cli
 
 import fabriclab
+from conftest import run_cli
 
 
 def ring(n: int = 5, extra: str = "") -> str:

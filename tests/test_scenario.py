@@ -6,9 +6,9 @@ import sys
 
 import pandas as pd
 import pytest
-from conftest import ROOT, TWO_HOSTS_TOML, run_cli
 
 import fabriclab
+from conftest import ROOT, TWO_HOSTS_TOML, run_cli
 from fabriclab.errors import FabricError, ParseError, UnknownHostError
 from fabriclab.scenario import load_scenario, toml_dumps
 

@@ -10,21 +10,22 @@ import signal
 import subprocess
 import sys
 import threading
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pandas as pd
 import pytest
-from conftest import run_cli
 
 import fabriclab
+from conftest import run_cli
 from fabriclab.cli import main as cli_main
 from fabriclab.cli_sweep import parse_values
 from fabriclab.errors import InvalidArgumentError, ParseError, UnknownHostError
 from fabriclab.scenario import load_scenario
-from fabriclab.sweep import SweepPoint, _Writer, expand_grid, sweep_points
+from fabriclab.sweeps import SweepPoint, _Writer, expand_grid, sweep_points
 
-# fabriclab.sweep is the function; the module is here (to monkeypatch it)
-sweep_module = sys.modules["fabriclab.sweep"]
+# the module behind fabriclab.sweep (to monkeypatch it)
+sweep_module = sys.modules["fabriclab.sweeps"]
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from conftest import run_cli
 
 import fabriclab
+from conftest import run_cli
 from fabriclab.api import PORT_SAMPLE_COLUMNS
 from fabriclab.errors import InvalidArgumentError
 

@@ -47,8 +47,21 @@ tabulates min / avg / max, delta and % per item, size and metric.
 static HTML page of figures (needs ``pip install 'fabriclab[plot]'``).
 :func:`lab_run` runs one of the seed experiments (:func:`lab_list`) and
 compares it with the published figures, verdict by verdict.
+
+Each function's module holds the rest of its API under a name of its own,
+so that no submodule hides behind a function: :mod:`fabriclab.sweeps`
+(:func:`sweep`), :mod:`fabriclab.comparisons` (:func:`compare`),
+:mod:`fabriclab.dashboards` (:func:`dashboard`), :mod:`fabriclab.lab_runs`
+(:func:`lab_run`, :func:`lab_list`), :mod:`fabriclab.tcp` (:func:`iperf`),
+:mod:`fabriclab.storage` (:func:`fio`), :mod:`fabriclab.linpack`
+(:func:`hpl`), :mod:`fabriclab.bisection` (:func:`cbench`) and
+:mod:`fabriclab.mpi` (:func:`imb`, :func:`osu`).
 """
 
+# The version is written once, in Cargo.toml ([workspace.package]): the
+# extension is compiled with it and the wheel's metadata takes it from there
+# (pyproject's dynamic version).
+from ._core import __version__ as __version__
 from .api import (
     BW_COLUMNS,
     LAT_COLUMNS,
@@ -62,30 +75,28 @@ from .api import (
     preset_toml,
     presets,
 )
+from .bisection import CBENCH_COLUMNS, CBENCH_TESTS, cbench
+from .comparisons import compare
+from .dashboards import dashboard
 from .errors import (
+    ArgumentTypeError,
+    AuditError,
+    DeadlockError,
     FabricError,
     FabriclabError,
     InvalidArgumentError,
     ParseError,
-    ArgumentTypeError,
-    DeadlockError,
     RunFailedError,
     TransportRetryError,
-    AuditError,
     UnknownHostError,
 )
-from .cbench import CBENCH_COLUMNS, CBENCH_TESTS, cbench
-from .dashboard import dashboard
-from .fio import FIO_COLUMNS, FIO_RW, fio
-from .hpl import HPL_COLUMNS, HPL_SAMPLE_COLUMNS, hpl
-from .iperf import IPERF_COLUMNS, iperf
-from .lab_run import LAB_COLUMNS, lab_list, lab_run
+from .lab_runs import LAB_COLUMNS, lab_list, lab_run
+from .linpack import HPL_COLUMNS, HPL_SAMPLE_COLUMNS, hpl
 from .mpi import IMB_BENCHMARKS, OSU_TESTS, imb, osu
 from .scenario import run_scenario
-from .sweep import sweep
-from .compare import compare
-
-__version__ = "0.1.0"
+from .storage import FIO_COLUMNS, FIO_RW, fio
+from .sweeps import sweep
+from .tcp import IPERF_COLUMNS, iperf
 
 __all__ = [
     "BW_COLUMNS",

@@ -17,8 +17,9 @@ import json
 import math
 import operator
 import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence, Union
+from typing import Any, Union, cast
 
 import pandas as pd
 
@@ -142,6 +143,17 @@ def _frame(rows: Sequence[Mapping[str, Any]], columns: list[str]) -> pd.DataFram
     return df.reindex(columns=[c for c in columns if c in df.columns] + extra)
 
 
+def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """``df.to_dict("records")`` of a frame whose column labels are strings."""
+    return cast("list[dict[str, Any]]", df.to_dict("records"))
+
+
+def _tuples(df: pd.DataFrame, index: bool = True) -> Iterator[Any]:
+    """``df.itertuples(index=index)``: rows whose fields are typed Any, as
+    the code reads them by column name (pandas types them as any scalar)."""
+    return df.itertuples(index=index)
+
+
 def _json_default(obj: Any) -> Any:
     """JSON for the objects users pass that json does not know: Flow
     dataclasses and numpy scalars."""
@@ -231,7 +243,8 @@ def _str(name: str, value: Any) -> str:
 
 def presets() -> list[str]:
     """Names of the built-in fabric presets."""
-    return json.loads(_core.presets())
+    names: list[str] = json.loads(_core.presets())
+    return names
 
 
 def preset_toml(name: str) -> str:
@@ -479,7 +492,7 @@ class FlowsResult:
         lines = [
             f"{'src':<8} {'dst':<8} {'bytes':>12} {'start_us':>10} {'fct_us':>12} {'messages':>8}"
         ]
-        for r in self.flows.itertuples(index=False):
+        for r in _tuples(self.flows, index=False):
             fct = "-" if pd.isna(r.fct_us) else f"{r.fct_us:.3f}"
             lines.append(
                 f"{r.src:<8} {r.dst:<8} {r.bytes:>12} {r.start_ps / 1e6:>10.3f} {fct:>12} {r.messages:>8}"
@@ -679,7 +692,8 @@ def bench(name: str, cc: str = "", progress: bool = False, backend: str = "packe
     benchmark's default) on ``backend`` (``"packet"`` or ``"flow"``) and
     return its figures (wall_s, events_per_s, ...). With ``progress``,
     progress lines go to stderr."""
-    return json.loads(
+    figures: dict[str, Any] = json.loads(
         _core.bench(_str("name", name), _str("cc", cc), _bool("progress", progress), _str("backend", backend))
     )
+    return figures
 

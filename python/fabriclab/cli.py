@@ -39,11 +39,12 @@ import argparse
 import json
 import os
 import sys
-from typing import Any, NoReturn, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, NoReturn, cast
 
 from . import api, cli_compare, cli_dashboard, cli_fio, cli_hpl, cli_iperf, cli_lab, cli_mpi, cli_sweep
 from .errors import AuditError, DeadlockError, FabriclabError, InvalidArgumentError, RunFailedError, TransportRetryError
-from .hpl import parse_grids
+from .linpack import parse_grids
 from .scenario import load_scenario, run_item
 
 PROG = "fabriclab"
@@ -304,7 +305,7 @@ def _cmd_fabric(a: argparse.Namespace) -> None:
     lines.append(f"links:       {len(fab.links)}")
     if len(fab.links):
         groups = fab.links.groupby(["gbps", "delay_ns"], sort=True).size()
-        for (gbps, delay), n in groups.items():
+        for (gbps, delay), n in cast("Iterable[tuple[tuple[float, float], int]]", groups.items()):
             lines.append(f"  {n:>4} x {gbps:g} Gb/s, {delay:g} ns")
     _out("\n".join(lines))
     if a.links:
@@ -443,7 +444,7 @@ def _item_dashboard(prefix: str, i: int, item: Any, res: Any, sc: Any) -> None:
     if ps is None or len(ps) == 0:
         _out(f"no dashboard for item {i}: it has no port samples (set telemetry_us, or sample_us for flows)")
         return
-    from .dashboard import dashboard
+    from .dashboards import dashboard
 
     path = dashboard(ps, f"{prefix}-{i}.html", fabric=sc.fabric, title=f"{item.kind} {item.name or ''}".strip())
     print(f"dashboard written to {path}", file=sys.stderr)
@@ -497,7 +498,12 @@ def _cmd_bench(a: argparse.Namespace) -> None:
             _out(f"{label:<22} {fmt.format(r[key])}")
 
 
-_COMMANDS = {
+def _cmd_lab(a: argparse.Namespace) -> None:
+    cli_lab.cmd_lab(a, item_what, print_item)
+
+
+#: Each command's function: it returns the exit status, or None for 0.
+_COMMANDS: dict[str, Callable[[argparse.Namespace], int | None]] = {
     "fabric": _cmd_fabric,
     "perftest": _cmd_perftest,
     "flows": _cmd_flows,
@@ -512,7 +518,7 @@ _COMMANDS = {
     "sweep": cli_sweep.cmd_sweep,
     "compare": cli_compare.cmd_compare,
     "dashboard": cli_dashboard.cmd_dashboard,
-    "lab": lambda a: cli_lab.cmd_lab(a, item_what, print_item),
+    "lab": _cmd_lab,
 }
 
 

@@ -1,5 +1,5 @@
 """The ``fabriclab compare`` command: an A/B comparison with repetitions
-(see :mod:`fabriclab.compare`).
+(see :mod:`fabriclab.comparisons`).
 
 ::
 
@@ -18,12 +18,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import pandas as pd
 
 from .cli_sweep import _set_spec, _short, _show, _table
-from .compare import compare, delta_text, pct_text, row_label, sides_text, value_text
+from .comparisons import compare, delta_text, pct_text, row_label, sides_text, value_text
 from .errors import FabriclabError, InvalidArgumentError
 
 _NUMBERS = ("A min", "A avg", "A max", "B min", "B avg", "B max", "delta", "%")

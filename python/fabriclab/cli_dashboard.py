@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from .api import _as_fabric
-from .dashboard import dashboard
+from .dashboards import dashboard
 from .errors import InvalidArgumentError
 
 

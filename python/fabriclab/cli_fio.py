@@ -14,8 +14,8 @@ import sys
 from typing import Any
 
 from .cli_iperf import _size
-from .fio import FIO_RW
-from .fio import fio as run_fio
+from .storage import FIO_RW
+from .storage import fio as run_fio
 
 
 def add_parser(sub: Any) -> None:

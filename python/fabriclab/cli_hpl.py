@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 from .cli_mpi import background_opts, check_telemetry, placement, telemetry_opts, write_telemetry
 from .errors import InvalidArgumentError
-from .hpl import HPL_BCASTS, hpl, parse_grids
+from .linpack import HPL_BCASTS, hpl, parse_grids
 from .mpi import MPI_COUNTER_KEYS
 
 

@@ -12,8 +12,8 @@ import argparse
 import sys
 from typing import Any
 
-from .iperf import iperf as run_iperf
-from .iperf import parse_rate, parse_size
+from .tcp import iperf as run_iperf
+from .tcp import parse_rate, parse_size
 
 
 def _rate(text: str) -> float:

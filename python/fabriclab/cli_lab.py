@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 from .errors import InvalidArgumentError
 from .lab import Lab, LabRun, load_lab, load_labs
-from .lab_run import LabResult, dumps, run_lab, table_text
+from .lab_runs import LabResult, dumps, run_lab, table_text
 
 
 def add_parser(sub: Any) -> None:

@@ -11,7 +11,7 @@ import sys
 from typing import Any, Callable
 
 from . import mpi
-from .cbench import CBENCH_TESTS, cbench
+from .bisection import CBENCH_TESTS, cbench
 from .errors import InvalidArgumentError
 
 
@@ -94,7 +94,8 @@ def background_opts(p: argparse.ArgumentParser, background: Callable[[str], Any]
 
 def placement(a: argparse.Namespace) -> str:
     """``--map-by``'s value in the core's words (slot is block, node is round_robin)."""
-    return {"slot": "block", "node": "round_robin"}.get(a.placement, a.placement)
+    given: str = a.placement
+    return {"slot": "block", "node": "round_robin"}.get(given, given)
 
 
 def telemetry_opts(p: argparse.ArgumentParser) -> None:
@@ -126,7 +127,7 @@ def write_telemetry(a: argparse.Namespace, df: Any, title: str) -> None:
             raise InvalidArgumentError(f"cannot write telemetry to {a.telemetry_csv}: {e.strerror or e}") from None
         print(f"telemetry: {len(ps)} port samples in {a.telemetry_csv}", file=sys.stderr)
     if a.dashboard:
-        from .dashboard import dashboard
+        from .dashboards import dashboard
 
         dashboard(ps, a.dashboard, fabric=a.fabric, title=title)
         print(f"dashboard written to {a.dashboard}", file=sys.stderr)

@@ -1,5 +1,5 @@
 """The ``fabriclab sweep`` command: a scenario file over a grid of
-overrides, on Dask (see :mod:`fabriclab.sweep` and ``docs/sweeps.md``).
+overrides, on Dask (see :mod:`fabriclab.sweeps` and ``docs/sweeps.md``).
 
 ::
 
@@ -23,13 +23,14 @@ import datetime
 import math
 import re
 import sys
-from typing import Any, Callable, Sequence
+from collections.abc import Sequence
+from typing import Any, Callable
 
 import pandas as pd
 
 from .errors import FabriclabError, InvalidArgumentError
 from .scenario import _value
-from .sweep import sweep, sweep_points
+from .sweeps import sweep, sweep_points
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -188,13 +189,18 @@ def _at(nbytes: Any) -> str:
     return "" if pd.isna(nbytes) else f" at {int(nbytes)} B"
 
 
+def _row(g: pd.DataFrame, label: Any) -> Any:
+    """The row of ``g`` labelled ``label`` (from ``idxmax``/``idxmin``)."""
+    return g.loc[label]
+
+
 def _perftest_text(g: pd.DataFrame) -> str:
     sizes = f" (of {len(g)} sizes)" if len(g) > 1 else ""
     if "bw_avg_gbps" in g and g["bw_avg_gbps"].notna().any():
-        r = g.loc[g["bytes"].idxmax()]
+        r = _row(g, g["bytes"].idxmax())
         return f"bw_avg {r['bw_avg_gbps']:.2f} Gb/s{_at(r['bytes'])}{sizes}"
     if "t_typical_us" in g and g["t_typical_us"].notna().any():
-        r = g.loc[g["bytes"].idxmin()]
+        r = _row(g, g["bytes"].idxmin())
         return f"t_typical {r['t_typical_us']:.2f} us, p99 {r['p99_us']:.2f} us{_at(r['bytes'])}{sizes}"
     return f"{len(g)} row(s)"
 
@@ -211,14 +217,14 @@ def _flows_text(g: pd.DataFrame) -> str:
 def _imb_text(g: pd.DataFrame) -> str:
     parts = []
     for bench, rows in g.groupby("bench", sort=False):
-        r = rows.loc[rows["bytes"].idxmax()] if rows["bytes"].notna().any() else rows.iloc[-1]
+        r = _row(rows, rows["bytes"].idxmax()) if rows["bytes"].notna().any() else rows.iloc[-1]
         parts.append(f"{bench} t_avg {r['t_avg_us']:.2f} us{_at(r['bytes'])}")
     more = f"; +{len(parts) - 2} more" if len(parts) > 2 else ""
     return "; ".join(parts[:2]) + more
 
 
 def _osu_text(g: pd.DataFrame) -> str:
-    r = g.loc[g["bytes"].idxmax()] if g["bytes"].notna().any() else g.iloc[-1]
+    r = _row(g, g["bytes"].idxmax()) if g["bytes"].notna().any() else g.iloc[-1]
     if pd.notna(r.get("mb_per_s")):
         return f"{r['mb_per_s']:.1f} MB/s{_at(r['bytes'])}"
     return f"avg {r['avg_us']:.2f} us{_at(r['bytes'])}"
@@ -237,11 +243,15 @@ def _fio_text(g: pd.DataFrame) -> str:
 
 
 def _hpl_text(g: pd.DataFrame) -> str:
-    best = g.loc[g["gflops"].idxmax()]
+    best = _row(g, g["gflops"].idxmax())
     what = f"{best['gflops']:.4g} Gflops ({100 * best['efficiency']:.1f} %)"
     n, nb, p, q = (int(best[k]) for k in ("n", "nb", "p", "q"))  # floats when other kinds' rows lack them
     where = f"N={n} NB={nb} {p}x{q} {best['bcast']}"
     return what + (f" at {where}" if len(g) == 1 else f", best of {len(g)} tests at {where}")
+
+
+def _rows_text(g: pd.DataFrame) -> str:
+    return f"{len(g)} row(s)"
 
 
 _KIND_TEXT: dict[str, Callable[[pd.DataFrame], str]] = {
@@ -260,7 +270,7 @@ def _result_text(g: pd.DataFrame) -> str:
     errors = g["error"].dropna()
     if len(errors):
         return "error: " + _short(errors.iloc[0])
-    text = _KIND_TEXT.get(g["kind"].iloc[0], lambda g: f"{len(g)} row(s)")(g)
+    text = _KIND_TEXT.get(g["kind"].iloc[0], _rows_text)(g)
     outcome = g["outcome"].iloc[0] if "outcome" in g else None
     if isinstance(outcome, str) and outcome != "Finished":
         text += f" ({outcome})"

@@ -1,6 +1,6 @@
 """The HTML page of an A/B comparison (``fabriclab compare --html FILE``).
 
-One self-contained page in the dashboard's style (:mod:`fabriclab.dashboard`):
+One self-contained page in the dashboard's style (:mod:`fabriclab.dashboards`):
 what A and B are and how many runs each, then per item a table as the
 EANTC report has it: each row and metric, A's and B's min / avg / max,
 delta and %, and how many runs gave a value; then the runs whose item
@@ -17,8 +17,8 @@ from typing import Any
 
 import pandas as pd
 
-from .compare import delta_text, pct_text, row_label, sides_text, value_text
-from .dashboard import _page, _section
+from .comparisons import delta_text, pct_text, row_label, sides_text, value_text
+from .dashboards import _page, _section
 
 __all__ = ["compare_html", "write_html"]
 

@@ -65,9 +65,10 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence, Union
+from typing import Any, Union
 
 from .errors import InvalidArgumentError, ParseError
 from .scenario import _KINDS, file_order
@@ -405,7 +406,8 @@ def _find_item(w: _Where, key: str, item: Any, run: LabRun) -> str | None:
         return names[0]
     if item not in names:
         raise w.error(f"{key} item", f"run {run.name!r} has no item named {item!r}; its items are {', '.join(repr(n) for n in names)}")
-    return item
+    found: str = item  # one of the names
+    return found
 
 
 def _where(w: _Where, key: str, v: Any) -> dict[str, Any]:

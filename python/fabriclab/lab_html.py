@@ -6,7 +6,7 @@ section) and, per lab, its verdict table (``metric | published |
 fabriclab | delta | verdict``, with each figure's place in the seed and
 tolerance) and the charts its ``[[plot]]`` tables ask for, where the seed
 shows charts. Figures are PNGs drawn with matplotlib (as
-:mod:`fabriclab.dashboard` draws its own) and embedded in the page, so it
+:mod:`fabriclab.dashboards` draws its own) and embedded in the page, so it
 needs nothing else to open. Left out: the tools' text output (it is in
 the terminal) and interactive charts.
 """
@@ -16,15 +16,17 @@ from __future__ import annotations
 import html
 import math
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import pandas as pd
 
-from .dashboard import _matplotlib, _Plotter
+from .api import _tuples
+from .dashboards import _matplotlib, _Plotter
 from .lab import Plot
 from .lab_measure import select_rows
-from .lab_run import LabResult, delta_text, fmt
+from .lab_runs import LabResult, delta_text, fmt
 
 __all__ = ["write_report", "report_html"]
 
@@ -62,7 +64,7 @@ def _index(results: Sequence[LabResult]) -> str:
 def _verdict_table(r: LabResult) -> str:
     head = "".join(f"<th>{h}</th>" for h in ("", "metric", "published", "fabriclab", "delta", "verdict"))
     body = []
-    for i, row in enumerate(r.rows.itertuples(index=False), 1):
+    for i, row in enumerate(_tuples(r.rows, index=False), 1):
         unit = f" [{row.unit}]" if row.unit else ""
         cls = _VERDICT_CLASS.get(row.verdict, "skip")
         body.append(
@@ -71,7 +73,7 @@ def _verdict_table(r: LabResult) -> str:
             f'<td class="{cls}">{html.escape(row.verdict)}</td></tr>\n'
         )
     notes = []
-    for i, (m, row) in enumerate(zip(r.lab.metrics, r.rows.itertuples(index=False)), 1):
+    for i, (m, row) in enumerate(zip(r.lab.metrics, _tuples(r.rows, index=False)), 1):
         tol = f"; tolerance {row.tolerance}" if row.tolerance and m.kind == "compare" else ""
         note = f". {m.note}" if m.note else ""
         notes.append(f"<li value=\"{i}\">{html.escape(m.place + tol + note)}</li>")
@@ -81,7 +83,7 @@ def _verdict_table(r: LabResult) -> str:
     )
 
 
-def _lines(r: LabResult, plot: Plot, plotter: Any) -> str | None:
+def _lines(r: LabResult, plot: Plot, plotter: _Plotter) -> str | None:
     fig, ax = plotter.axes()
     drawn = 0
     for s in plot.series:
@@ -114,23 +116,24 @@ def _lines(r: LabResult, plot: Plot, plotter: Any) -> str | None:
     return plotter.png(fig)
 
 
-def _bars(r: LabResult, plot: Plot, plotter: Any) -> str | None:
+def _bars(r: LabResult, plot: Plot, plotter: _Plotter) -> str | None:
     rows = r.rows.set_index("metric")
-    labels = [m for m in plot.metrics if not math.isnan(float(rows.loc[m, "fabriclab"]))]
+    fabriclab, low, high = rows["fabriclab"], rows["published_low"], rows["published_high"]
+    labels = [m for m in plot.metrics if not math.isnan(float(fabriclab[m]))]
     if not labels:
         return None
     fig, ax = plotter.axes(height_in=max(2.0, 0.45 * len(labels) + 1.0))
     ax.grid(True, axis="x", alpha=0.3)
-    values = [float(rows.loc[m, "fabriclab"]) for m in labels]
+    values = [float(fabriclab[m]) for m in labels]
     ax.barh(range(len(labels)), values, color="#4c72b0", label="fabriclab")
     for i, m in enumerate(labels):
-        lo, hi = rows.loc[m, "published_low"], rows.loc[m, "published_high"]
+        lo, hi = low[m], high[m]
         if not math.isnan(lo):
             ax.plot([lo, hi] if hi != lo else [lo], [i] * (2 if hi != lo else 1), marker="D", color="#dd8452", linestyle="-")
     ax.set_yticks(range(len(labels)))
     ax.set_yticklabels(labels, fontsize="small")
     ax.invert_yaxis()
-    unit = rows.loc[labels[0], "unit"]
+    unit = rows["unit"][labels[0]]
     ax.set_xlabel(f"{unit} (bars: fabriclab; diamonds: published)" if unit else "bars: fabriclab; diamonds: published")
     ax.set_xlim(left=min(0.0, min(values)))
     return plotter.png(fig)
@@ -150,7 +153,7 @@ class _Axes(_Plotter):
         return fig, ax
 
 
-def _plots(r: LabResult, plotter: Any) -> str:
+def _plots(r: LabResult, plotter: _Plotter) -> str:
     out = []
     for plot in r.lab.plots:
         src = (_lines if plot.kind == "lines" else _bars)(r, plot, plotter)
@@ -165,7 +168,7 @@ def _plots(r: LabResult, plotter: Any) -> str:
     return "".join(out)
 
 
-def _section(r: LabResult, plotter: Any) -> str:
+def _section(r: LabResult, plotter: _Plotter) -> str:
     lab = r.lab
     mode = "--quick" if r.quick else "full"
     meta = f"Seed {lab.seed}. Reproduces: {lab.reproduces}. Run: {mode}, {r.wall_s:.1f} s of wall time."

@@ -19,7 +19,8 @@ tolerances other than relative (% of the published figure) or absolute.
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -43,7 +44,7 @@ def _table(results: Results, run: str, item: Any, table: str, where: str) -> Any
         raise InvalidArgumentError(f"{where}: run {run!r} has no result for item {item!r}")
     res = found[0]
     if table == "result":
-        return res if isinstance(res, pd.DataFrame) else getattr(res, "flows")
+        return res if isinstance(res, pd.DataFrame) else res.flows
     if table == "attrs":
         return res.attrs if isinstance(res, pd.DataFrame) else {}
     t = res.attrs.get(table) if isinstance(res, pd.DataFrame) else getattr(res, table, None)
@@ -61,7 +62,8 @@ def select_rows(results: Results, run: str, item: Any, table: str, where: Mappin
             raise InvalidArgumentError(f"{what}: where: no column {col!r}; the columns are {', '.join(map(str, df.columns))}")
         values = want if isinstance(want, list) else [want]
         mask &= df[col].isin(values)
-    return df[mask]
+    selected: pd.DataFrame = df[mask]
+    return selected
 
 
 def _values(results: Results, s: Selector, what: str) -> pd.Series:
@@ -114,11 +116,11 @@ def measure(metric: Metric, results: Results) -> float:
                 if col not in rows.columns:
                     raise InvalidArgumentError(f"{what} {name}: no column {col!r}")
             pairs.append(pd.Series(pd.to_numeric(rows[s.column], errors="coerce").astype(float).to_numpy(), index=rows[metric.by].to_numpy()))
-        a, b = pairs
-        common = a.index.intersection(b.index)
+        sel, base = pairs
+        common = sel.index.intersection(base.index)
         if common.empty:
             raise InvalidArgumentError(f"{what}: select and base share no {metric.by} value")
-        value = _reduce(_combine(metric.op, a[common], b[common]), metric.agg, what)
+        value = _reduce(_combine(metric.op, sel[common], base[common]), metric.agg, what)
     return value * metric.scale / metric.divide_by
 
 

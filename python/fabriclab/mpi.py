@@ -17,15 +17,32 @@ benchmark's own text output, byte for byte in its format::
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 
 from . import _core
+from .api import (
+    PORT_SAMPLE_COLUMNS,
+    FabricLike,
+    Flow,
+    _bool,
+    _dumps,
+    _fabric_arg,
+    _float,
+    _flow_list,
+    _frame,
+    _int,
+    _mapping,
+    _seed,
+    _seq,
+    _str,
+    _with_backend,
+)
 from .errors import InvalidArgumentError
-from .iperf import iperf_options
-from .fio import parse_hosts
-from .api import _with_backend, PORT_SAMPLE_COLUMNS, FabricLike, Flow, _bool, _dumps, _fabric_arg, _flow_list, _float, _frame, _int, _mapping, _seq, _str, _seed
+from .storage import parse_hosts
+from .tcp import iperf_options
 
 __all__ = ["imb", "osu", "IMB_BENCHMARKS", "OSU_TESTS", "IMB_COLUMNS", "OSU_COLUMNS", "MPI_COUNTER_KEYS"]
 
@@ -184,9 +201,10 @@ def imb(
     (default 1 GiB; 0 keeps IMB's counts; the ``reps`` column shows what
     ran). ``background`` is other traffic during the run (:class:`Flow`
     objects or dicts, usually with ``repeat=True``); ``background_iperf``
-    are iperf3 TCP runs beside the job, each a dict of
-    :func:`fabriclab.iperf_options` keywords (``{"client": "h2", "server":
-    "h7", "bitrate": "20G"}``); they stop with the job and their text is in
+    are iperf3 TCP runs beside the job, each a dict of :func:`fabriclab.iperf`'s
+    keywords but ``fabric``, ``seed`` and ``backend`` (``{"client": "h2",
+    "server": "h7", "bitrate": "20G"}``; checked by
+    :func:`fabriclab.tcp.iperf_options`); they stop with the job and their text is in
     ``df.attrs["iperf_text"]``, their TCP counters in ``df.attrs["tcp"]``.
     ``telemetry_us`` samples every port's queue, bytes sent and PFC state
     every that many microseconds into ``df.attrs["port_samples"]`` (a

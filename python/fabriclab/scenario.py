@@ -86,16 +86,17 @@ import math
 import os
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Union
 
 import pandas as pd
 
 from . import api, mpi
-from .cbench import cbench
-from .fio import fio
-from .hpl import hpl, read_dat
+from .bisection import cbench
 from .errors import ArgumentTypeError, ParseError
+from .linpack import hpl, read_dat
+from .storage import fio
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -362,7 +363,8 @@ def _run_item(scenario: Scenario, item: ScenarioItem, progress: bool) -> Result:
         df.attrs["name"] = item.name
         return df
     if item.kind in ("imb", "osu", "cbench"):
-        run = {"imb": mpi.imb, "osu": mpi.osu, "cbench": cbench}[item.kind]
+        runs: dict[str, Callable[..., pd.DataFrame]] = {"imb": mpi.imb, "osu": mpi.osu, "cbench": cbench}
+        run = runs[item.kind]
         df = run(fabric=scenario.fabric, seed=item.seed, progress=progress, **_mpi_kwargs(item.options))
         df.attrs["name"] = item.name
         return df

@@ -3,7 +3,7 @@
 
 This is how the EANTC report tabulates a feature ("without / with / delta /
 %" over 5 repetitions). Side A is a scenario file; side B is a second file,
-or the same file with overrides (the paths of :mod:`fabriclab.sweep`, one
+or the same file with overrides (the paths of :mod:`fabriclab.sweeps`, one
 value each). Both sides run through the sweep machinery (:func:`sweep`
 with ``seed`` over 1..K, on one Dask cluster: a LocalCluster here, or the
 caller's client or scheduler, e.g. on Slurm), then :func:`compare_runs`
@@ -33,19 +33,20 @@ from __future__ import annotations
 import math
 import numbers
 import os
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 
 from .api import BW_COLUMNS, FLOW_COLUMNS, LAT_COLUMNS
-from .cbench import CBENCH_COLUMNS
+from .bisection import CBENCH_COLUMNS
 from .errors import InvalidArgumentError
-from .fio import FIO_COLUMNS
-from .hpl import HPL_COLUMNS
+from .lab_runs import fmt
+from .linpack import HPL_COLUMNS
 from .mpi import IMB_COLUMNS, OSU_COLUMNS
-from .lab_run import fmt
 from .scenario import _KINDS, _value, file_order, read_toml
-from .sweep import ITEM_COLUMNS, _dask_client, _worker_count, sweep, sweep_points
+from .storage import FIO_COLUMNS
+from .sweeps import ITEM_COLUMNS, _dask_client, _worker_count, sweep, sweep_points
 
 __all__ = ["compare", "run_sides", "compare_runs", "row_label", "sides_text", "KEY_COLUMNS", "DEFAULT_METRICS", "COMPARE_COLUMNS"]
 

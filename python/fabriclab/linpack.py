@@ -29,15 +29,16 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Any, Iterable, Mapping, Sequence, Union
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Union
 
 import pandas as pd
 
 from . import _core
-from .api import _with_backend, FabricLike, Flow, _bool, _dumps, _fabric_arg, _float, _frame, _int, _str, _seed
+from .api import FabricLike, Flow, _bool, _dumps, _fabric_arg, _float, _frame, _int, _seed, _str, _with_backend
 from .errors import ArgumentTypeError, FabriclabError, InvalidArgumentError, ParseError
-from .fio import parse_hosts
 from .mpi import _extras, common_attrs
+from .storage import parse_hosts
 
 __all__ = ["hpl", "read_dat", "parse_grids", "HPL_COLUMNS", "HPL_SAMPLE_COLUMNS", "HPL_BCASTS"]
 
@@ -218,7 +219,10 @@ def _attach(df: pd.DataFrame, out: Mapping[str, Any]) -> pd.DataFrame:
 def _run(fabric: FabricLike, opts: Mapping[str, Any], seed: int, progress: bool, dat: Any) -> dict[str, Any]:
     """Call the core; its HPL.dat errors name the file ``dat``."""
     try:
-        return json.loads(_core.hpl(_fabric_arg(fabric), _dumps(dict(opts)), _seed(seed), _bool("progress", progress)))
+        out: dict[str, Any] = json.loads(
+            _core.hpl(_fabric_arg(fabric), _dumps(dict(opts)), _seed(seed), _bool("progress", progress))
+        )
+        return out
     except FabriclabError as e:
         if dat is not None and str(e).startswith("HPL.dat"):
             raise type(e)(f"HPL.dat file {os.fspath(dat)}{str(e)[len('HPL.dat'):]}") from None

@@ -25,14 +25,15 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import pandas as pd
 
 from . import _core
+from .api import FabricLike, _bool, _dumps, _fabric_arg, _float, _frame, _int, _seed, _seq, _str, _with_backend
 from .errors import InvalidArgumentError
-from .api import _with_backend, FabricLike, _bool, _dumps, _fabric_arg, _float, _frame, _int, _seq, _str, _seed
-from .iperf import parse_size
+from .tcp import parse_size
 
 __all__ = ["fio", "parse_hosts", "FIO_COLUMNS", "FIO_RW"]
 

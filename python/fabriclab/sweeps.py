@@ -80,14 +80,15 @@ import sys
 import tempfile
 import time
 import uuid
-from typing import Any, Iterable, Iterator, Mapping, Sequence, Union
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, Union, cast
 
 import pandas as pd
 
 from . import api
 from .errors import FabriclabError, InvalidArgumentError, ParseError, UnknownHostError
-from .fio import parse_hosts
 from .scenario import _KINDS, Scenario, _key, _value, file_order, load_scenario, read_toml, run_item, toml_dumps
+from .storage import parse_hosts
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -182,7 +183,8 @@ def expand_grid(grid: Grid) -> list[dict[str, Any]]:
         paths = [_path_key(k) for k in grid]
         lists = [_value_list(p, v) for p, v in zip(paths, grid.values())]
         return [dict(zip(paths, combo)) for combo in itertools.product(*lists)]
-    if isinstance(grid, (str, bytes)) or not isinstance(grid, Iterable):
+    given: object = grid  # callers need not be typed: checked here
+    if isinstance(given, (str, bytes)) or not isinstance(given, Iterable):
         raise InvalidArgumentError(
             f"grid must be a mapping of paths to value lists or a list of points, not {type(grid).__name__}"
         )
@@ -536,7 +538,7 @@ def _result_rows(label: str, kind: str, name: str | None, res: Any) -> list[dict
     else:
         table = res
         extra = {k: res.attrs[k] for k in ITEM_COLUMNS if k in res.attrs}
-    records = table.to_dict("records") or [{}]
+    records = api._records(table) or [{}]
     return [{**rec, **extra, **head} for rec in records]  # the leading columns win any clash
 
 
@@ -842,7 +844,7 @@ def sweep(
     in a Dask worker process, and return every result row in one DataFrame.
 
     ``grid`` maps override paths (``"seed"``, ``"fabric.cc.algorithm"``,
-    ``"perftest.size"``, ``"imb[1].np"``; see :mod:`fabriclab.sweep`) to
+    ``"perftest.size"``, ``"imb[1].np"``; see :mod:`fabriclab.sweeps`) to
     lists of values and sweeps their cartesian product, or is a list of
     points, each a mapping of paths to values. Every point's scenario is
     built and checked before anything runs (see :func:`sweep_points`).
@@ -890,10 +892,10 @@ def sweep(
         old = _read_done(os.fspath(out), params)
         by_key = {_point_key(p.params, params): p for p in points}
         for _, rows in old.groupby("point", sort=True) if len(old) else ():
-            key = _point_key(rows.iloc[0].to_dict(), params)
+            key = _point_key(cast("dict[str, Any]", rows.iloc[0].to_dict()), params)
             p = by_key.get(key)
             if p is not None and p.index not in done:
-                recs = rows.to_dict("records")
+                recs = api._records(rows)
                 done[p.index] = [
                     {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
                     | {"point": p.index, **{k: _cell(v) for k, v in p.params.items()}}

@@ -18,13 +18,14 @@ output and ``df.attrs["rotations"]`` its per-rotation lines::
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 
 from . import _core
+from .api import FabricLike, Flow, _bool, _dumps, _fabric_arg, _frame, _int, _seed, _str, _with_backend
 from .errors import InvalidArgumentError
-from .api import _with_backend, FabricLike, Flow, _bool, _dumps, _fabric_arg, _frame, _int, _str, _seed
 from .mpi import _attrs, _extras, _job
 
 __all__ = ["cbench", "CBENCH_TESTS", "CBENCH_COLUMNS", "CBENCH_ROTATION_COLUMNS"]

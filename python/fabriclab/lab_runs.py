@@ -11,7 +11,7 @@ row per metric: ``metric | published | fabriclab | delta | verdict``.
     >>> df[["metric", "published", "fabriclab", "verdict"]]  # doctest: +SKIP
 
 A run's overrides (``[run.set]``, and ``[run.quick]`` with ``quick=True``)
-are applied as ``fabriclab sweep`` applies its paths (:mod:`fabriclab.sweep`).
+are applied as ``fabriclab sweep`` applies its paths (:mod:`fabriclab.sweeps`).
 
 Left out: parallel runs, caching results between labs, and any verdict
 not computed from the numbers.
@@ -23,16 +23,18 @@ import json
 import math
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 import pandas as pd
 
-from .sweep import _Base, _check_targets, _load_point, _parse_path, _point_doc, _scenario_text
+from .api import _tuples
 from .errors import FabriclabError, InvalidArgumentError
 from .lab import Lab, LabLike, LabRun, load_lab, load_labs
 from .lab_measure import measure, verdict
 from .scenario import Scenario, ScenarioItem, run_item
+from .sweeps import _Base, _check_targets, _load_point, _parse_path, _point_doc, _scenario_text
 
 __all__ = ["LAB_COLUMNS", "LIST_COLUMNS", "LabResult", "dumps", "lab_list", "lab_run", "run_lab", "scenario_of", "table_text", "to_json"]
 
@@ -220,7 +222,7 @@ def delta_text(row: Any) -> str:
 
 def _cells(r: LabResult) -> list[list[str]]:
     out = []
-    for row in r.rows.itertuples(index=False):
+    for row in _tuples(r.rows, index=False):
         unit = f" [{row.unit}]" if row.unit else ""
         out.append([f"{row.metric}{unit}", row.published, fmt(row.fabriclab), delta_text(row), row.verdict])
     return out
@@ -235,7 +237,10 @@ def table_text(r: LabResult) -> str:
     for i, c in enumerate(cells, 1):
         c[0] = f"[{i}] {c[0]}"
     widths = [max(len(x) for x in col) for col in zip(head, *cells)]
-    line = lambda cs: " | ".join(c.ljust(w) for c, w in zip(cs, widths)).rstrip()  # noqa: E731
+
+    def line(cs: Sequence[str]) -> str:
+        return " | ".join(c.ljust(w) for c, w in zip(cs, widths)).rstrip()
+
     mode = "quick" if r.quick else "full"
     lines = [
         f"lab {lab.name} (seed {lab.seed}, {mode}, {r.wall_s:.1f} s): {lab.title}",
@@ -244,7 +249,7 @@ def table_text(r: LabResult) -> str:
         *(line(c) for c in cells),
         "",
     ]
-    for i, (m, row) in enumerate(zip(lab.metrics, r.rows.itertuples(index=False)), 1):
+    for i, (m, row) in enumerate(zip(lab.metrics, _tuples(r.rows, index=False)), 1):
         tol = f"; tolerance {row.tolerance}" if row.tolerance and m.kind == "compare" else ""
         lines.append(f"[{i}] {m.place}{tol}{f'. {m.note}' if m.note else ''}")
     counts = r.rows.verdict.value_counts()

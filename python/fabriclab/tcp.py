@@ -24,13 +24,27 @@ about 8 million packets.
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import pandas as pd
 
 from . import _core
+from .api import (
+    FabricLike,
+    Flow,
+    _bool,
+    _dumps,
+    _fabric_arg,
+    _float,
+    _flow_list,
+    _frame,
+    _int,
+    _seed,
+    _str,
+    _with_backend,
+)
 from .errors import InvalidArgumentError
-from .api import _with_backend, Flow, FabricLike, _dumps, _fabric_arg, _bool, _float, _flow_list, _frame, _int, _str, _seed
 
 __all__ = ["iperf", "iperf_options", "parse_rate", "parse_size", "IPERF_COLUMNS", "TCP_COLUMNS", "CONGESTION"]
 

@@ -13,7 +13,7 @@ file needs nothing else to open::
     ...                       fabric="leaf-spine", sample_us=10)
     >>> fabriclab.dashboard(res.port_samples, "dash.html", fabric="leaf-spine")  # doctest: +SKIP
     PosixPath('dash.html')
-    >>> from fabriclab.dashboard import busiest_ports
+    >>> from fabriclab.dashboards import busiest_ports
     >>> busiest_ports(res.port_samples, n=1)[["node", "port", "peer"]].values.tolist()  # h0's leaf port
     [['leaf0', 0, 'h0']]
 
@@ -31,14 +31,15 @@ import html
 import io
 import os
 import re
+from collections.abc import Hashable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
 
-from .api import PORT_SAMPLE_COLUMNS, FabricLike, _as_fabric
+from .api import PORT_SAMPLE_COLUMNS, FabricLike, _as_fabric, _tuples
 from .errors import InvalidArgumentError
 
 __all__ = ["CAPTIONS", "Panels", "busiest_ports", "check_port_samples", "dashboard", "panels", "port_rates"]
@@ -178,13 +179,15 @@ def busiest_ports(port_samples: pd.DataFrame, n: int = 10) -> pd.DataFrame:
     return _busiest(check_port_samples(port_samples), n)
 
 
-def _natural(name: str) -> tuple[Any, ...]:
-    """A sort key that puts leaf2 before leaf10."""
-    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name))
+def _natural(name: Hashable) -> tuple[Any, ...]:
+    """A sort key that puts leaf2 before leaf10 (``name`` is a node name, a
+    column label of the node names)."""
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", str(name)))
 
 
 def _sort_ports(df: pd.DataFrame) -> pd.DataFrame:
-    order = sorted(range(len(df)), key=lambda i: (_natural(df["node"].iat[i]), int(df["port"].iat[i])))
+    nodes, ports = df["node"].tolist(), df["port"].tolist()
+    order = sorted(range(len(df)), key=lambda i: (_natural(nodes[i]), int(ports[i])))
     return df.iloc[order]
 
 
@@ -211,11 +214,11 @@ def _link_gbps(ports: pd.DataFrame, fabric: Any) -> pd.Series:
     """The link rate of each (node, port) in ``ports``; parallel links
     between two nodes are taken in the fabric's link order, as the ports are
     numbered."""
-    by_pair: dict[tuple[str, str], list[float]] = {}
+    by_pair: dict[tuple[Hashable, Hashable], list[float]] = {}
     for a, b, gbps in fabric.links[["a", "b", "gbps"]].itertuples(index=False):
         by_pair.setdefault((a, b), []).append(float(gbps))
         by_pair.setdefault((b, a), []).append(float(gbps))
-    rates: dict[tuple[str, int], float] = {}
+    rates: dict[tuple[Hashable, int], float] = {}
     for (node, peer), grp in ports.sort_values("port").groupby(["node", "peer"], sort=False):
         links = by_pair.get((node, peer))
         if not links:
@@ -284,7 +287,8 @@ def panels(port_samples: pd.DataFrame, fabric: FabricLike | None = None) -> Pane
     link_gbps = pd.DataFrame({"mean": wide.mean(axis=1), "max": wide.max(axis=1)})
     link_unit = "Gb/s"
     if fab is not None and len(links):
-        wide = wide * 100.0 / _link_gbps(links, fab).reindex(wide.columns).to_numpy()
+        # a frame divided column by column (pandas-stubs type it as an ndarray)
+        wide = cast(pd.DataFrame, wide * 100.0 / _link_gbps(links, fab).reindex(wide.columns).to_numpy())
         link_unit = "% of link rate"
     link_heat = wide.T.set_axis([f"{r.node}:{r.port} → {r.peer}" for r in links.itertuples()], axis=0)
 
@@ -470,7 +474,7 @@ def _table(top: pd.DataFrame, caption: str) -> str:
         f"<tr><td>{html.escape(r.node)}</td><td>{r.port}</td><td>{html.escape(r.peer)}</td>"
         f"<td>{r.gb_sent:.4f}</td><td>{r.avg_gbps:.2f}</td><td>{r.peak_queue_kb:.1f}</td>"
         f"<td>{100 * r.paused_share:.1f} %</td></tr>\n"
-        for r in top.itertuples()
+        for r in _tuples(top)
     )
     return (
         f"<figure><table>\n<tr>{head}</tr>\n{rows}</table>"
