@@ -1,12 +1,15 @@
-//! DCQCN on the 15-to-1 incast: the bottleneck queue stays far below its
-//! no-DCQCN peak, and the senders share the bottleneck fairly.
+//! DCQCN on the 15-to-1 incast: how the parameter sets and the two CNP
+//! moderation scopes shape the bottleneck queue and the senders' shares.
 //!
-//! The ConnectX defaults share fairly but do not keep the queue down on
-//! this incast (see the ignored test's reason, and the telemetry test that
-//! pins the dynamics behind it: collapse to the minimum rate, an idle
-//! bottleneck, a synchronised rebound); the documented ConnectX option
-//! `clamp_tgt_rate = 1` does both (slowly), and the DCQCN paper's
-//! parameters share fairly (with an 8.2 MB peak, not far below).
+//! ConnectX moderates CNPs per port (`cnp_scope = "port"`, the `connectx`
+//! default; sources in `config/cc.rs` and `docs/dcqcn.md`): one CNP per
+//! 4 us for the whole receiving port, so 15 senders get one every ~60 us
+//! each, their limiters stay above the PFC-shared rate, and the incast runs
+//! as without DCQCN (PFC holds the queue). With per-QP moderation (the
+//! DCQCN paper's notification point, and ConnectX-8's per-flow mode) the
+//! same ConnectX values collapse every sender to the minimum rate, idle the
+//! bottleneck and rebound together; `clamp_tgt_rate = 1` then keeps the
+//! queue down (slowly). The DCQCN paper's parameters share fairly.
 
 mod common;
 use common::*;
@@ -87,6 +90,8 @@ fn jain(x: &[f64]) -> f64 {
 const BASE: &str = "[nic]\nroce_mtu = 4096\n";
 const NO_CC: &str = "[cc]\nalgorithm = \"none\"\n";
 const CONNECTX: &str = "[cc]\nalgorithm = \"dcqcn\"\n";
+/// The ConnectX values with one CNP limiter per QP.
+const CONNECTX_PER_QP: &str = "[cc]\nalgorithm = \"dcqcn\"\ncnp_scope = \"qp\"\n";
 
 /// Jain's index over the last half of the transfer; a sender that finished
 /// before the last half began did not share it at all.
@@ -115,12 +120,12 @@ fn fairness(r: &Incast, name: &str) -> f64 {
 }
 
 #[test]
-#[ignore = "known gap (issue 2), ConnectX defaults: while the first 2.8 MB backlog \
-            drains every sender is cut to the 1 Mb/s minimum; with clamp_tgt_rate = 0 \
-            its target rate stays at line rate, so 300 us after the last CNP all 15 \
-            recover together (fast recovery to 50 Gb/s, then the byte counter) and \
-            refill the queue to the PFC-limited 10.7 MB, the no-DCQCN peak. It passed \
-            before only because a QP paced at 1 Mb/s then waited out a 33 ms gap"]
+#[ignore = "not what ConnectX defaults do (docs/dcqcn.md): with per-port CNP \
+            moderation each of the 15 senders gets one CNP per ~60 us, its limiter \
+            stays above its PFC-shared 6.7 Gb/s, and PFC holds the queue at the \
+            no-DCQCN peak (pinned by per_port_cnp_moderation_...); with per-QP \
+            moderation they collapse to 1 Mb/s and rebound together (pinned by \
+            per_qp_cnps_idle_the_bottleneck_...)"]
 fn dcqcn_keeps_the_bottleneck_queue_far_below_its_no_cc_peak() {
     let off = incast_run(NO_CC).peak;
     let on = incast_run(CONNECTX).peak;
@@ -156,15 +161,16 @@ fn senders_raised_from_the_minimum_rate_do_not_sit_out_the_old_gap() {
 }
 
 #[test]
-fn connectx_with_clamp_tgt_rate_keeps_the_queue_down_and_shares_fairly() {
-    // clamp_tgt_rate = 1: every cut sets the target rate to the current
+fn per_qp_cnps_with_clamp_tgt_rate_keep_the_queue_down_and_share_fairly() {
+    // Per-QP CNP moderation and clamp_tgt_rate = 1: every cut sets the
+    // target rate to the current
     // rate, so the senders recover from the congestion episode gradually
     // instead of all at once. The price: they climb back from the minimum
     // rate by additive and hyper steps, and the incast takes 12.4 ms
     // instead of 1.6 ms with the defaults.
     let off = incast_run(NO_CC).peak;
-    let r = incast_run(&format!("{CONNECTX}clamp_target_rate = true\n"));
-    let j = fairness(&r, "ConnectX, clamp_tgt_rate = 1");
+    let r = incast_run(&format!("{CONNECTX_PER_QP}clamp_target_rate = true\n"));
+    let j = fairness(&r, "ConnectX per-QP CNPs, clamp_tgt_rate = 1");
     println!("no CC peak {} KB", off / 1000);
     assert!(r.peak * 3 < off, "DCQCN peak {} vs {off}", r.peak);
     assert!(j >= 0.95, "Jain {j}: {:?}", r.last_half);
@@ -178,16 +184,16 @@ fn the_paper_parameters_share_fairly() {
 }
 
 #[test]
-fn connectx_defaults_idle_the_bottleneck_then_rebound_together() {
-    // Why the ConnectX defaults miss the queue requirement (the ignored test
-    // above), pinned through port telemetry: the first backlog drains with
-    // every packet marked, a CNP and a cut every 4 us per sender take all
-    // 15 to the 1 Mb/s minimum, the bottleneck link then sits idle with
-    // data still to send, and 300 us after their last cut the senders'
-    // timers recover them together (target rate still at line rate), which
-    // refills the queue to nearly the no-DCQCN peak.
+fn per_qp_cnps_idle_the_bottleneck_then_rebound_together() {
+    // The ConnectX values with a CNP limiter per QP, pinned through port
+    // telemetry: the first backlog drains with every packet marked, a CNP
+    // and a cut every 4 us per sender take all 15 to the 1 Mb/s minimum,
+    // the bottleneck link then sits idle with data still to send, and 300
+    // us after their last cut the senders' timers recover them together
+    // (target rate still at line rate), which refills the queue to nearly
+    // the no-DCQCN peak.
     let off = incast_run(NO_CC).peak;
-    let spec = one_switch(16, &format!("{BASE}{CONNECTX}"));
+    let spec = one_switch(16, &format!("{BASE}{CONNECTX_PER_QP}"));
     let net = Net::new(&spec, 1).unwrap();
     let app = Flows::new(&net, &incast(15, MIB)).unwrap();
     let mut sim = Sim::new(net);
@@ -233,4 +239,56 @@ fn connectx_defaults_idle_the_bottleneck_then_rebound_together() {
     assert!(first_peak * 3 < off, "first peak {first_peak} vs {off}");
     assert!(idle.len() >= 20, "idle periods {idle:?}");
     assert!(rebound * 10 >= off * 9, "rebound {rebound} vs {off}");
+}
+
+/// ConnectX's per-port CNP moderation, by hand: the receiving port sends
+/// at most one CNP per 4 us whichever QP the marked packet was for, so over
+/// a span T it sends at most T / 4 us + 1; spread over 15 senders that is
+/// too little feedback to pull their limiters below the PFC-shared rate:
+/// the bottleneck never idles, the queue reaches the no-DCQCN peak (PFC
+/// holds it) and the incast ends at about bytes / line rate.
+#[test]
+fn per_port_cnp_moderation_spaces_the_ports_cnps_and_leaves_the_incast_to_pfc() {
+    let spec = one_switch(16, &format!("{BASE}{CONNECTX}"));
+    let net = Net::new(&spec, 1).unwrap();
+    let app = Flows::new(&net, &incast(15, MIB)).unwrap();
+    let mut sim = Sim::new(net);
+    sim.net.enable_sampling(Time::us(10));
+    let id = sim.add_app(Box::new(app));
+    assert_eq!(sim.run(None), Outcome::Finished);
+    let flows = sim.app::<Flows>(id).unwrap();
+    let end = flows
+        .results()
+        .iter()
+        .map(|r| r.delivered_ps.unwrap())
+        .max()
+        .unwrap();
+    let rx: Vec<_> = (0..15).map(|i| flows.peer_qp(i).unwrap()).collect();
+    let sent: u64 = rx.iter().map(|&q| sim.net.qp_counters(q).cnps_tx).sum();
+    let per_qp: Vec<u64> = rx.iter().map(|&q| sim.net.qp_counters(q).cnps_tx).collect();
+    let most = end / 4_000_000 + 1;
+    println!(
+        "CNPs from h0: {sent} (at most {most} in {} us), per QP {per_qp:?}",
+        end / 1_000_000
+    );
+    assert!(sent <= most, "{sent} > {most}");
+    // Every sender got some, and the port was near its limit while marked.
+    assert!(per_qp.iter().all(|&n| n > 0), "{per_qp:?}");
+    assert!(sent * 2 > most, "{sent} of {most}");
+    // The incast: no idle bottleneck, the no-DCQCN peak, line-rate end.
+    let off = incast_run(NO_CC).peak;
+    let peak = sim
+        .net
+        .port_between("leaf0", "h0")
+        .unwrap()
+        .peak_queue_bytes;
+    assert!(peak * 10 >= off * 9, "peak {peak} vs no CC {off}");
+    let ideal_ps = (15 * MIB * 8) as f64 / 100e9 * 1e12;
+    assert!((end as f64) < 1.05 * ideal_ps, "{end} ps vs {ideal_ps}");
+    let rows = port_series(&sim.net, "leaf0", "h0");
+    let idle = rows
+        .windows(2)
+        .filter(|w| w[1].time_ps < end && w[1].tx_bytes - w[0].tx_bytes < 4200)
+        .count();
+    assert_eq!(idle, 0);
 }

@@ -74,13 +74,16 @@ fn the_ladder_stops_at_steps_down_and_static_ecn_reports_nothing() {
 }
 
 /// Four waves, 2 ms apart, of the 15-to-1 incast of 1 MiB WRITEs with
-/// DCQCN (ConnectX defaults) and the default ECN thresholds (5 KB /
+/// DCQCN (ConnectX values with per-QP CNP moderation, where static
+/// thresholds over-throttle: tests/dcqcn.rs) and the default ECN thresholds (5 KB /
 /// 200 KB / 1 %). Returns the sim and each wave's completion time after
 /// its start, ps.
 fn incast_waves(ecn: &str) -> (Sim, Vec<u64>) {
     let spec = one_switch(
         16,
-        &format!("[nic]\nroce_mtu = 4096\n[cc]\nalgorithm = \"dcqcn\"\n[ecn]\n{ecn}"),
+        &format!(
+            "[nic]\nroce_mtu = 4096\n[cc]\nalgorithm = \"dcqcn\"\ncnp_scope = \"qp\"\n[ecn]\n{ecn}"
+        ),
     );
     let net = Net::new(&spec, 1).unwrap();
     let mut flows = Vec::new();

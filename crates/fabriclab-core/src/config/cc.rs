@@ -22,10 +22,16 @@
 //! as the weight of the new sample, while NVIDIA's parameters page (and
 //! Google's isekai simulator) make it the weight of the old alpha; with the
 //! default 1019 the latter gives the DCTCP-like gain of about 1/205 that
-//! `docs/reference.md` lists. The register text calls
-//! `min_time_between_cnps` the minimum time between CNPs "from the port";
-//! here, as in the DCQCN paper, it is per QP. isekai counts `rpg_byte_reset`
-//! in 64-byte units; NVIDIA's descriptions say bytes, as here.
+//! `docs/reference.md` lists. `min_time_between_cnps` spaces the CNPs of
+//! a port (`cnp_scope = "port"`) in `connectx`: the register text (mstflint
+//! `tools_open_roce_cc_ecn`) and the mlx5 kernel's debug parameter both
+//! say "minimum time between sending CNPs from the port", and NVIDIA's
+//! ConnectX-8 firmware release notes (40.45.1020, "Customer Affecting
+//! Changes") moved its CNP moderation "from per-flow to per-port to align
+//! with previous device generations". The DCQCN paper's notification point
+//! is per QP (`paper`). isekai counts `rpg_byte_reset` in 64-byte units;
+//! NVIDIA's descriptions say bytes, as here (unresolved: see
+//! `docs/dcqcn.md`).
 
 use crate::error::{fabric_err, Result};
 use serde::{Deserialize, Serialize};
@@ -38,6 +44,18 @@ pub enum CcAlgorithm {
     None,
     /// DCQCN: ECN marks at switches, CNPs from receivers, rate cuts at senders.
     Dcqcn,
+}
+
+/// Whose CNPs `cnp_interval_us` spaces at the notification point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CnpScope {
+    /// One limiter per receiving port: a marked packet makes a CNP only if
+    /// the port sent none within the interval, whichever QP it was for
+    /// (ConnectX before ConnectX-8, and ConnectX-8 since firmware 40.45).
+    Port,
+    /// One limiter per receiving QP (the DCQCN paper's notification point).
+    Qp,
 }
 
 /// Congestion-control section of a fabric.
@@ -68,8 +86,11 @@ pub struct CcSpec {
     /// the next period (periods timed from the flow's first CNP), so cuts
     /// are at least this far apart; 0 cuts on every CNP at once.
     pub min_time_between_cuts_us: Option<f64>,
-    /// Notification point: at most one CNP per QP per this interval, us.
+    /// Notification point: at most one CNP per this interval, us, per
+    /// port or per QP (`cnp_scope`).
     pub cnp_interval_us: Option<f64>,
+    /// Whose CNPs the interval spaces: "port" (ConnectX) or "qp" (paper).
+    pub cnp_scope: Option<CnpScope>,
     /// Set the target rate to the current rate on every cut (true, the
     /// DCQCN paper) or only on a cut after an increase (false, ConnectX
     /// `clamp_tgt_rate = 0`).
@@ -97,6 +118,7 @@ impl Default for CcSpec {
             min_rate_mbps: None,
             min_time_between_cuts_us: None,
             cnp_interval_us: None,
+            cnp_scope: None,
             clamp_target_rate: None,
             clamp_target_rate_after_time_inc: None,
             initial_alpha: None,
@@ -127,6 +149,8 @@ pub struct DcqcnParams {
     pub min_time_between_cuts_us: f64,
     /// CNP interval at the notification point, us.
     pub cnp_interval_us: f64,
+    /// Whose CNPs the interval spaces.
+    pub cnp_scope: CnpScope,
     /// RT = RC on every cut (paper) or only after an increase (ConnectX).
     pub clamp_target_rate: bool,
     /// Without `clamp_target_rate`, a timer increase also clamps at the next
@@ -138,20 +162,44 @@ pub struct DcqcnParams {
 
 impl DcqcnParams {
     /// NVIDIA ConnectX firmware defaults (g in the 1019/1024 weight form).
+    /// "dumps" are `mlxconfig q` outputs of ConnectX-4 Lx, ConnectX-5 and
+    /// BlueField devices posted in public; "DOCA" is NVIDIA's DCQCN
+    /// parameter page; the evidence and its confidence are in
+    /// `docs/dcqcn.md`.
     pub fn connectx() -> Self {
         DcqcnParams {
+            // dce_tcp_g = 1019 as the old alpha's weight: dumps; NVIDIA's
+            // community DCQCN page; Google isekai's model.
             g: 5.0 / 1024.0,
+            // dce_tcp_rtt = 1 us: dumps, DOCA.
             alpha_period_us: 1.0,
+            // rpg_time_reset = 300 us: dumps, isekai, ns-3 HPCC configs.
             rate_increase_period_us: 300.0,
+            // rpg_byte_reset = 32767: dumps; counted in bytes as NVIDIA's
+            // texts say (isekai reads 64-byte units: unresolved).
             byte_counter_bytes: 32767,
+            // rpg_threshold = 1: dumps, isekai.
             fast_recovery_steps: 1,
+            // rpg_ai_rate = 5, rpg_hai_rate = 50 Mb/s: dumps, isekai.
             rai_mbps: 5.0,
             rhai_mbps: 50.0,
+            // rpg_min_rate = 1 Mb/s: dumps, DOCA (the 2000 of early
+            // mstflint text appears in no device dump).
             min_rate_mbps: 1.0,
+            // rate_reduce_monitor_period = 4 us: dumps, DOCA, isekai.
             min_time_between_cuts_us: 4.0,
+            // min_time_between_cnps = 4 us: dumps (one ConnectX-5 firmware
+            // shows 2, early firmware 0).
             cnp_interval_us: 4.0,
+            // Per port: mstflint's and the mlx5 kernel's "from the port";
+            // ConnectX-8 firmware 40.45.1020 release notes ("per-flow to
+            // per-port to align with previous device generations").
+            cnp_scope: CnpScope::Port,
+            // clamp_tgt_rate = 0, clamp_tgt_rate_after_time_inc = 1:
+            // dumps, mstflint, isekai, ns-3.
             clamp_target_rate: false,
             clamp_target_rate_after_time_inc: true,
+            // initial_alpha_value = 1023: dumps, DOCA.
             initial_alpha: 1023.0 / 1024.0,
         }
     }
@@ -171,6 +219,7 @@ impl DcqcnParams {
             min_rate_mbps: 10.0,
             min_time_between_cuts_us: 0.0,
             cnp_interval_us: 50.0,
+            cnp_scope: CnpScope::Qp,
             clamp_target_rate: true,
             clamp_target_rate_after_time_inc: true,
             initial_alpha: 1.0,
@@ -244,6 +293,7 @@ impl CcSpec {
             min_rate_mbps,
             min_time_between_cuts_us,
             cnp_interval_us,
+            cnp_scope,
             clamp_target_rate,
             clamp_target_rate_after_time_inc,
             initial_alpha

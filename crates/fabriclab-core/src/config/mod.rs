@@ -22,7 +22,7 @@ mod routing;
 mod sim;
 mod tcp;
 
-pub use cc::{CcAlgorithm, CcSpec, DcqcnParams};
+pub use cc::{CcAlgorithm, CcSpec, CnpScope, DcqcnParams};
 pub use dyn_ecn::{DynamicEcnSpec, EcnMode};
 pub(crate) use failures::resolve as resolve_failure;
 pub use failures::{FailoverSpec, LinkFailure};

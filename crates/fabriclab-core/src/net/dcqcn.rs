@@ -62,6 +62,8 @@ pub struct DcqcnConf {
     pub cut_period: Time,
     /// CNP interval at the notification point.
     pub cnp_interval: Time,
+    /// The interval spaces a port's CNPs (else each QP's).
+    pub cnp_per_port: bool,
     /// RT = RC on every cut.
     pub clamp_target: bool,
     /// RT = RC on a cut after a timer-driven increase too.
@@ -83,6 +85,7 @@ impl DcqcnConf {
             min_rate_bps: p.min_rate_mbps * 1e6,
             cut_period: Time::from_ns_f64(p.min_time_between_cuts_us * 1e3),
             cnp_interval: Time::from_ns_f64(p.cnp_interval_us * 1e3),
+            cnp_per_port: p.cnp_scope == crate::config::CnpScope::Port,
             clamp_target: p.clamp_target_rate,
             clamp_after_time_inc: p.clamp_target_rate_after_time_inc,
         }

@@ -130,6 +130,8 @@ pub(crate) struct Nic {
     pub waiting: std::collections::BinaryHeap<std::cmp::Reverse<(Time, u32)>>,
     /// QPs whose priority is paused, per priority.
     pub parked: [Vec<u32>; 8],
+    /// When this port last sent a CNP (DCQCN with `cnp_scope = "port"`).
+    pub last_cnp: Option<Time>,
 }
 
 /// Static parameters derived from the spec, read on the hot path.
@@ -354,6 +356,7 @@ impl Net {
                 ready: Default::default(),
                 waiting: Default::default(),
                 parked: Default::default(),
+                last_cnp: None,
             })
             .collect();
         let lossless = p.lossless.iter().filter(|&&b| b).count() as u64;

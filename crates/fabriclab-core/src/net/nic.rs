@@ -310,8 +310,15 @@ impl Net {
         if p.flags & F_CE != 0 {
             if let Some(conf) = &self.p.dcqcn {
                 let qp = &mut self.qps[q as usize];
-                if qp.last_cnp.is_none_or(|t| now - t >= conf.cnp_interval) {
-                    qp.last_cnp = Some(now);
+                // The limiter is the receiving port's or the QP's; a marked
+                // packet inside the interval makes no CNP, now or later.
+                let last = if conf.cnp_per_port {
+                    &mut self.nics[qp.host as usize].last_cnp
+                } else {
+                    &mut qp.last_cnp
+                };
+                if last.is_none_or(|t| now - t >= conf.cnp_interval) {
+                    *last = Some(now);
                     qp.counters.cnps_tx += 1;
                     self.send_control(q, PktKind::Cnp, 0);
                 }

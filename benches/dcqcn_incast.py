@@ -1,0 +1,148 @@
+"""DCQCN parameter sets on the 15:1 incast of the ``heps`` fabric.
+
+h1..h15 each send SIZE to h0 (one leaf-spine-leaf hop away, except the
+senders on leaf0); the bottleneck is the egress leaf0 -> h0. For each
+congestion-control setting the script prints the mean bottleneck queue
+after the first millisecond, the port-samples in which a port was
+PFC-paused, the CNPs the receiver sent, the last completion against bytes /
+line rate, and Jain's index of the senders' goodput over the middle of the
+run; with ``--plot DIR`` it draws the bottleneck queue and the senders'
+rates over time (matplotlib)::
+
+    python benches/dcqcn_incast.py                  # 15 x 20 MiB (long-lived), about 5 min
+    python benches/dcqcn_incast.py --size-mib 1     # the short incast
+    python benches/dcqcn_incast.py --plot docs/img  # and the figures
+
+The tables in docs/dcqcn.md come from this script. What it leaves out:
+the all-to-all (see ``fabriclab bench a2a-128``) and the DCQCN paper's
+own 40G testbed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import fabriclab
+
+#: The settings compared: name -> the lines of the fabric's [cc] section.
+SETS: dict[str, str] = {
+    "no CC": 'algorithm = "none"',
+    "connectx (per-port CNPs, 4 us)": 'algorithm = "dcqcn"\npreset = "connectx"',
+    "connectx, CNP per marked packet (interval 0)": 'algorithm = "dcqcn"\npreset = "connectx"\ncnp_interval_us = 0',
+    "connectx, per-QP CNPs (4 us)": 'algorithm = "dcqcn"\npreset = "connectx"\ncnp_scope = "qp"',
+    "paper": 'algorithm = "dcqcn"\npreset = "paper"',
+}
+LINE_BPS = 100e9
+
+
+def fabric(cc: str) -> fabriclab.Fabric:
+    """``heps`` with its [cc] section replaced (it is the file's last)."""
+    base = fabriclab.preset_toml("heps").split("\n[cc]")[0]
+    return fabriclab.Fabric.from_toml(f"{base}\n[cc]\n{cc}\n")
+
+
+def jain(x: list[float]) -> float:
+    s = sum(x)
+    return s * s / (len(x) * sum(v * v for v in x)) if s > 0 else float("nan")
+
+
+def run(name: str, cc: str, size: int, senders: int, sample_us: float) -> dict[str, object]:
+    flows = [fabriclab.Flow(f"h{i}", "h0", size) for i in range(1, senders + 1)]
+    t0 = time.time()
+    r = fabriclab.flows(flows, fabric=fabric(cc), sample_us=sample_us)
+    wall = time.time() - t0
+    ps = r.port_samples
+    bott = ps[(ps.node == "leaf0") & (ps.peer == "h0")]
+    after = bott[bott.time_ps >= 1e9]
+    end_ps = float(r.flows.delivered_ps.max())
+    ideal_ps = senders * size * 8 / LINE_BPS * 1e12
+    # Goodput per sender over the middle half of the run, from the receiving
+    # QPs' in-order bytes (the rows of h0's QPs in the QP samples).
+    s = r.samples
+    lo, hi = 0.25 * end_ps, 0.75 * end_ps
+    rx = s[s.qp.isin(r.qps.qp[r.qps.host == "h0"])]
+    shares = []
+    for _qp, g in rx.groupby("qp"):
+        a = g[g.time_ps <= lo].rx_bytes.max() if (g.time_ps <= lo).any() else 0
+        b = g[g.time_ps <= hi].rx_bytes.max() if (g.time_ps <= hi).any() else 0
+        shares.append(float(b - a))
+    shares = [x for x in shares if x > 0] or [0.0]
+    cnps = int(r.qps.cnps_tx.sum())
+    return {
+        "set": name,
+        "mean queue after 1 ms [KB]": round(after.queue_bytes.mean() / 1e3, 1) if len(after) else float("nan"),
+        "peak queue [KB]": round(bott.queue_bytes.max() / 1e3, 1),
+        "paused port-samples": int(ps.paused.sum()),
+        "CNPs": cnps,
+        "last completion [ms]": round(end_ps / 1e9, 3),
+        "x bytes/line rate": round(end_ps / ideal_ps, 3),
+        "Jain (middle half)": round(jain(shares), 3),
+        "wall [s]": round(wall, 1),
+        "_r": r,
+    }
+
+
+def plot(rows: list[dict[str, object]], out: Path, size_mib: int) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out.mkdir(parents=True, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(8, 4))
+    for row in rows:
+        ps = row["_r"].port_samples  # type: ignore[attr-defined]
+        b = ps[(ps.node == "leaf0") & (ps.peer == "h0")]
+        ax.plot(b.time_ps / 1e9, b.queue_bytes / 1e6, label=str(row["set"]), lw=0.8)
+    ax.set_xlabel("time [ms]")
+    ax.set_ylabel("leaf0 -> h0 queue [MB]")
+    ax.set_title(f"heps, 15 x {size_mib} MiB into h0: bottleneck queue")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out / f"dcqcn_incast_{size_mib}mib_queue.png", dpi=110)
+    plt.close(fig)
+    for row in rows:
+        r = row["_r"]
+        s = r.samples  # type: ignore[attr-defined]
+        if not len(s):
+            continue
+        fig, ax = plt.subplots(figsize=(8, 3))
+        senders = s[s.qp.isin(r.qps.qp[r.qps.host != "h0"])]  # type: ignore[attr-defined]
+        for _qp, g in senders.groupby("qp"):
+            ax.plot(g.time_ps / 1e9, g.rate_bps / 1e9, lw=0.5)
+        ax.set_xlabel("time [ms]")
+        ax.set_ylabel("sender rate limit [Gb/s]")
+        ax.set_title(f"{row['set']}: per-QP rate")
+        fig.tight_layout()
+        slug = "".join(c if c.isalnum() else "_" for c in str(row["set"]))[:40]
+        fig.savefig(out / f"dcqcn_incast_{size_mib}mib_rates_{slug}.png", dpi=110)
+        plt.close(fig)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--size-mib", type=int, default=20, help="MiB per sender (default 20: long-lived)")
+    ap.add_argument("--senders", type=int, default=15)
+    ap.add_argument("--sample-us", type=float, default=10.0)
+    ap.add_argument("--only", help="run only the sets whose name contains this text")
+    ap.add_argument("--plot", type=Path, help="write PNG figures to this folder")
+    a = ap.parse_args()
+    rows = []
+    for name, cc in SETS.items():
+        if a.only and a.only not in name:
+            continue
+        rows.append(run(name, cc, a.size_mib << 20, a.senders, a.sample_us))
+        print(f"  {name}: {rows[-1]['wall [s]']} s", flush=True)
+    cols = [k for k in rows[0] if not k.startswith("_")]
+    print("| " + " | ".join(cols) + " |")
+    print("|" + "---|" * len(cols))
+    for row in rows:
+        print("| " + " | ".join(str(row[c]) for c in cols) + " |")
+    if a.plot:
+        plot(rows, a.plot, a.size_mib)
+
+
+if __name__ == "__main__":
+    main()
