@@ -32,14 +32,21 @@ struct Incast {
     window: (u64, u64),
 }
 
-fn incast_run(extra: &str) -> Incast {
+/// The 15-to-1 incast of 1 MiB WRITEs with `extra` fabric settings, run to
+/// its end with telemetry every `sample_us`; the sim and the flows' id.
+fn run_incast(extra: &str, sample_us: u64) -> (Sim, u32) {
     let spec = one_switch(16, &format!("{BASE}{extra}"));
     let net = Net::new(&spec, 1).unwrap();
     let app = Flows::new(&net, &incast(15, MIB)).unwrap();
     let mut sim = Sim::new(net);
-    sim.net.enable_sampling(Time::us(5));
+    sim.net.enable_sampling(Time::us(sample_us));
     let id = sim.add_app(Box::new(app));
     assert_eq!(sim.run(None), Outcome::Finished);
+    (sim, id)
+}
+
+fn incast_run(extra: &str) -> Incast {
+    let (sim, id) = run_incast(extra, 5);
     let peak = sim
         .net
         .port_between("leaf0", "h0")
@@ -193,13 +200,7 @@ fn per_qp_cnps_idle_the_bottleneck_then_rebound_together() {
     // (target rate still at line rate), which refills the queue to nearly
     // the no-DCQCN peak.
     let off = incast_run(NO_CC).peak;
-    let spec = one_switch(16, &format!("{BASE}{CONNECTX_PER_QP}"));
-    let net = Net::new(&spec, 1).unwrap();
-    let app = Flows::new(&net, &incast(15, MIB)).unwrap();
-    let mut sim = Sim::new(net);
-    sim.net.enable_sampling(Time::us(10));
-    let id = sim.add_app(Box::new(app));
-    assert_eq!(sim.run(None), Outcome::Finished);
+    let (sim, id) = run_incast(CONNECTX_PER_QP, 10);
     let first_done = sim
         .app::<Flows>(id)
         .unwrap()
@@ -249,13 +250,7 @@ fn per_qp_cnps_idle_the_bottleneck_then_rebound_together() {
 /// holds it) and the incast ends at about bytes / line rate.
 #[test]
 fn per_port_cnp_moderation_spaces_the_ports_cnps_and_leaves_the_incast_to_pfc() {
-    let spec = one_switch(16, &format!("{BASE}{CONNECTX}"));
-    let net = Net::new(&spec, 1).unwrap();
-    let app = Flows::new(&net, &incast(15, MIB)).unwrap();
-    let mut sim = Sim::new(net);
-    sim.net.enable_sampling(Time::us(10));
-    let id = sim.add_app(Box::new(app));
-    assert_eq!(sim.run(None), Outcome::Finished);
+    let (sim, id) = run_incast(CONNECTX, 10);
     let flows = sim.app::<Flows>(id).unwrap();
     let end = flows
         .results()

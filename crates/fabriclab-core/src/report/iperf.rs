@@ -242,25 +242,37 @@ fn summary_as(s: &Summary, sender: bool) -> J {
     J::obj(v)
 }
 
+/// The `connected` list of the start section, from the client's side or
+/// (`server`) the server's.
+fn connected(r: &Report, server: bool) -> J {
+    let rows = r.results.streams.iter().map(|s| {
+        let (local, remote) = (
+            (s.local_host.as_str(), s.local_port as u32),
+            (s.remote_host.as_str(), s.remote_port as u32),
+        );
+        let (me, peer) = if server {
+            (remote, local)
+        } else {
+            (local, remote)
+        };
+        J::obj(vec![
+            ("socket", s.socket.into()),
+            ("local_host", me.0.into()),
+            ("local_port", me.1.into()),
+            ("remote_host", peer.0.into()),
+            ("remote_port", peer.1.into()),
+        ])
+    });
+    J::Arr(rows.collect())
+}
+
 /// The server's document inside the client's (`server_output_json`, with
 /// `--get-server-output`): its connections, its intervals (bytes read)
 /// and its receiver summaries. iperf3's server document also carries its
 /// own `start` details and CPU figures, left out here.
 fn server_json(r: &Report) -> J {
     let res = &r.results;
-    let connected = res
-        .streams
-        .iter()
-        .map(|s| {
-            J::obj(vec![
-                ("socket", s.socket.into()),
-                ("local_host", s.remote_host.as_str().into()),
-                ("local_port", (s.remote_port as u32).into()),
-                ("remote_host", s.local_host.as_str().into()),
-                ("remote_port", (s.local_port as u32).into()),
-            ])
-        })
-        .collect();
+    let connected = connected(r, true);
     let one = |s: &ServerIntervalStream, socket: bool| {
         let mut v: Vec<(&str, J)> = Vec::new();
         if socket {
@@ -294,7 +306,7 @@ fn server_json(r: &Report) -> J {
         .map(|e| J::obj(vec![("receiver", summary_as(&e.receiver, false))]))
         .collect();
     J::obj(vec![
-        ("start", J::obj(vec![("connected", J::Arr(connected))])),
+        ("start", J::obj(vec![("connected", connected)])),
         ("intervals", J::Arr(intervals)),
         (
             "end",
@@ -311,21 +323,9 @@ pub fn json(r: &Report) -> String {
     let res = &r.results;
     let o = &r.options;
     let rate = o.bitrate_bps.round() as u64;
-    let connected = res
-        .streams
-        .iter()
-        .map(|s| {
-            J::obj(vec![
-                ("socket", s.socket.into()),
-                ("local_host", s.local_host.as_str().into()),
-                ("local_port", (s.local_port as u32).into()),
-                ("remote_host", s.remote_host.as_str().into()),
-                ("remote_port", (s.remote_port as u32).into()),
-            ])
-        })
-        .collect();
+    let connected = connected(r, false);
     let start = J::obj(vec![
-        ("connected", J::Arr(connected)),
+        ("connected", connected),
         ("version", "iperf 3.12".into()),
         (
             "system_info",
