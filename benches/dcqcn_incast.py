@@ -1,4 +1,5 @@
-"""DCQCN parameter sets on the 15:1 incast of the ``heps`` fabric.
+"""DCQCN parameter sets on the 15:1 incast, and on an all-to-all, of the
+``heps`` fabric.
 
 h1..h15 each send SIZE to h0 (one leaf-spine-leaf hop away, except the
 senders on leaf0); the bottleneck is the egress leaf0 -> h0. For each
@@ -12,10 +13,16 @@ rates over time (matplotlib)::
     python benches/dcqcn_incast.py                  # 15 x 20 MiB (long-lived), about 5 min
     python benches/dcqcn_incast.py --size-mib 1     # the short incast
     python benches/dcqcn_incast.py --plot docs/img  # and the figures
+    python benches/dcqcn_incast.py --alltoall       # 32 hosts, 992 flows of 512 KiB
+
+With ``--alltoall`` every host sends SIZE-KiB to every other host at once
+(heps is 1:1: 4 x 100G down and 2 spines x 2 links x 100G up per leaf);
+the table gives the mean and 99th-percentile flow completion time, the
+last completion against each NIC's bytes / line rate, the deepest switch
+queue, paused port-samples and CNPs.
 
 The tables in docs/dcqcn.md come from this script. What it leaves out:
-the all-to-all (see ``fabriclab bench a2a-128``) and the DCQCN paper's
-own 40G testbed.
+the DCQCN paper's own 40G testbed.
 """
 
 from __future__ import annotations
@@ -84,6 +91,33 @@ def run(name: str, cc: str, size: int, senders: int, sample_us: float) -> dict[s
     }
 
 
+def alltoall(name: str, cc: str, size: int, hosts: int, sample_us: float) -> dict[str, object]:
+    flows = [
+        fabriclab.Flow(f"h{a}", f"h{b}", size) for a in range(hosts) for b in range(hosts) if a != b
+    ]
+    t0 = time.time()
+    r = fabriclab.flows(flows, fabric=fabric(cc), sample_us=sample_us)
+    wall = time.time() - t0
+    ps = r.port_samples
+    sw = ps[ps.node.str.startswith(("leaf", "spine"))]
+    fct = r.flows.fct_us
+    end_ps = float(r.flows.delivered_ps.max())
+    # Each NIC sends (hosts - 1) x size at 100G; heps's fabric is 1:1.
+    bound_ps = (hosts - 1) * size * 8 / LINE_BPS * 1e12
+    return {
+        "set": name,
+        "mean FCT [us]": round(float(fct.mean()), 1),
+        "p99 FCT [us]": round(float(fct.quantile(0.99)), 1),
+        "last completion [ms]": round(end_ps / 1e9, 3),
+        "x NIC bound": round(end_ps / bound_ps, 3),
+        "deepest switch queue [KB]": round(float(sw.queue_bytes.max()) / 1e3, 1),
+        "paused port-samples": int(ps.paused.sum()),
+        "CNPs": int(r.qps.cnps_tx.sum()),
+        "wall [s]": round(wall, 1),
+        "_r": r,
+    }
+
+
 def plot(rows: list[dict[str, object]], out: Path, size_mib: int) -> None:
     import matplotlib
 
@@ -127,20 +161,25 @@ def main() -> None:
     ap.add_argument("--senders", type=int, default=15)
     ap.add_argument("--sample-us", type=float, default=10.0)
     ap.add_argument("--only", help="run only the sets whose name contains this text")
-    ap.add_argument("--plot", type=Path, help="write PNG figures to this folder")
+    ap.add_argument("--plot", type=Path, help="write PNG figures to this folder (incast only)")
+    ap.add_argument("--alltoall", action="store_true", help="an all-to-all of 32 hosts instead of the incast")
+    ap.add_argument("--size-kib", type=int, default=512, help="KiB per flow of the all-to-all (default 512)")
     a = ap.parse_args()
     rows = []
     for name, cc in SETS.items():
         if a.only and a.only not in name:
             continue
-        rows.append(run(name, cc, a.size_mib << 20, a.senders, a.sample_us))
+        if a.alltoall:
+            rows.append(alltoall(name, cc, a.size_kib << 10, 32, a.sample_us))
+        else:
+            rows.append(run(name, cc, a.size_mib << 20, a.senders, a.sample_us))
         print(f"  {name}: {rows[-1]['wall [s]']} s", flush=True)
     cols = [k for k in rows[0] if not k.startswith("_")]
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))
     for row in rows:
         print("| " + " | ".join(str(row[c]) for c in cols) + " |")
-    if a.plot:
+    if a.plot and not a.alltoall:
         plot(rows, a.plot, a.size_mib)
 
 
