@@ -4,19 +4,13 @@ every item, row and metric gets A's and B's min / avg / max, delta and %."""
 
 from __future__ import annotations
 
-import contextlib
-import logging
-import subprocess
-from collections.abc import Iterator
-from typing import Any
-
 import pandas as pd
 import pytest
 
 import fabriclab
 from browser import assert_renders, browser_or_skip, check_page
+from cluster_help import NoClient, assert_cli_error, local_client, main_in_process
 from conftest import ROOT, run_cli
-from fabriclab.cli import main as cli_main
 from fabriclab.compare_html import write_html
 from fabriclab.comparisons import compare_runs, row_label, run_sides
 from fabriclab.errors import InvalidArgumentError, ParseError
@@ -72,48 +66,11 @@ def tiny(tmp_path):
     return p
 
 
-@contextlib.contextmanager
-def local_client(workers: int = 2) -> Iterator[Any]:
-    with distributed.LocalCluster(
-        n_workers=workers,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address="127.0.0.1:0",
-        silence_logs=logging.ERROR,
-    ) as cluster, distributed.Client(cluster, set_as_default=False) as c:
-        yield c
-
-
 @pytest.fixture(scope="module")
 def client():
     """A 2-worker LocalCluster shared by the comparisons of this file."""
     with local_client() as c:
         yield c
-
-
-class NoClient:
-    """Fails the test if anything is submitted."""
-
-    def submit(self, *a, **k):  # pragma: no cover - must not be reached
-        raise AssertionError("a run was submitted")
-
-
-def main_in_process(capsys, *args) -> subprocess.CompletedProcess:
-    """``fabriclab ARGS`` in this process."""
-    try:
-        code = cli_main([str(a) for a in args])
-    except SystemExit as e:  # argparse's usage errors
-        code = e.code
-    out = capsys.readouterr()
-    return subprocess.CompletedProcess(args, code, out.out, out.err)
-
-
-def assert_cli_error(r: subprocess.CompletedProcess, *words: str) -> None:
-    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
-    assert "fabriclab: error:" in r.stderr and "Traceback" not in r.stderr + r.stdout
-    for w in words:
-        assert w in r.stderr, (w, r.stderr)
 
 
 def assert_arithmetic(df: pd.DataFrame) -> None:
