@@ -1,4 +1,4 @@
-"""Helpers shared by the tests that run sweeps and comparisons: a real
+"""Helpers shared by the tests that run sweeps, comparisons and HPL: a real
 LocalCluster of worker processes, a client that fails on any submission
 (for what must be refused before a cluster starts), the CLI run in this
 process, and the check of a CLI input error."""

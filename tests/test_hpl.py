@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 
 import pandas as pd
 import pytest
 
 import fabriclab
+from cluster_help import assert_cli_error, main_in_process
 from conftest import GOLDEN, run_cli
-from fabriclab.cli import main as cli_main
 from fabriclab.errors import FabriclabError, InvalidArgumentError, ParseError, UnknownHostError
 from hpl_format import check_hpl_layout, comparable, parse_hpl
 
@@ -29,23 +28,6 @@ def hpl_flops(n: int) -> float:
 @pytest.fixture(scope="module")
 def golden_run():
     return fabriclab.hpl("heps", dat=DAT)
-
-
-def main_in_process(capsys, *args) -> subprocess.CompletedProcess:
-    """``fabriclab ARGS`` in this process."""
-    try:
-        code = cli_main([str(a) for a in args])
-    except SystemExit as e:  # argparse's usage errors
-        code = e.code
-    out = capsys.readouterr()
-    return subprocess.CompletedProcess(args, code, out.out, out.err)
-
-
-def assert_cli_error(r: subprocess.CompletedProcess, *words: str) -> None:
-    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
-    assert "fabriclab: error:" in r.stderr and "Traceback" not in r.stderr + r.stdout
-    for w in words:
-        assert w in r.stderr, (w, r.stderr)
 
 
 # --------------------------------------------------------------------------
