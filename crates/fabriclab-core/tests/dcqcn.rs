@@ -287,3 +287,24 @@ fn per_port_cnp_moderation_spaces_the_ports_cnps_and_leaves_the_incast_to_pfc() 
         .count();
     assert_eq!(idle, 0);
 }
+
+/// Lossy RoCE (PFC off) with DCQCN: the default ECN priorities are the
+/// lossless ones, of which there are none, so DCQCN's data queue used to go
+/// unmarked and DCQCN silently did nothing. The RoCE data priority is now
+/// marked by default whenever DCQCN runs; an explicit empty list still
+/// turns marking off.
+#[test]
+fn lossy_roce_with_dcqcn_still_marks_its_data_queue() {
+    let marks_and_cnps = |extra: &str| {
+        let (sim, id) = run_incast(&format!("[pfc]\nenabled = false\n{CONNECTX}{extra}"), 10);
+        let flows = sim.app::<Flows>(id).unwrap();
+        let cnps: u64 = (0..15)
+            .map(|i| sim.net.qp_counters(flows.peer_qp(i).unwrap()).cnps_tx)
+            .sum();
+        let marks = sim.net.port_between("leaf0", "h0").unwrap().ecn_marks;
+        (marks, cnps)
+    };
+    let (marks, cnps) = marks_and_cnps("");
+    assert!(marks > 0 && cnps > 0, "marks {marks}, CNPs {cnps}");
+    assert_eq!(marks_and_cnps("[ecn]\npriorities = []\n"), (0, 0));
+}

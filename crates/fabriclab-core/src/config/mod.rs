@@ -361,7 +361,9 @@ pub struct EcnSpec {
     /// Marking on.
     pub enabled: bool,
     /// Priorities whose egress queues mark; `None` = the lossless ones
-    /// (`pfc.priorities` when PFC is on). List the TCP priority for DCTCP.
+    /// (`pfc.priorities` when PFC is on) and, with DCQCN on RoCE, the RoCE
+    /// data priority (lossy RoCE included). List the TCP priority for
+    /// DCTCP; `[]` marks nothing.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub priorities: Option<Vec<u8>>,
     /// Below this egress queue depth, never mark (bytes).

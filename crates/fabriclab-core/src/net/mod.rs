@@ -715,6 +715,11 @@ fn params(spec: &FabricSpec) -> Result<Params> {
         for &p in list {
             ecn_prio[p as usize] = true;
         }
+    } else if spec.cc.algorithm == CcAlgorithm::Dcqcn && !spec.is_iwarp() && !spec.is_infiniband() {
+        // DCQCN lives on the marks of the RoCE data queue, lossless or not:
+        // without PFC (lossy RoCE) the default still marks it, as a switch
+        // configured for RoCE marks its queue whatever its pause setting.
+        ecn_prio[spec.qos.data_priority as usize] = true;
     }
     let dcqcn = match spec.cc.algorithm {
         CcAlgorithm::None => None,
