@@ -286,3 +286,29 @@ def test_the_default_fabric_rule_is_what_the_tools_do():
     readme = " ".join((ROOT / "README.md").read_text().replace("`", "").split())
     rule = " ".join(DEFAULT_FABRIC_RULE.split(": ", 1)[1].split(" (")[0].split())
     assert rule in readme, rule
+
+
+# --------------------------------------------------------------------------
+# One progress switch for every tool that runs long
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["run"], ["bench"], ["lab", "run"], ["hpl"], ["imb"], ["osu"], ["cbench"], ["fio"], ["sweep"], ["compare"]],
+)
+def test_every_long_running_command_takes_quiet(command):
+    r = run_cli(*command, "--help")
+    assert r.returncode == 0, r.stderr
+    assert "--quiet" in r.stdout and "no progress lines on stderr" in r.stdout
+
+
+def test_quiet_silences_progress_and_progress_is_on_by_default():
+    hpl = ["hpl", "--fabric", "heps", "-np", "4", "--n", "2000", "--nb", "128"]
+    loud, quiet = run_cli(*hpl), run_cli(*hpl, "--quiet")
+    assert loud.returncode == quiet.returncode == 0, (loud.stderr, quiet.stderr)
+    assert "measurements done" in loud.stderr and "measurements done" not in quiet.stderr
+    assert loud.stdout == quiet.stdout
+    # The old opt-in flag still parses.
+    assert run_cli(*hpl, "--progress").returncode == 0
+    bench = run_cli("bench", "a2a-32", "--cc", "none", "--quiet", "--json")
+    assert bench.returncode == 0 and bench.stderr == "", bench.stderr

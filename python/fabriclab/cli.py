@@ -209,6 +209,7 @@ def _parser() -> argparse.ArgumentParser:
     pr = sub.add_parser("run", help="run a scenario file")
     pr.add_argument("scenario", metavar="SCENARIO.toml")
     pr.add_argument("--counters", action="store_true", help="also print counters for each item")
+    pr.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     pr.add_argument(
         "--dashboard",
         metavar="PREFIX",
@@ -220,6 +221,7 @@ def _parser() -> argparse.ArgumentParser:
     pb.add_argument("name", choices=["a2a-32", "a2a-128", "ns3-hpcc-64", "a2a-1024", "allreduce-1k", "allreduce-16k"])
     pb.add_argument("--cc", choices=["none", "dcqcn"], default="", help="congestion control (default: the benchmark's)")
     pb.add_argument("--json", action="store_true", help="print the figures as JSON")
+    pb.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
     # imb, osu
     cli_mpi.add_parsers(sub, _background)
@@ -394,7 +396,7 @@ def _cmd_run(a: argparse.Namespace) -> None:
         label = f" {item.name!r}" if item.name else ""
         _out(f"\n=== [{i}] {item.kind}{label}: {what} (seed {item.seed}) ===")
         sys.stdout.flush()
-        res = run_item(sc, item, progress=True)
+        res = run_item(sc, item, progress=not a.quiet)
         print_item(item.kind, res, a.counters)
         if a.dashboard:
             _item_dashboard(a.dashboard, i, item, res, sc)
@@ -488,8 +490,9 @@ _BENCH_ROWS = [
 
 
 def _cmd_bench(a: argparse.Namespace) -> None:
-    print(f"running {a.name} ...", file=sys.stderr, flush=True)
-    r = api.bench(a.name, a.cc, progress=True, backend=a.backend or "packet")
+    if not a.quiet:
+        print(f"running {a.name} ...", file=sys.stderr, flush=True)
+    r = api.bench(a.name, a.cc, progress=not a.quiet, backend=a.backend or "packet")
     if a.json:
         _out(json.dumps(r, indent=2))
         return

@@ -74,7 +74,10 @@ def add_parser(sub: Any, background: Callable[[str], Any]) -> None:
     telemetry_opts(p)
     p.add_argument("-o", "--output", metavar="FILE", help="write HPL's text to FILE (as HPL.dat's output file) instead of stdout")
     p.add_argument("--json", action="store_true", help="print the report as JSON instead of HPL's text (counters included)")
-    p.add_argument("--progress", action="store_true", help="print progress lines on stderr")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    # Progress is on by default, as for every tool; --progress is kept so
+    # that scripts written for the old opt-in flag still run.
+    p.add_argument("--progress", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--counters", action="store_true", help="also print the port counters and MPI counters (of the last test)")
 
 
@@ -118,7 +121,7 @@ def cmd_hpl(a: argparse.Namespace) -> None:
         background_iperf=a.background_iperf,
         telemetry_us=a.telemetry_us,
         seed=a.seed,
-        progress=a.progress,
+        progress=not a.quiet,
     )
     if a.output:
         _write(a.output, df.attrs["text"])

@@ -37,6 +37,7 @@ def add_parser(sub: Any) -> None:
     r.add_argument("--quick", action="store_true", help="the labs' quick variants (smaller runs, for CI)")
     r.add_argument("--html", metavar="FILE", help="write one HTML report: an index and a section per lab, with charts")
     r.add_argument("--json", action="store_true", help="print the verdicts as JSON (and not the tools' output)")
+    r.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
 
 def _runtime(v: float | None) -> str:
@@ -78,12 +79,12 @@ def cmd_lab(a: argparse.Namespace, item_what: Callable[[Any], str], print_item: 
         if not a.json:
             mode = " (--quick)" if a.quick else ""
             print(f"\n##### lab {lab.name}{mode}: {lab.title} (seed {lab.seed}) #####", flush=True)
-        else:
+        elif not a.quiet:
             print(f"running lab {lab.name}{' (--quick)' if a.quick else ''} ...", file=sys.stderr, flush=True)
         r = run_lab(
             lab,
             a.quick,
-            progress=True,
+            progress=not a.quiet,
             on_item=None if a.json else on_item,
             on_result=None if a.json else on_result,
         )
