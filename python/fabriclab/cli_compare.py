@@ -23,9 +23,9 @@ from typing import Any
 
 import pandas as pd
 
-from .cli_sweep import _set_spec, _short, _show, _table
+from .cli_sweep import _set_spec, _short, _show, _table, cluster_errors, cluster_opts
 from .comparisons import compare, delta_text, pct_text, row_label, sides_text, value_text
-from .errors import FabriclabError, InvalidArgumentError
+from .errors import InvalidArgumentError
 
 _NUMBERS = ("A min", "A avg", "A max", "B min", "B avg", "B max", "delta", "%")
 
@@ -57,13 +57,7 @@ def add_parser(sub: Any) -> None:
         help="the result columns to compare (default per tool: perftest bw_avg_gbps or t_typical_us, "
         "flows fct_us, imb t_avg_us, osu avg_us or mb_per_s, cbench value, fio iops and lat_avg_us, hpl gflops)",
     )
-    where = p.add_mutually_exclusive_group()
-    where.add_argument(
-        "--workers", type=int, metavar="N", help="worker processes of the local Dask cluster (default: one per CPU)"
-    )
-    where.add_argument(
-        "--scheduler", metavar="ADDRESS", help="run on an existing Dask scheduler, e.g. tcp://login1:8786 (Slurm)"
-    )
+    cluster_opts(p)
     p.add_argument("--csv", metavar="FILE", help="write the comparison to FILE as CSV")
     p.add_argument("--html", metavar="FILE", help="write the comparison to FILE as an HTML page")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
@@ -111,17 +105,11 @@ def cmd_compare(a: argparse.Namespace) -> int:
     overrides = _overrides(a.sets)
     _check_writable(a.csv, "--csv")
     _check_writable(a.html, "--html")
-    try:
+    with cluster_errors():
         df = compare(
             a.a, a.b, overrides, repeat=a.repeat, metric=a.metric, client=a.scheduler, workers=a.workers,
             progress=not a.quiet,
         )
-    except ImportError as e:
-        raise FabriclabError(str(e)) from None
-    except (FileNotFoundError, IsADirectoryError, PermissionError):
-        raise
-    except OSError as e:  # the scheduler could not be reached
-        raise FabriclabError(str(e)) from None
     sys.stdout.write(sides_text(df) + "\n" + table_text(df))
     sys.stdout.flush()
     for path, what in ((a.csv, "csv"), (a.html, "html")):

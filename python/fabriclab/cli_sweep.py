@@ -19,11 +19,12 @@ input (nothing runs).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import math
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, Callable
 
 import pandas as pd
@@ -130,6 +131,33 @@ def _grid(sets: Sequence[tuple[str, list[Any]]]) -> dict[str, list[Any]]:
 # The parser
 
 
+def cluster_opts(p: argparse.ArgumentParser) -> None:
+    """``--workers N | --scheduler ADDRESS``: where the runs go (sweep, compare)."""
+    where = p.add_mutually_exclusive_group()
+    where.add_argument(
+        "--workers", type=int, metavar="N", help="worker processes of the local Dask cluster (default: one per CPU)"
+    )
+    where.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="run on an existing Dask scheduler, e.g. tcp://login1:8786 (one started with dask-jobqueue on Slurm)",
+    )
+
+
+@contextlib.contextmanager
+def cluster_errors() -> Iterator[None]:
+    """Dask missing or a scheduler out of reach as a FabriclabError; files
+    the user named keep their own errors."""
+    try:
+        yield
+    except ImportError as e:
+        raise FabriclabError(str(e)) from None
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        raise
+    except OSError as e:  # the scheduler could not be reached
+        raise FabriclabError(str(e)) from None
+
+
 def add_parser(sub: Any) -> None:
     """Add the ``sweep`` subcommand to ``sub``."""
     p = sub.add_parser("sweep", help="run a scenario over a grid of parameters, on Dask")
@@ -144,15 +172,7 @@ def add_parser(sub: Any) -> None:
         help="a swept path and its values, e.g. fabric.cc.algorithm=none,dcqcn or seed=1..8 (repeatable: "
         "the sweep runs every combination); paths: seed, backend, fabric, fabric.SECTION.KEY, KIND.KEY, KIND[I].KEY",
     )
-    where = p.add_mutually_exclusive_group()
-    where.add_argument(
-        "--workers", type=int, metavar="N", help="worker processes of the local Dask cluster (default: one per CPU)"
-    )
-    where.add_argument(
-        "--scheduler",
-        metavar="ADDRESS",
-        help="run on an existing Dask scheduler, e.g. tcp://login1:8786 (one started with dask-jobqueue on Slurm)",
-    )
+    cluster_opts(p)
     p.add_argument("-o", "--out", metavar="FILE", help="write every result row to FILE (.csv, or .parquet with pyarrow) as points finish")
     p.add_argument(
         "--resume",
@@ -323,18 +343,12 @@ def cmd_sweep(a: argparse.Namespace) -> int:
         sys.stdout.write(_points_text(points))
         print(f"{len(points)} point(s) checked; nothing run (--dry-run)", file=sys.stderr)
         return 0
-    try:
-        if a.resume and not a.out:
-            raise InvalidArgumentError("--resume needs -o FILE: the results file of the sweep to resume")
+    if a.resume and not a.out:
+        raise InvalidArgumentError("--resume needs -o FILE: the results file of the sweep to resume")
+    with cluster_errors():
         df = sweep(
             a.scenario, grid, client=a.scheduler, workers=a.workers, progress=not a.quiet, out=a.out, resume=a.resume
         )
-    except ImportError as e:
-        raise FabriclabError(str(e)) from None
-    except (FileNotFoundError, IsADirectoryError, PermissionError):
-        raise
-    except OSError as e:  # the scheduler could not be reached
-        raise FabriclabError(str(e)) from None
     sys.stdout.write(summary(df))
     sys.stdout.flush()
     if a.out:

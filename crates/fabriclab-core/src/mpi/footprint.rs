@@ -252,11 +252,15 @@ impl JobMemory {
         self.check(self.need_with(&f, copies), &what)
     }
 
-    /// Count a compiled schedule; refuse when the job no longer fits.
-    pub fn add(&mut self, s: &Schedule) -> Result<()> {
+    fn count(&mut self, s: &Schedule) {
         let f = Footprint::of(s);
         self.schedules += f.schedule_bytes();
         self.pairs += f.pairs;
+    }
+
+    /// Count a compiled schedule; refuse when the job no longer fits.
+    pub fn add(&mut self, s: &Schedule) -> Result<()> {
+        self.count(s);
         let what = format!("counted once its {} schedule was compiled", s.algorithm);
         self.check(self.need_bytes() as f64, &what)
     }
@@ -267,9 +271,7 @@ impl JobMemory {
 pub fn check_job(spec: &FabricSpec, np: u32, scheds: &[Schedule]) -> Result<()> {
     let mut m = JobMemory::new(spec, np);
     for s in scheds {
-        let f = Footprint::of(s);
-        m.schedules += f.schedule_bytes();
-        m.pairs += f.pairs;
+        m.count(s);
     }
     let what = format!("counted over its {} compiled schedules", scheds.len());
     m.check(m.need_bytes() as f64, &what)

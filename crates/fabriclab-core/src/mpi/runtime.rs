@@ -59,8 +59,6 @@ pub struct MpiCounters {
 /// A schedule with its reverse dependencies, ready to run.
 struct Prepared {
     s: Schedule,
-    /// An MPI call with nothing to move (see [`Schedule::empty_call`]).
-    empty: bool,
     /// Per rank, per step: the steps waiting for it.
     dependents: Vec<Vec<Vec<u32>>>,
 }
@@ -189,12 +187,7 @@ impl Runtime {
                 d
             })
             .collect();
-        let empty = s.empty_call;
-        self.scheds.push(Rc::new(Prepared {
-            s,
-            empty,
-            dependents,
-        }));
+        self.scheds.push(Rc::new(Prepared { s, dependents }));
         self.scheds.len() as SchedId - 1
     }
 
@@ -236,7 +229,7 @@ impl Runtime {
             // A call with nothing to move still costs its entry and
             // argument checks; a rank idle in a call that others make
             // (the ranks outside a ping-pong) costs nothing.
-            if sched.empty {
+            if sched.s.empty_call {
                 st.cpu_free = st.cpu_free.max(net.now()) + self.p.call_overhead;
             }
             self.finished.push(rank);
