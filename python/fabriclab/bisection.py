@@ -26,7 +26,7 @@ import pandas as pd
 from . import _core
 from .api import FabricLike, Flow, _bool, _dumps, _fabric_arg, _frame, _int, _seed, _str, _with_backend
 from .errors import InvalidArgumentError
-from .mpi import _attrs, _extras, _job
+from .mpi import _attrs, _extras, _job, core_options
 
 __all__ = ["cbench", "CBENCH_TESTS", "CBENCH_COLUMNS", "CBENCH_ROTATION_COLUMNS"]
 
@@ -81,7 +81,7 @@ def cbench(
             if opts[name] < least:
                 raise InvalidArgumentError(f"{name} must be at least {least}, got {opts[name]}")
     _extras(opts, None, None, background, background_iperf, telemetry_us)
-    out = json.loads(_core.cbench(_fabric_arg(fabric), _dumps(opts), _seed(seed), _bool("progress", progress)))
+    out = json.loads(_core.cbench(_fabric_arg(fabric), _dumps(core_options(opts)), _seed(seed), _bool("progress", progress)))
     rep = out["report"]
     df = _attrs(_frame(rep["pairs"], CBENCH_COLUMNS), out)
     df.attrs["test"] = rep["test"]

@@ -37,8 +37,7 @@ import pandas as pd
 from . import _core
 from .api import FabricLike, Flow, _bool, _dumps, _fabric_arg, _float, _frame, _int, _seed, _str, _with_backend
 from .errors import ArgumentTypeError, FabriclabError, InvalidArgumentError, ParseError
-from .mpi import _extras, common_attrs
-from .storage import parse_hosts
+from .mpi import _extras, _job, common_attrs, core_options
 
 __all__ = ["hpl", "read_dat", "parse_grids", "HPL_COLUMNS", "HPL_SAMPLE_COLUMNS", "HPL_BCASTS"]
 
@@ -175,15 +174,7 @@ def _options(
     for key, value in single.items():
         if value is not None:
             opts[key] = _code(key, value) if key in ("pmap", "swap") else _int(key, value)
-    for key, value in job.items():
-        if value is None:
-            continue
-        if key == "hosts":
-            opts[key] = parse_hosts(value)
-        elif key == "placement":
-            opts[key] = _str(key, value).replace("-", "_")
-        else:
-            opts[key] = _int(key, value)
+    _job(opts, job["np"], job["ppn"], job["hosts"], job["placement"])
     for key, value in rates.items():
         if value is not None:
             opts[key] = _float(key, value)
@@ -220,7 +211,7 @@ def _run(fabric: FabricLike, opts: Mapping[str, Any], seed: int, progress: bool,
     """Call the core; its HPL.dat errors name the file ``dat``."""
     try:
         out: dict[str, Any] = json.loads(
-            _core.hpl(_fabric_arg(fabric), _dumps(dict(opts)), _seed(seed), _bool("progress", progress))
+            _core.hpl(_fabric_arg(fabric), _dumps(core_options(opts)), _seed(seed), _bool("progress", progress))
         )
         return out
     except FabriclabError as e:

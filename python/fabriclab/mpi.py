@@ -86,13 +86,39 @@ OSU_COLUMNS = ["bytes", "avg_us", "min_us", "max_us", "mb_per_s", "msgs_per_s", 
 MPI_COUNTER_KEYS = ["eager_msgs", "rndv_msgs", "shm_msgs", "net_bytes", "shm_bytes", "unexpected", "qps"]
 
 
-def _job(opts: dict[str, Any], np: int, ppn: int | None, hosts: Sequence[str] | str | None, placement: str) -> None:
-    opts["np"] = _int("np", np)
+#: How the core groups the options every MPI tool shares (``JobSpec``,
+#: ``RunEnv`` and ``Tuning`` in the Rust crate). Users give them flat, as
+#: keyword arguments and scenario keys; :func:`core_options` nests them, the
+#: one place that knows the core's layout.
+OPTION_GROUPS: dict[str, tuple[str, ...]] = {
+    "job": ("np", "ppn", "hosts", "placement"),
+    "env": ("background", "background_iperf", "telemetry_us"),
+    "tuning": ("library", "max_volume"),
+}
+
+
+def core_options(opts: Mapping[str, Any]) -> dict[str, Any]:
+    """The flat options of an MPI tool as the core reads them: the keys of
+    :data:`OPTION_GROUPS` moved into their groups."""
+    out = dict(opts)
+    for group, keys in OPTION_GROUPS.items():
+        nested = {k: out.pop(k) for k in keys if k in out}
+        if nested:
+            out[group] = nested
+    return out
+
+
+def _job(opts: dict[str, Any], np: int | None, ppn: int | None, hosts: Sequence[str] | str | None, placement: str | None) -> None:
+    """The job's keys, checked (``np`` may be left to the tool: HPL's is
+    its largest grid)."""
+    if np is not None:
+        opts["np"] = _int("np", np)
     if ppn is not None:
         opts["ppn"] = _int("ppn", ppn)
     if hosts is not None:
-        opts["hosts"] = parse_hosts(hosts)  # ranges like h0-h7, as for hpl and fio
-    opts["placement"] = _str("placement", placement).replace("-", "_")
+        opts["hosts"] = parse_hosts(hosts)  # ranges like h0-h7
+    if placement is not None:
+        opts["placement"] = _str("placement", placement).replace("-", "_")
 
 
 def _extras(
@@ -234,7 +260,7 @@ def imb(
             _str("algorithms", k): _str("algorithms", v) for k, v in _mapping("algorithms", algorithms).items()
         }
     _extras(opts, library, max_volume, background, background_iperf, telemetry_us)
-    out = json.loads(_core.imb(_fabric_arg(fabric), _dumps(opts), _seed(seed), _bool("progress", progress)))
+    out = json.loads(_core.imb(_fabric_arg(fabric), _dumps(core_options(opts)), _seed(seed), _bool("progress", progress)))
     rows = [
         {"bench": s["bench"], "np": s["np"], **row}
         for s in out["report"]["sections"]
@@ -287,7 +313,7 @@ def osu(
     if algorithm is not None:
         opts["algorithm"] = _str("algorithm", algorithm)
     _extras(opts, library, max_volume, background, background_iperf, telemetry_us)
-    out = json.loads(_core.osu(_fabric_arg(fabric), _dumps(opts), _seed(seed), _bool("progress", progress)))
+    out = json.loads(_core.osu(_fabric_arg(fabric), _dumps(core_options(opts)), _seed(seed), _bool("progress", progress)))
     df = _frame(out["report"]["rows"], OSU_COLUMNS)
     df.attrs["test"] = out["report"]["test"]
     return _attrs(df, out)

@@ -96,6 +96,7 @@ from . import api, mpi
 from .bisection import cbench
 from .errors import ArgumentTypeError, ParseError
 from .linpack import hpl, read_dat
+from .mpi import OPTION_GROUPS
 from .storage import fio
 
 if sys.version_info >= (3, 11):
@@ -108,11 +109,14 @@ __all__ = ["run_scenario", "load_scenario", "Scenario", "ScenarioItem", "toml_du
 _KINDS = ("perftest", "flows", "imb", "osu", "cbench", "fio", "hpl")
 _TOP_KEYS = {"fabric", "seed", *_KINDS}
 _FLOWS_KEYS = {"name", "seed", "flows", "sample_us", "limit_us"}
-_IMB_KEYS = {"benchmarks", "np", "ppn", "hosts", "placement", "msglog", "npmin", "iters", "root_shift", "algorithms", "library", "max_volume", "background", "background_iperf", "telemetry_us"}
-_CBENCH_KEYS = {"test", "np", "ppn", "hosts", "placement", "bytes", "iterations", "tests", "rotations", "background", "background_iperf", "telemetry_us"}
+# The keys every MPI tool shares come from one table (mpi.OPTION_GROUPS).
+_JOB_ENV_KEYS = {*OPTION_GROUPS["job"], *OPTION_GROUPS["env"]}
+_TUNING_KEYS = set(OPTION_GROUPS["tuning"])
+_IMB_KEYS = {"benchmarks", "msglog", "npmin", "iters", "root_shift", "algorithms", *_JOB_ENV_KEYS, *_TUNING_KEYS}
+_CBENCH_KEYS = {"test", "bytes", "iterations", "tests", "rotations", *_JOB_ENV_KEYS}
 _FIO_KEYS = {"rw", "bs", "iodepth", "numjobs", "runtime", "ramp_time", "clients", "targets", "target_write_mbps", "target_read_mbps", "target_latency_us", "submit_us", "avg_time_ms"}
-_HPL_KEYS = {"dat", "n", "nb", "grids", "pmap", "pfact", "nbmin", "ndiv", "rfact", "bcast", "depth", "swap", "swap_threshold", "np", "ppn", "hosts", "placement", "dgemm_gflops", "pfact_gflops", "samples", "background", "background_iperf", "telemetry_us"}
-_OSU_KEYS = {"test", "np", "ppn", "hosts", "placement", "sizes", "iterations", "warmup", "full", "algorithm", "library", "max_volume", "background", "background_iperf", "telemetry_us"}
+_HPL_KEYS = {"dat", "n", "nb", "grids", "pmap", "pfact", "nbmin", "ndiv", "rfact", "bcast", "depth", "swap", "swap_threshold", "dgemm_gflops", "pfact_gflops", "samples", *_JOB_ENV_KEYS}
+_OSU_KEYS = {"test", "sizes", "iterations", "warmup", "full", "algorithm", *_JOB_ENV_KEYS, *_TUNING_KEYS}
 
 
 @dataclass

@@ -156,7 +156,7 @@ fn run_allreduce(
         .expect("the 1 GiB row");
     // Ports come in node order, hosts (one port each) first: the rest are
     // the switches' egresses.
-    let fwd: u64 = r.ports[np as usize..]
+    let fwd: u64 = r.run.ports[np as usize..]
         .iter()
         .map(|p| p.counters.tx_packets)
         .sum();
@@ -169,14 +169,14 @@ fn run_allreduce(
             "none".into()
         },
         hosts: np,
-        qps: r.mpi.qps as u32,
+        qps: r.run.mpi.qps as u32,
         bytes_per_flow: 1 << 30,
-        wall_s: r.wall_s,
-        events: r.events,
-        events_per_s: r.events as f64 / r.wall_s,
+        wall_s: r.run.wall_s,
+        events: r.run.events,
+        events_per_s: r.run.events as f64 / r.run.wall_s,
         packets_forwarded: fwd,
-        packets_per_s: fwd as f64 / r.wall_s,
-        sim_time_us: r.sim_time_us,
+        packets_per_s: fwd as f64 / r.run.wall_s,
+        sim_time_us: r.run.sim_time_us,
         last_completion_us: row.t_avg_us,
         peak_rss_mb: peak_rss_mb(),
         peak_packets_in_flight: 0,

@@ -262,7 +262,7 @@ pub fn imb_json(fabric: &str, options: &str, seed: u64, progress: bool) -> Resul
             };
             report::imb::text(r, name)
         },
-        |r| (&r.iperf, &r.ports),
+        |r| (&r.run.iperf, &r.run.ports),
     )
 }
 
@@ -277,7 +277,7 @@ pub fn osu_json(fabric: &str, options: &str, seed: u64, progress: bool) -> Resul
         progress,
         |spec, o: &osu::Options, cb| osu::run(spec, o, seed, cb),
         |_, r| report::osu::text(r),
-        |r| (&r.iperf, &r.ports),
+        |r| (&r.run.iperf, &r.run.ports),
     )
 }
 
@@ -292,7 +292,7 @@ pub fn cbench_json(fabric: &str, options: &str, seed: u64, progress: bool) -> Re
         progress,
         |spec, o: &cbench::Options, cb| cbench::run(spec, o, seed, cb),
         |_, r| report::cbench::text(r),
-        |r| (&r.iperf, &r.ports),
+        |r| (&r.run.iperf, &r.run.ports),
     )
 }
 

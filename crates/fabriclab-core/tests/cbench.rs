@@ -7,24 +7,19 @@
 mod common;
 
 use fabriclab_core::config::FabricSpec;
-use fabriclab_core::mpi::job::Placement;
+use fabriclab_core::mpi::job::JobSpec;
 use fabriclab_core::wire::{roce_wire_bytes, Ext};
 use fabriclab_core::workload::{cbench, osu};
 
 fn opts(test: &str, np: u32) -> cbench::Options {
     cbench::Options {
         test: test.into(),
-        np,
-        ppn: None,
-        hosts: None,
-        placement: Placement::Block,
+        job: JobSpec::with_np(np),
+        env: Default::default(),
         bytes: None,
         iterations: None,
         tests: None,
         rotations: None,
-        background: Vec::new(),
-        background_iperf: Vec::new(),
-        telemetry_us: None,
     }
 }
 
@@ -116,7 +111,7 @@ fn zero_byte_latency_is_the_pingpong_of_the_same_fabric() {
     o.iterations = Some(200);
     let r = cbench::run(&spec, &o, 1, None).unwrap();
     let osu_o: osu::Options = serde_json::from_value(serde_json::json!({
-        "test": "osu_latency", "np": 2, "sizes": [0, 0], "iterations": 200, "warmup": 0
+        "test": "osu_latency", "job": {"np": 2}, "sizes": [0, 0], "iterations": 200, "warmup": 0
     }))
     .unwrap();
     let lat = osu::run(&spec, &osu_o, 1, None).unwrap().rows[0]
@@ -213,7 +208,7 @@ fn same_seed_same_report() {
     let a = cbench::run(&spec, &o, 7, None).unwrap();
     let b = cbench::run(&spec, &o, 7, None).unwrap();
     assert_eq!(a.pairs, b.pairs);
-    assert_eq!(a.events, b.events);
+    assert_eq!(a.run.events, b.run.events);
 }
 
 #[test]
@@ -229,6 +224,6 @@ fn bad_options_say_what_to_change() {
     o.iterations = Some(0);
     assert!(err(o).contains("at least 1"));
     let mut o = opts("rotate", 4);
-    o.hosts = Some(vec!["h0".into(), "h9".into()]);
+    o.job.hosts = Some(vec!["h0".into(), "h9".into()]);
     assert!(err(o).contains("h9"));
 }

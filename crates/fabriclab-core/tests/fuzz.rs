@@ -402,19 +402,19 @@ const TOOLS: [(&str, &str); 8] = [
     ),
     (
         "imb",
-        r#"{"benchmarks": ["PingPong"], "np": 2, "placement": "block", "msglog": [0, 3], "iter": 2, "root_shift": false}"#,
+        r#"{"benchmarks": ["PingPong"], "job": {"np": 2, "placement": "block"}, "msglog": [0, 3], "iter": 2, "root_shift": false}"#,
     ),
     (
         "osu",
-        r#"{"test": "osu_latency", "np": 2, "placement": "block", "sizes": [1, 64], "iterations": 2, "warmup": 1, "full": false}"#,
+        r#"{"test": "osu_latency", "job": {"np": 2, "placement": "block"}, "sizes": [1, 64], "iterations": 2, "warmup": 1, "full": false}"#,
     ),
     (
         "cbench",
-        r#"{"test": "rotate_latency", "np": 4, "placement": "block", "iterations": 2}"#,
+        r#"{"test": "rotate_latency", "job": {"np": 4, "placement": "block"}, "iterations": 2}"#,
     ),
     (
         "hpl",
-        r#"{"n": [2000], "nb": [200], "grids": [[1, 2]], "placement": "block"}"#,
+        r#"{"n": [2000], "nb": [200], "grids": [[1, 2]], "job": {"placement": "block"}}"#,
     ),
     (
         "fio",

@@ -247,31 +247,40 @@ fn bad_input_says_what_to_change() {
     let cases = [
         (r#"{"grids":[[1,2]]}"#, "problem size"),
         (r#"{"n":[100]}"#, "process grid"),
-        (r#"{"n":[0],"np":2}"#, "at least 1"),
-        (r#"{"n":[100],"np":2,"nb":[0]}"#, "block size"),
-        (r#"{"n":[100],"np":2,"depth":[2]}"#, "depth 2"),
+        (r#"{"n":[0],"job":{"np":2}}"#, "at least 1"),
+        (r#"{"n":[100],"job":{"np":2},"nb":[0]}"#, "block size"),
+        (r#"{"n":[100],"job":{"np":2},"depth":[2]}"#, "depth 2"),
         (
-            r#"{"n":[100],"grids":[[4,4]],"np":8}"#,
+            r#"{"n":[100],"grids":[[4,4]],"job":{"np":8}}"#,
             "needs 16 processes",
         ),
         (
-            r#"{"n":[100],"np":2,"bcast":["3ring"]}"#,
+            r#"{"n":[100],"job":{"np":2},"bcast":["3ring"]}"#,
             "unknown broadcast",
         ),
-        (r#"{"n":[100],"np":2,"swap":"fast"}"#, "unknown swap"),
-        (r#"{"n":[100],"np":2,"dgemm_gflops":-1}"#, "positive rate"),
         (
-            r#"{"n":[100],"np":2,"hpl_dat":"HPL input\n"}"#,
+            r#"{"n":[100],"job":{"np":2},"swap":"fast"}"#,
+            "unknown swap",
+        ),
+        (
+            r#"{"n":[100],"job":{"np":2},"dgemm_gflops":-1}"#,
+            "positive rate",
+        ),
+        (
+            r#"{"n":[100],"job":{"np":2},"hpl_dat":"HPL input\n"}"#,
             "ends before",
         ),
-        (r#"{"n":[100],"np":64}"#, "hosts"),
+        (r#"{"n":[100],"job":{"np":64}}"#, "hosts"),
         // 65536 x 65536 wrapped in u32 (to 0: "np must be at least 1").
         (
             r#"{"n":[100],"grids":[[65536,65536]]}"#,
             "4294967296 processes",
         ),
         // The clock would wrap (213 days of ps): 2/3 x 1e21 flops at 2 x 50 GF.
-        (r#"{"n":[10000000],"np":2,"dgemm_gflops":50}"#, "days"),
+        (
+            r#"{"n":[10000000],"job":{"np":2},"dgemm_gflops":50}"#,
+            "days",
+        ),
     ];
     for (j, want) in cases {
         let e = hpl::run(&fabric(100), &opts(j), 1, None)

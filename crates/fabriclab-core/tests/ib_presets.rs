@@ -9,26 +9,24 @@ mod common;
 use common::imb_opts;
 
 use fabriclab_core::config::preset;
+use fabriclab_core::mpi::job::JobSpec;
 use fabriclab_core::wire::{ib_wire_bytes, roce_wire_bytes, Ext};
 use fabriclab_core::workload::{imb, osu};
 
 fn osu_h0_h1(test: &str, sizes: (u64, u64)) -> osu::Options {
     osu::Options {
         test: test.into(),
-        np: 2,
-        ppn: None,
-        hosts: Some(vec!["h0".into(), "h1".into()]),
-        placement: Default::default(),
+        job: JobSpec {
+            hosts: Some(vec!["h0".into(), "h1".into()]),
+            ..JobSpec::with_np(2)
+        },
         sizes: Some(sizes),
         iterations: Some(20),
         warmup: Some(2),
         full: false,
         algorithm: None,
-        library: None,
-        max_volume: None,
-        background: Vec::new(),
-        background_iperf: Vec::new(),
-        telemetry_us: None,
+        env: Default::default(),
+        tuning: Default::default(),
     }
 }
 
@@ -77,6 +75,7 @@ fn stackhpc_ib_pingpong_matches_the_published_figures() {
     assert!((bw / 12069.36 - 1.0).abs() < 0.10, "{bw}");
     // Credits, not pause frames, and no loss.
     assert!(r
+        .run
         .ports
         .iter()
         .all(|p| p.counters.pause_tx == 0 && p.counters.drops == 0));
@@ -181,18 +180,18 @@ fn sandia_ib_runs_at_the_sdr_data_rate() {
         );
         assert!(row.t_avg_us > 0.0);
     }
-    assert!(r.ports.iter().all(|p| p.counters.drops == 0));
+    assert!(r.run.ports.iter().all(|p| p.counters.drops == 0));
 }
 
 #[test]
 fn mpi_runs_on_infiniband_repeat_bit_for_bit() {
     let spec = preset("ihep-ib").unwrap();
     let mut o = imb_opts(&["Alltoall", "Allreduce"], 14);
-    o.ppn = Some(2);
+    o.job.ppn = Some(2);
     o.msglog = Some((0, 17));
     o.iter = Some(4);
     let a = imb::run(&spec, &o, 5, None).unwrap();
     let b = imb::run(&spec, &o, 5, None).unwrap();
     assert_eq!(a.sections, b.sections);
-    assert_eq!(a.events, b.events);
+    assert_eq!(a.run.events, b.run.events);
 }

@@ -50,10 +50,9 @@ fn perf(test: Test, size: Option<u64>, iters: u64) -> Options {
 }
 
 fn imb_opts(benchmarks: &[&str], np: u32, hosts: Option<&[&str]>) -> imb::Options {
-    imb::Options {
-        hosts: hosts.map(|h| h.iter().map(|s| s.to_string()).collect()),
-        ..common::imb_opts(benchmarks, np)
-    }
+    let mut o = common::imb_opts(benchmarks, np);
+    o.job.hosts = hosts.map(|h| h.iter().map(|s| s.to_string()).collect());
+    o
 }
 
 #[test]
@@ -203,7 +202,7 @@ fn same_seed_same_results() {
         a.sections[0].rows[0].t_avg_us,
         b.sections[0].rows[0].t_avg_us
     );
-    assert_eq!(a.events, b.events);
+    assert_eq!(a.run.events, b.run.events);
 }
 
 #[test]
@@ -263,7 +262,7 @@ fn mpi_on_sandia_iwarp_gives_the_calibrated_figures() {
         o.msglog = Some((15, 15));
         o.iter = Some(5);
         let r = imb::run(spec, &o, 1, None).unwrap();
-        let drops: u64 = r.ports.iter().map(|p| p.counters.drops).sum();
+        let drops: u64 = r.run.ports.iter().map(|p| p.counters.drops).sum();
         assert_eq!(drops, 0);
         r.sections[0].rows.last().unwrap().t_avg_us
     };

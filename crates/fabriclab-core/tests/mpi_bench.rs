@@ -10,6 +10,7 @@ use common::imb_opts;
 
 use fabriclab_core::config::FabricSpec;
 use fabriclab_core::mpi::coll::{Coll, CollArgs};
+use fabriclab_core::mpi::job::JobSpec;
 use fabriclab_core::mpi::select::{select, Library};
 use fabriclab_core::wire::{roce_wire_bytes, Ext};
 use fabriclab_core::workload::{imb, osu};
@@ -184,23 +185,20 @@ fn mpi_runs_are_deterministic() {
     let a = imb::run(&spec, &o, 7, None).unwrap();
     let b = imb::run(&spec, &o, 7, None).unwrap();
     assert_eq!(a.sections, b.sections);
-    assert_eq!(a.events, b.events);
+    assert_eq!(a.run.events, b.run.events);
     let oo = osu::Options {
         test: "osu_alltoall".into(),
-        np: 8,
-        ppn: Some(2),
-        hosts: None,
-        placement: Default::default(),
+        job: JobSpec {
+            ppn: Some(2),
+            ..JobSpec::with_np(8)
+        },
         sizes: Some((1, 1 << 16)),
         iterations: Some(5),
         warmup: Some(1),
         full: true,
         algorithm: None,
-        library: None,
-        max_volume: None,
-        background: Vec::new(),
-        background_iperf: Vec::new(),
-        telemetry_us: None,
+        env: Default::default(),
+        tuning: Default::default(),
     };
     let x = osu::run(&spec, &oo, 3, None).unwrap();
     let y = osu::run(&spec, &oo, 3, None).unwrap();
@@ -212,7 +210,7 @@ fn the_volume_budget_cuts_repetitions_of_large_sizes_only() {
     let spec = fabric(2, 2, 2);
     let mut o = imb_opts(&["Alltoall"], 4);
     o.msglog = Some((10, 20));
-    o.max_volume = Some(30 << 20);
+    o.tuning.max_volume = Some(30 << 20);
     let r = imb::run(&spec, &o, 1, None).unwrap();
     let reps: Vec<(u64, u32)> = r.sections[0]
         .rows
@@ -227,7 +225,7 @@ fn the_volume_budget_cuts_repetitions_of_large_sizes_only() {
         assert_eq!(n, imb_n.min(cap), "{bytes} B");
     }
     assert_eq!(reps.last(), Some(&(1 << 20, 2)));
-    o.max_volume = Some(0);
+    o.tuning.max_volume = Some(0);
     o.msglog = Some((20, 20));
     let full = imb::run(&spec, &o, 1, None).unwrap();
     assert_eq!(full.sections[0].rows.last().unwrap().reps, 40);
@@ -257,7 +255,7 @@ fn background_traffic_slows_the_job_it_shares_links_with() {
     o.msglog = Some((16, 16));
     o.iter = Some(50);
     let quiet = imb::run(&spec, &o, 1, None).unwrap();
-    o.background = ["h6", "h7", "h8"]
+    o.env.background = ["h6", "h7", "h8"]
         .iter()
         .map(|src| {
             let mut f = common::flow(src, "h1", 1 << 20);
@@ -287,11 +285,11 @@ fn eantc_mixed_traffic_rdma_stays_lossless_beside_lossy_tcp() {
         .map(|h| format!("h{h}"))
         .collect();
     let mut o = imb_opts(&["Allreduce", "Alltoall"], 16);
-    o.hosts = Some(imb_hosts);
+    o.job.hosts = Some(imb_hosts);
     o.msglog = Some((3, 18));
     o.iter = Some(30);
     let quiet = imb::run(&spec, &o, 1, None).unwrap();
-    o.background_iperf = (0..8)
+    o.env.background_iperf = (0..8)
         .flat_map(|l: u32| {
             let peer = (l + 4) % 8;
             [(4 * l + 2, 4 * peer + 3), (4 * l + 3, 4 * peer + 2)]
@@ -307,24 +305,27 @@ fn eantc_mixed_traffic_rdma_stays_lossless_beside_lossy_tcp() {
         .collect();
     let busy = imb::run(&spec, &o, 1, None).unwrap();
     let prio = |p: usize| {
-        busy.ports
+        busy.run
+            .ports
             .iter()
             .map(|x| x.counters.drops_by_prio[p])
             .sum::<u64>()
     };
     let (rdma_drops, tcp_drops) = (prio(3), prio(0));
-    let rdma_retx: u64 = busy.qps.iter().map(|q| q.counters.retx_packets).sum();
-    let tcp_retx: u64 = busy.iperf[0]
+    let rdma_retx: u64 = busy.run.qps.iter().map(|q| q.counters.retx_packets).sum();
+    let tcp_retx: u64 = busy.run.iperf[0]
         .tcp
         .iter()
         .map(|t| t.counters.retx_segments)
         .sum();
     let sent: f64 = busy
+        .run
         .iperf
         .iter()
         .map(|r| r.results.sum_sent.bits_per_second)
         .sum();
     let iperf_retx: u64 = busy
+        .run
         .iperf
         .iter()
         .map(|r| r.results.sum_sent.retransmits.unwrap_or(0))

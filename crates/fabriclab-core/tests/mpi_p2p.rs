@@ -6,7 +6,7 @@
 mod common;
 
 use fabriclab_core::config::FabricSpec;
-use fabriclab_core::mpi::job::{Job, JobSpec, Placement};
+use fabriclab_core::mpi::job::{Job, JobSpec};
 use fabriclab_core::mpi::patterns;
 use fabriclab_core::mpi::program::{Phase, PhaseResult, Program, Timing};
 use fabriclab_core::mpi::runtime::MpiCounters;
@@ -27,10 +27,8 @@ fn run(
     let job = Job::place(
         net.topology(),
         &JobSpec {
-            np,
             ppn: Some(ppn),
-            hosts: None,
-            placement: Placement::Block,
+            ..JobSpec::with_np(np)
         },
     )
     .unwrap();

@@ -187,7 +187,7 @@ fn an_mpi_program_whose_ranks_wait_on_each_other_is_an_mpi_deadlock() {
     use fabriclab_core::mpi::job::JobSpec;
     use fabriclab_core::mpi::patterns;
     use fabriclab_core::mpi::program::{Phase, Timing};
-    use fabriclab_core::mpi::run::run_program;
+    use fabriclab_core::mpi::run::{run_program, ProgramSpec, RunEnv};
     use fabriclab_core::mpi::sched::{Buf, BufSizes, Region, Schedule};
     // Each rank receives before it sends: every send has its receive (the
     // schedule passes its check), yet neither rank ever sends.
@@ -212,23 +212,19 @@ fn an_mpi_program_whose_ranks_wait_on_each_other_is_an_mpi_deadlock() {
         timing: Timing::Loop,
         label: "cycle".into(),
     }];
-    let job = JobSpec {
-        np: 2,
-        ppn: None,
-        hosts: None,
-        placement: Default::default(),
-    };
-    let e = run_program(
-        &fabric(7, None),
-        &job,
-        vec![s],
+    let program = ProgramSpec {
+        scheds: vec![s],
         sync,
         phases,
+        keep_samples: false,
+    };
+    let env = RunEnv::default();
+    let e = run_program(
+        &fabric(7, None),
+        &JobSpec::with_np(2),
+        &env,
+        program,
         1,
-        false,
-        &[],
-        &[],
-        None,
         None,
     )
     .map(|_| ())

@@ -100,19 +100,21 @@ fn an_mpi_job_samples_every_port_and_ends_at_the_counters() {
     let spec = one_switch(4, "");
     let mut o = imb_opts(&["Alltoall"], 4);
     o.msglog = Some((10, 12));
-    o.telemetry_us = Some(5.0);
+    o.env.telemetry_us = Some(5.0);
     let r = imb::run(&spec, &o, 1, None).unwrap();
-    let times: std::collections::BTreeSet<u64> = r.port_samples.iter().map(|s| s.time_ps).collect();
+    let times: std::collections::BTreeSet<u64> =
+        r.run.port_samples.iter().map(|s| s.time_ps).collect();
     assert!(times.len() > 10, "{} samples", times.len());
-    assert_eq!(r.port_samples.len(), times.len() * 8);
+    assert_eq!(r.run.port_samples.len(), times.len() * 8);
     let period: Vec<u64> = times
         .iter()
         .zip(times.iter().skip(1))
         .map(|(a, b)| b - a)
         .collect();
     assert!(period.iter().all(|&p| p == 5_000_000), "{period:?}");
-    for p in &r.ports {
+    for p in &r.run.ports {
         let last = r
+            .run
             .port_samples
             .iter()
             .filter(|s| s.node == p.node && s.port == p.port)
@@ -123,12 +125,13 @@ fn an_mpi_job_samples_every_port_and_ends_at_the_counters() {
         assert!(last <= sent, "{} -> {}: {last} > {sent}", p.node, p.peer);
     }
     // Off by default, and a bad period says what to change.
-    o.telemetry_us = None;
+    o.env.telemetry_us = None;
     assert!(imb::run(&spec, &o, 1, None)
         .unwrap()
+        .run
         .port_samples
         .is_empty());
-    o.telemetry_us = Some(0.0);
+    o.env.telemetry_us = Some(0.0);
     let e = imb::run(&spec, &o, 1, None).unwrap_err().to_string();
     assert!(e.contains("telemetry_us"), "{e}");
 }

@@ -36,12 +36,16 @@ impl Placement {
     }
 }
 
-/// What the user asks for.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// What the user asks for: the job fields every MPI tool shares, nested
+/// as `job` in each tool's options (IMB, OSU, Cbench, HPL), so that they
+/// are declared and checked in one place.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct JobSpec {
-    /// Number of ranks.
-    pub np: u32,
+    /// Number of ranks (`-np`). Every tool but HPL requires it; HPL's
+    /// default is its largest process grid.
+    #[serde(default)]
+    pub np: Option<u32>,
     /// Ranks per host (default 1).
     #[serde(default)]
     pub ppn: Option<u32>,
@@ -64,12 +68,29 @@ pub struct Job {
     pub hosts: Vec<u32>,
 }
 
+impl JobSpec {
+    /// `np` ranks with the defaults of everything else.
+    pub fn with_np(np: u32) -> JobSpec {
+        JobSpec {
+            np: Some(np),
+            ..JobSpec::default()
+        }
+    }
+
+    /// The number of ranks asked for (at least 1).
+    pub fn np(&self) -> Result<u32> {
+        match self.np {
+            None => arg_err("-np is required: give the number of ranks"),
+            Some(0) => arg_err("-np must be at least 1"),
+            Some(n) => Ok(n),
+        }
+    }
+}
+
 impl Job {
     /// Place `spec` on `topo`; errors say what to change.
     pub fn place(topo: &Topology, spec: &JobSpec) -> Result<Job> {
-        if spec.np == 0 {
-            return arg_err("-np must be at least 1");
-        }
+        let np = spec.np()?;
         let ppn = spec.ppn.unwrap_or(1);
         if ppn == 0 {
             return arg_err("--ppn must be at least 1");
@@ -90,34 +111,34 @@ impl Job {
                 v
             }
             None => {
-                let need = spec.np.div_ceil(ppn) as usize;
+                let need = np.div_ceil(ppn) as usize;
                 if need > topo.n_hosts {
                     return arg_err(format!(
                         "-np {} at {} per host needs {} hosts but the fabric has {}; \
                          raise --ppn to at least {} or lower -np",
-                        spec.np,
+                        np,
                         ppn,
                         need,
                         topo.n_hosts,
-                        spec.np.div_ceil(topo.n_hosts as u32)
+                        np.div_ceil(topo.n_hosts as u32)
                     ));
                 }
                 (0..need as u32).collect()
             }
         };
         let slots = hosts.len() as u64 * ppn as u64;
-        if spec.np as u64 > slots {
+        if np as u64 > slots {
             return arg_err(format!(
                 "-np {} needs {} slots but {} hosts x {} per host give {}; \
                  raise --ppn or add hosts",
-                spec.np,
-                spec.np,
+                np,
+                np,
                 hosts.len(),
                 ppn,
                 slots
             ));
         }
-        let rank_host = (0..spec.np)
+        let rank_host = (0..np)
             .map(|r| match spec.placement {
                 Placement::Block => hosts[(r / ppn) as usize],
                 Placement::RoundRobin => hosts[(r as usize) % hosts.len()],

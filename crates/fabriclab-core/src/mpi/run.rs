@@ -7,35 +7,116 @@ use super::job::{Job, JobSpec};
 use super::program::{Phase, PhaseResult, Program};
 use super::runtime::MpiCounters;
 use super::sched::Schedule;
+use super::select::Library;
 use crate::config::FabricSpec;
 use crate::error::{Error, Result};
-use crate::net::{Net, PortReport, QpReport};
+use crate::net::{Net, PortReport, PortSampleRow, QpReport};
 use crate::sim::{Outcome, Sim};
 use crate::units::Time;
 use crate::workload::flows::{FlowSpec, Flows};
 use crate::workload::iperf::{self, Iperf};
+use serde::{Deserialize, Serialize};
 
 /// What a run produced.
 #[derive(Clone, Debug)]
 pub struct ProgramRun {
     /// Per phase.
     pub phases: Vec<PhaseResult>,
+    /// Counters, times and background runs, as the reports give them.
+    pub summary: RunSummary,
+}
+
+/// What every MPI tool reports about the run beside its own tables: the
+/// end of IMB's, OSU's and Cbench's reports (flattened into them, so the
+/// JSON keeps one level) and the source of HPL's.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunSummary {
     /// MPI runtime counters.
     pub mpi: MpiCounters,
     /// Port counters at the end.
     pub ports: Vec<PortReport>,
+    /// Port telemetry (with `telemetry_us`), every port every period.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub port_samples: Vec<PortSampleRow>,
     /// QP counters at the end (the job's and background flows').
     pub qps: Vec<QpReport>,
-    /// Simulated time at the end.
-    pub sim_time: Time,
+    /// Simulated time at the end, us.
+    pub sim_time_us: f64,
     /// Events processed.
     pub events: u64,
     /// Wall-clock seconds.
     pub wall_s: f64,
     /// Background iperf runs, in the order given.
     pub iperf: Vec<iperf::Report>,
-    /// Port telemetry (with `telemetry`), every port every period.
-    pub port_samples: Vec<crate::net::PortSampleRow>,
+}
+
+/// What runs beside an MPI job and what is recorded of it, shared by every
+/// MPI tool's options (nested as `env`).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunEnv {
+    /// Other traffic on the fabric during the run (flows, usually with
+    /// `repeat = true`), e.g. an incast beside the job.
+    #[serde(default)]
+    pub background: Vec<FlowSpec>,
+    /// iperf3 TCP traffic during the run (each a client/server pair with
+    /// its streams, rate and duration; it stops with the job).
+    #[serde(default)]
+    pub background_iperf: Vec<iperf::Options>,
+    /// Sample every port's queue, bytes sent and pause state every this
+    /// many microseconds (the report's `port_samples`; off by default).
+    #[serde(default)]
+    pub telemetry_us: Option<f64>,
+}
+
+/// Default simulation budget per message length of IMB and OSU: 1 GiB
+/// moved in all. IMB's own rule (40 MiB per rank and length) lets an
+/// Alltoall of 32 ranks move 40 GiB per length; simulated packet by packet
+/// that is minutes per length, and a deterministic fabric reaches its
+/// steady state in far fewer calls. The repetitions column always shows
+/// what ran.
+pub const MAX_VOLUME: u64 = 1 << 30;
+
+/// How a benchmark's collectives are chosen and how much it may move
+/// (IMB and OSU, nested as `tuning`).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tuning {
+    /// Override the fabric's MPI library for selection ("openmpi"/"mpich").
+    #[serde(default)]
+    pub library: Option<String>,
+    /// Simulation budget (not an option of the real tools): fewer
+    /// repetitions where one message length would move more than this many
+    /// bytes through the fabric in all (default [`MAX_VOLUME`]; 0 = the
+    /// tool's own counts always).
+    #[serde(default)]
+    pub max_volume: Option<u64>,
+}
+
+impl Tuning {
+    /// The library whose selection rules apply: this override, else the
+    /// fabric's.
+    pub fn library(&self, spec: &FabricSpec) -> Result<Library> {
+        Library::parse(self.library.as_deref().unwrap_or(&spec.mpi.library))
+    }
+
+    /// The budget in bytes (0 = none).
+    pub fn max_volume(&self) -> u64 {
+        self.max_volume.unwrap_or(MAX_VOLUME)
+    }
+}
+
+/// The program of an MPI run: one schedule per phase, the job-wide
+/// barrier between phases, and what each phase measures.
+pub struct ProgramSpec {
+    /// Schedules, indexed by the phases.
+    pub scheds: Vec<Schedule>,
+    /// The barrier run between phases.
+    pub sync: Schedule,
+    /// Phases in order.
+    pub phases: Vec<Phase>,
+    /// Keep every repetition's time (HPL), not only the totals.
+    pub keep_samples: bool,
 }
 
 /// The sampling period of a `telemetry_us` option, checked.
@@ -53,25 +134,25 @@ pub fn telemetry_period(us: Option<f64>) -> Result<Option<Time>> {
 /// phases, label of the phase in progress).
 pub type Progress<'a> = &'a mut dyn FnMut(Time, u64, usize, usize, &str);
 
-/// Place `job` on `spec` and run `phases` over `scheds` (the job-wide
-/// barrier used between phases is `sync`); `telemetry` samples every port
-/// every that long.
-#[allow(clippy::too_many_arguments)]
+/// Place `job` on `spec` with what `env` adds beside it and run
+/// `program`.
 pub fn run_program(
     spec: &FabricSpec,
     job: &JobSpec,
-    scheds: Vec<Schedule>,
-    sync: Schedule,
-    phases: Vec<Phase>,
+    env: &RunEnv,
+    program: ProgramSpec,
     seed: u64,
-    keep_samples: bool,
-    background: &[FlowSpec],
-    background_iperf: &[iperf::Options],
-    telemetry: Option<Time>,
     mut progress: Option<Progress<'_>>,
 ) -> Result<ProgramRun> {
     let t0 = std::time::Instant::now();
-    super::footprint::check_job(spec, job.np, &scheds)?;
+    let ProgramSpec {
+        scheds,
+        sync,
+        phases,
+        keep_samples,
+    } = program;
+    let telemetry = telemetry_period(env.telemetry_us)?;
+    super::footprint::check_job(spec, job.np()?, &scheds)?;
     let mut net = Net::new(spec, seed)?;
     if let Some(period) = telemetry {
         net.telemetry_supported()?;
@@ -81,12 +162,13 @@ pub fn run_program(
     let params = spec.mpi.params()?;
     let n_phases = phases.len();
     let prog = Program::new(placed, params, scheds, sync, phases, keep_samples);
-    let bg = if background.is_empty() {
+    let bg = if env.background.is_empty() {
         None
     } else {
-        Some(Flows::new(&net, background)?.into_background())
+        Some(Flows::new(&net, &env.background)?.into_background())
     };
-    let iperfs = background_iperf
+    let iperfs = env
+        .background_iperf
         .iter()
         .map(|o| Iperf::new(&net, o).map(Iperf::into_background))
         .collect::<Result<Vec<_>>>()?;
@@ -156,23 +238,26 @@ pub fn run_program(
             "done",
         );
     }
-    Ok(ProgramRun {
-        phases: prog.results().to_vec(),
+    let summary = RunSummary {
         mpi: prog.counters(),
         ports: sim.net.port_reports(),
+        port_samples: sim.net.port_sample_rows(),
         qps: sim.net.qp_reports(),
-        sim_time: sim.net.now(),
+        sim_time_us: sim.net.now().as_us_f64(),
         events: sim.net.events_processed(),
         wall_s: t0.elapsed().as_secs_f64(),
-        port_samples: sim.net.port_sample_rows(),
         iperf: iperf_ids
             .iter()
-            .zip(background_iperf)
+            .zip(&env.background_iperf)
             .map(|(&i, o)| {
                 let app = sim.app::<Iperf>(i).expect("iperf");
                 app.report(&sim.net, o, seed, outcome)
             })
             .collect(),
+    };
+    Ok(ProgramRun {
+        phases: prog.results().to_vec(),
+        summary,
     })
 }
 

@@ -28,10 +28,10 @@
 
 use crate::config::FabricSpec;
 use crate::error::{arg_err, Result};
-use crate::mpi::job::{Job, JobSpec, Placement};
+use crate::mpi::job::{Job, JobSpec};
 use crate::mpi::patterns;
 use crate::mpi::program::{Phase, Timing};
-use crate::mpi::run::{run_program, Progress};
+use crate::mpi::run::{run_program, ProgramSpec, Progress, RunEnv, RunSummary};
 use crate::mpi::sched::{Rank, Schedule};
 use crate::topology::Topology;
 use serde::{Deserialize, Serialize};
@@ -45,17 +45,11 @@ pub const TESTS: [&str; 2] = ["rotate", "rotate_latency"];
 pub struct Options {
     /// `rotate` or `rotate_latency`.
     pub test: String,
-    /// Ranks.
-    pub np: u32,
-    /// Ranks per host.
+    /// The job: ranks, ranks per host, hosts, placement.
+    pub job: JobSpec,
+    /// What runs beside the job and what is recorded.
     #[serde(default)]
-    pub ppn: Option<u32>,
-    /// Hosts.
-    #[serde(default)]
-    pub hosts: Option<Vec<String>>,
-    /// Placement.
-    #[serde(default)]
-    pub placement: Placement,
+    pub env: RunEnv,
     /// Message size, bytes (8 MiB for rotate, 0 for rotate_latency).
     #[serde(default)]
     pub bytes: Option<u64>,
@@ -69,16 +63,6 @@ pub struct Options {
     /// Run only the first this many rotations (default all np/2).
     #[serde(default)]
     pub rotations: Option<u32>,
-    /// Other traffic on the fabric during the run.
-    #[serde(default)]
-    pub background: Vec<crate::workload::flows::FlowSpec>,
-    /// iperf3 TCP traffic during the run.
-    #[serde(default)]
-    pub background_iperf: Vec<crate::workload::iperf::Options>,
-    /// Sample every port's queue, bytes sent and pause state every this
-    /// many microseconds (the report's `port_samples`; off by default).
-    #[serde(default)]
-    pub telemetry_us: Option<f64>,
 }
 
 /// One pair of one rotation.
@@ -147,23 +131,9 @@ pub struct Report {
     pub average_link: f64,
     /// Average over rotations of the aggregates (rotate).
     pub average_aggregate: f64,
-    /// MPI runtime counters.
-    pub mpi: crate::mpi::runtime::MpiCounters,
-    /// Port counters.
-    pub ports: Vec<crate::net::PortReport>,
-    /// Port telemetry (with `telemetry_us`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub port_samples: Vec<crate::net::PortSampleRow>,
-    /// QP counters.
-    pub qps: Vec<crate::net::QpReport>,
-    /// Simulated time, us.
-    pub sim_time_us: f64,
-    /// Events.
-    pub events: u64,
-    /// Wall-clock seconds.
-    pub wall_s: f64,
-    /// Background iperf runs.
-    pub iperf: Vec<crate::workload::iperf::Report>,
+    /// Counters, times and background runs.
+    #[serde(flatten)]
+    pub run: RunSummary,
 }
 
 /// Canonical test name (`rotate_bw` and `rotlat` too).
@@ -186,20 +156,15 @@ pub fn run(
 ) -> Result<Report> {
     let test = canonical(&o.test)?;
     let bw = test == "rotate";
-    let job = JobSpec {
-        np: o.np,
-        ppn: o.ppn,
-        hosts: o.hosts.clone(),
-        placement: o.placement,
-    };
+    let np = o.job.np()?;
     let topo = Topology::build(spec)?;
-    let placed = Job::place(&topo, &job)?;
+    let placed = Job::place(&topo, &o.job)?;
     // Cbench leaves the last rank out of an odd job.
-    let size = o.np & !1;
+    let size = np & !1;
     if size < 2 {
         return arg_err(format!(
             "Cbench {test} must use at least 2 processes, got -np {}",
-            o.np
+            np
         ));
     }
     let half = size / 2;
@@ -220,7 +185,7 @@ pub fn run(
         Some(r) if r > half => {
             return arg_err(format!(
                 "--rotations {r} is more than the {half} rotations of -np {}; use 1..{half}",
-                o.np
+                np
             ))
         }
         Some(r) => r,
@@ -242,12 +207,12 @@ pub fn run(
         let pairs: Vec<(Rank, Rank)> = (0..half)
             .map(|i| (i, patterns::rotate_partner(size, i, r)))
             .collect();
-        scheds.push(patterns::pair_sync(o.np, &pairs));
+        scheds.push(patterns::pair_sync(np, &pairs));
         let setup = scheds.len() as u32 - 1;
         scheds.push(if bw {
-            patterns::ssend_pairs(o.np, &pairs, bytes, eager)
+            patterns::ssend_pairs(np, &pairs, bytes, eager)
         } else {
-            patterns::pingpong_pairs(o.np, &pairs, bytes)
+            patterns::pingpong_pairs(np, &pairs, bytes)
         });
         let body = scheds.len() as u32 - 1;
         for k in 0..tests {
@@ -258,24 +223,18 @@ pub fn run(
                 warmup: 0,
                 reps: iterations,
                 timing: Timing::Loop,
-                label: format!("{test} np={} rotation {r} test {k}", o.np),
+                label: format!("{test} np={} rotation {r} test {k}", np),
             });
         }
         pairs_of.push(pairs);
     }
-    let run = run_program(
-        spec,
-        &job,
+    let program = ProgramSpec {
         scheds,
-        patterns::sync_barrier(o.np),
+        sync: patterns::sync_barrier(np),
         phases,
-        seed,
-        false,
-        &o.background,
-        &o.background_iperf,
-        crate::mpi::run::telemetry_period(o.telemetry_us)?,
-        progress,
-    )?;
+        keep_samples: false,
+    };
+    let run = run_program(spec, &o.job, &o.env, program, seed, progress)?;
     let names = topo.host_names();
     let name = |r: Rank| names[host(r) as usize].clone();
     let mut pairs = Vec::new();
@@ -308,8 +267,8 @@ pub fn run(
     }
     let mut report = Report {
         test: test.to_string(),
-        np: o.np,
-        rank_hosts: (0..o.np).map(name).collect(),
+        np,
+        rank_hosts: (0..np).map(name).collect(),
         bytes,
         iterations,
         tests,
@@ -320,14 +279,7 @@ pub fn run(
         overall_max: 0.0,
         average_link: 0.0,
         average_aggregate: 0.0,
-        mpi: run.mpi,
-        ports: run.ports,
-        port_samples: run.port_samples,
-        qps: run.qps,
-        sim_time_us: run.sim_time.as_us_f64(),
-        events: run.events,
-        wall_s: run.wall_s,
-        iperf: run.iperf,
+        run: run.summary,
     };
     summarise(&mut report);
     Ok(report)

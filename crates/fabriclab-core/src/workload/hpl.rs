@@ -34,10 +34,10 @@ use super::hpl_dat::{parse_dat, Dat, MAX_PARAMS};
 use super::hpl_sched::{Bcast, Plan, Swap};
 use crate::config::FabricSpec;
 use crate::error::{arg_err, Result};
-use crate::mpi::job::{Job, JobSpec, Placement};
+use crate::mpi::job::{Job, JobSpec};
 use crate::mpi::patterns;
 use crate::mpi::program::{Phase, Timing};
-use crate::mpi::run::{run_program, Progress};
+use crate::mpi::run::{run_program, ProgramSpec, Progress, RunEnv};
 use crate::topology::Topology;
 use serde::{Deserialize, Serialize};
 
@@ -87,18 +87,13 @@ pub struct Options {
     /// Mix: binary exchange up to this many columns (default 64).
     #[serde(default)]
     pub swap_threshold: Option<u64>,
-    /// Ranks in the job (default the largest P x Q).
+    /// The job: ranks (default the largest P x Q), ranks per host, hosts,
+    /// placement.
     #[serde(default)]
-    pub np: Option<u32>,
-    /// Ranks per host.
+    pub job: JobSpec,
+    /// What runs beside the job and what is recorded.
     #[serde(default)]
-    pub ppn: Option<u32>,
-    /// Hosts.
-    #[serde(default)]
-    pub hosts: Option<Vec<String>>,
-    /// Placement.
-    #[serde(default)]
-    pub placement: Placement,
+    pub env: RunEnv,
     /// Sustained DGEMM rate per rank, GFLOPS (default 50).
     #[serde(default)]
     pub dgemm_gflops: Option<f64>,
@@ -108,16 +103,6 @@ pub struct Options {
     /// Strata of sampled iterations (default 8; 0 = every iteration).
     #[serde(default)]
     pub samples: Option<u32>,
-    /// Other traffic on the fabric during the run.
-    #[serde(default)]
-    pub background: Vec<crate::workload::flows::FlowSpec>,
-    /// iperf3 TCP traffic during the run.
-    #[serde(default)]
-    pub background_iperf: Vec<crate::workload::iperf::Options>,
-    /// Sample every port's queue, bytes sent and pause state every this
-    /// many microseconds (the report's `port_samples`; off by default).
-    #[serde(default)]
-    pub telemetry_us: Option<f64>,
 }
 
 /// One simulated iteration of a sampled test.
@@ -314,7 +299,7 @@ pub fn settings(o: &Options) -> Result<Settings> {
             return arg_err("HPL needs a problem size: give n (N) or an HPL.dat");
         }
     };
-    let grids = match (&o.grids, d, o.np) {
+    let grids = match (&o.grids, d, o.job.np) {
         (Some(g), _, _) => g.clone(),
         (None, Some(d), _) => d.grids.clone(),
         (None, None, Some(np)) => vec![square_grid(np)],
@@ -428,7 +413,7 @@ fn check(mut s: Settings, o: &Options) -> Result<Settings> {
         ));
     }
     let need = s.grids.iter().map(|g| g[0] * g[1]).max().unwrap_or(1);
-    s.np = o.np.unwrap_or(need);
+    s.np = o.job.np.unwrap_or(need);
     if s.np < need {
         let g = s.grids.iter().find(|g| g[0] * g[1] == need).unwrap();
         return arg_err(format!(
@@ -502,10 +487,8 @@ pub fn run(
     let s = settings(o)?;
     let topo = Topology::build(spec)?;
     let job = |np: u32| JobSpec {
-        np,
-        ppn: o.ppn,
-        hosts: o.hosts.clone(),
-        placement: o.placement,
+        np: Some(np),
+        ..o.job.clone()
     };
     let placed = Job::place(&topo, &job(s.np))?;
     let names = topo.host_names();
@@ -553,11 +536,11 @@ pub fn run(
             .iter()
             .map(|&h| names[h as usize].clone())
             .collect(),
-        ports: run.ports,
-        port_samples: run.port_samples,
-        qps: run.qps,
-        mpi: run.mpi,
-        iperf: run.iperf,
+        ports: run.summary.ports,
+        port_samples: run.summary.port_samples,
+        qps: run.summary.qps,
+        mpi: run.summary.mpi,
+        iperf: run.summary.iperf,
     })
 }
 
@@ -725,19 +708,13 @@ fn run_test(
             order.len()
         ),
     }];
-    let run = run_program(
-        spec,
-        job,
+    let program = ProgramSpec {
         scheds,
-        patterns::sync_barrier(np),
+        sync: patterns::sync_barrier(np),
         phases,
-        seed,
-        true,
-        &o.background,
-        &o.background_iperf,
-        crate::mpi::run::telemetry_period(o.telemetry_us)?,
-        progress,
-    )?;
+        keep_samples: true,
+    };
+    let run = run_program(spec, job, &o.env, program, seed, progress)?;
     let ph = &run.phases[0];
     // Time of call i (i >= 1), averaged over the ranks: from each rank's
     // end of the call before to its end of this one.
@@ -793,9 +770,9 @@ fn run_test(
         iterations: k_all,
         simulated_iterations: simulated,
         samples,
-        net_bytes: run.mpi.net_bytes,
-        events: run.events,
-        wall_s: run.wall_s,
+        net_bytes: run.summary.mpi.net_bytes,
+        events: run.summary.events,
+        wall_s: run.summary.wall_s,
     };
     Ok((t, run))
 }

@@ -24,10 +24,10 @@ use crate::config::FabricSpec;
 use crate::error::{arg_err, Result};
 use crate::mpi::coll::{self, Coll, CollArgs};
 use crate::mpi::footprint::JobMemory;
-use crate::mpi::job::{JobSpec, Placement};
+use crate::mpi::job::JobSpec;
 use crate::mpi::patterns;
 use crate::mpi::program::{Phase, Timing};
-use crate::mpi::run::{run_program, Progress};
+use crate::mpi::run::{run_program, ProgramSpec, Progress, RunEnv, RunSummary, Tuning};
 use crate::mpi::sched::Schedule;
 use crate::mpi::select::{self, Library};
 use serde::{Deserialize, Serialize};
@@ -58,17 +58,14 @@ pub struct Options {
     /// Benchmarks by name (case-insensitive); empty = all, in IMB order.
     #[serde(default)]
     pub benchmarks: Vec<String>,
-    /// Ranks (mpirun -np).
-    pub np: u32,
-    /// Ranks per host.
+    /// The job: ranks, ranks per host, hosts, placement.
+    pub job: JobSpec,
+    /// What runs beside the job and what is recorded.
     #[serde(default)]
-    pub ppn: Option<u32>,
-    /// Hosts to use.
+    pub env: RunEnv,
+    /// MPI library override and simulation budget.
     #[serde(default)]
-    pub hosts: Option<Vec<String>>,
-    /// Rank placement.
-    #[serde(default)]
-    pub placement: Placement,
+    pub tuning: Tuning,
     /// `-msglog min:max` (default 0:22).
     #[serde(default)]
     pub msglog: Option<(u32, u32)>,
@@ -84,26 +81,6 @@ pub struct Options {
     /// Forced algorithm per collective (`allreduce = "ring"`).
     #[serde(default)]
     pub algorithms: BTreeMap<String, String>,
-    /// Override the fabric's MPI library for selection ("openmpi"/"mpich").
-    #[serde(default)]
-    pub library: Option<String>,
-    /// Simulation budget (not an IMB option): fewer repetitions where one
-    /// message length would move more than this many bytes through the
-    /// fabric in all (default [`MAX_VOLUME`]; 0 = IMB's counts always).
-    #[serde(default)]
-    pub max_volume: Option<u64>,
-    /// Other traffic on the fabric during the run (flows, usually with
-    /// `repeat = true`), e.g. an incast beside the job.
-    #[serde(default)]
-    pub background: Vec<crate::workload::flows::FlowSpec>,
-    /// iperf3 TCP traffic during the run (each a client/server pair with
-    /// its streams, rate and duration; it stops with the job).
-    #[serde(default)]
-    pub background_iperf: Vec<crate::workload::iperf::Options>,
-    /// Sample every port's queue, bytes sent and pause state every this
-    /// many microseconds (the report's `port_samples`; off by default).
-    #[serde(default)]
-    pub telemetry_us: Option<f64>,
 }
 
 impl Options {
@@ -112,30 +89,19 @@ impl Options {
     pub fn at_np(benchmarks: &[&str], np: u32) -> Options {
         Options {
             benchmarks: benchmarks.iter().map(|s| s.to_string()).collect(),
-            np,
-            ppn: None,
-            hosts: None,
-            placement: Default::default(),
+            job: JobSpec::with_np(np),
+            env: RunEnv::default(),
+            tuning: Tuning::default(),
             msglog: None,
             npmin: Some(np),
             iter: None,
             root_shift: false,
             algorithms: Default::default(),
-            library: None,
-            max_volume: None,
-            background: Vec::new(),
-            background_iperf: Vec::new(),
-            telemetry_us: None,
         }
     }
 }
 
-/// Default simulation budget per message length: 1 GiB moved in all. IMB's
-/// own rule (40 MiB per rank and length) lets an Alltoall of 32 ranks move
-/// 40 GiB per length; simulated packet by packet that is minutes per
-/// length, and a deterministic fabric reaches its steady state in far fewer
-/// calls. The #repetitions column always shows what ran.
-pub const MAX_VOLUME: u64 = 1 << 30;
+pub use crate::mpi::run::MAX_VOLUME;
 
 /// One row of a benchmark's table.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -182,23 +148,9 @@ pub struct Report {
     pub benchmarks: Vec<String>,
     /// Sections in order.
     pub sections: Vec<Section>,
-    /// MPI runtime counters.
-    pub mpi: crate::mpi::runtime::MpiCounters,
-    /// Port counters.
-    pub ports: Vec<crate::net::PortReport>,
-    /// Port telemetry (with `telemetry_us`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub port_samples: Vec<crate::net::PortSampleRow>,
-    /// QP counters (retransmissions, CNPs, ...).
-    pub qps: Vec<crate::net::QpReport>,
-    /// Simulated time, us.
-    pub sim_time_us: f64,
-    /// Events.
-    pub events: u64,
-    /// Wall-clock seconds.
-    pub wall_s: f64,
-    /// Background iperf runs (what they measured while the job ran).
-    pub iperf: Vec<crate::workload::iperf::Report>,
+    /// Counters, times and background runs.
+    #[serde(flatten)]
+    pub run: RunSummary,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -320,10 +272,8 @@ pub fn run(
     if npmin == 0 {
         return arg_err("-npmin must be at least 1");
     }
-    let lib = match &o.library {
-        Some(l) => Library::parse(l)?,
-        None => Library::parse(&spec.mpi.library)?,
-    };
+    let np = o.job.np()?;
+    let lib = o.tuning.library(spec)?;
     let mut forced: std::collections::HashMap<Coll, String> = Default::default();
     for (c, a) in &o.algorithms {
         let c = Coll::parse(c)?;
@@ -335,14 +285,14 @@ pub fn run(
         o.benchmarks.iter().map(String::as_str).collect()
     };
     let kinds: Vec<(&'static str, Kind)> = names.iter().map(|n| kind(n)).collect::<Result<_>>()?;
-    if o.np < 2 && kinds.iter().any(|(_, k)| !matches!(k, Kind::Coll(_))) {
+    if np < 2 && kinds.iter().any(|(_, k)| !matches!(k, Kind::Coll(_))) {
         return arg_err("PingPong, PingPing, Sendrecv and Exchange need -np 2 or more");
     }
     let mut sizes = vec![0u64];
     sizes.extend((lo..=hi).map(|k| 1u64 << k));
     let mut plan = Plan {
         scheds: Vec::new(),
-        mem: JobMemory::new(spec, o.np),
+        mem: JobMemory::new(spec, np),
         phases: Vec::new(),
         rows: Vec::new(),
         sections: Vec::new(),
@@ -351,14 +301,14 @@ pub fn run(
     for &(bench, k) in &kinds {
         let counts = match k {
             Kind::PingPong | Kind::PingPing => vec![2],
-            _ => process_counts(o.np, npmin),
+            _ => process_counts(np, npmin),
         };
         for n in counts {
             let si = plan.sections.len();
             plan.sections.push(Section {
                 bench: bench.to_string(),
                 np: n,
-                waiting: o.np - n,
+                waiting: np - n,
                 rows: Vec::new(),
             });
             if k == Kind::Coll(Coll::Barrier) {
@@ -437,7 +387,7 @@ pub fn run(
                     },
                     (_, t) => t,
                 };
-                let reps = match o.max_volume.unwrap_or(MAX_VOLUME) {
+                let reps = match o.tuning.max_volume() {
                     0 => imb_reps,
                     cap => scheds[0].reps_within(imb_reps, cap),
                 };
@@ -459,13 +409,7 @@ pub fn run(
             }
         }
     }
-    let job = JobSpec {
-        np: o.np,
-        ppn: o.ppn,
-        hosts: o.hosts.clone(),
-        placement: o.placement,
-    };
-    let sync = patterns::sync_barrier(o.np);
+    let sync = patterns::sync_barrier(np);
     let Plan {
         scheds,
         phases,
@@ -477,19 +421,13 @@ pub fn run(
         .iter()
         .map(|s| kind(&s.bench).map(|x| x.1))
         .collect::<Result<_>>()?;
-    let r = run_program(
-        spec,
-        &job,
+    let program = ProgramSpec {
         scheds,
         sync,
-        phases.clone(),
-        seed,
-        false,
-        &o.background,
-        &o.background_iperf,
-        crate::mpi::run::telemetry_period(o.telemetry_us)?,
-        progress,
-    )?;
+        phases: phases.clone(),
+        keep_samples: false,
+    };
+    let r = run_program(spec, &o.job, &o.env, program, seed, progress)?;
     for ((si, bytes, alg), (ph, res)) in rows.into_iter().zip(phases.iter().zip(&r.phases)) {
         let k = kinds_of[si];
         let reps = ph.reps as f64;
@@ -551,13 +489,6 @@ pub fn run(
         max_len: 1 << hi,
         benchmarks: kinds.iter().map(|k| k.0.to_string()).collect(),
         sections,
-        mpi: r.mpi,
-        ports: r.ports,
-        port_samples: r.port_samples,
-        qps: r.qps,
-        sim_time_us: r.sim_time.as_us_f64(),
-        events: r.events,
-        wall_s: r.wall_s,
-        iperf: r.iperf,
+        run: r.summary,
     })
 }

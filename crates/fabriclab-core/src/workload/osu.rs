@@ -19,12 +19,12 @@
 use crate::config::FabricSpec;
 use crate::error::{arg_err, Result};
 use crate::mpi::coll::{self, Coll, CollArgs};
-use crate::mpi::job::{JobSpec, Placement};
+use crate::mpi::job::JobSpec;
 use crate::mpi::patterns;
 use crate::mpi::program::{Phase, Timing};
-use crate::mpi::run::{run_program, Progress};
+use crate::mpi::run::{run_program, ProgramSpec, Progress, RunEnv, RunSummary, Tuning};
 use crate::mpi::sched::Schedule;
-use crate::mpi::select::{self, Library};
+use crate::mpi::select;
 use serde::{Deserialize, Serialize};
 
 /// The tests, by program name.
@@ -54,17 +54,14 @@ pub const LARGE: u64 = 8192;
 pub struct Options {
     /// Program name (`osu_allreduce` or `allreduce`).
     pub test: String,
-    /// Ranks.
-    pub np: u32,
-    /// Ranks per host.
+    /// The job: ranks, ranks per host, hosts, placement.
+    pub job: JobSpec,
+    /// What runs beside the job and what is recorded.
     #[serde(default)]
-    pub ppn: Option<u32>,
-    /// Hosts.
+    pub env: RunEnv,
+    /// MPI library override and simulation budget.
     #[serde(default)]
-    pub hosts: Option<Vec<String>>,
-    /// Placement.
-    #[serde(default)]
-    pub placement: Placement,
+    pub tuning: Tuning,
     /// `-m [min:]max`, bytes.
     #[serde(default)]
     pub sizes: Option<(u64, u64)>,
@@ -80,27 +77,6 @@ pub struct Options {
     /// Forced algorithm for the collective.
     #[serde(default)]
     pub algorithm: Option<String>,
-    /// Override the fabric's MPI library ("openmpi"/"mpich").
-    #[serde(default)]
-    pub library: Option<String>,
-    /// Simulation budget (not an OSU option): fewer iterations (and
-    /// warm-up) where one size would move more than this many bytes
-    /// through the fabric (default [`crate::workload::imb::MAX_VOLUME`];
-    /// 0 = OSU's counts always). The Iterations column shows what ran.
-    #[serde(default)]
-    pub max_volume: Option<u64>,
-    /// Other traffic on the fabric during the run (flows, usually with
-    /// `repeat = true`), e.g. an incast beside the job.
-    #[serde(default)]
-    pub background: Vec<crate::workload::flows::FlowSpec>,
-    /// iperf3 TCP traffic during the run (each a client/server pair with
-    /// its streams, rate and duration; it stops with the job).
-    #[serde(default)]
-    pub background_iperf: Vec<crate::workload::iperf::Options>,
-    /// Sample every port's queue, bytes sent and pause state every this
-    /// many microseconds (the report's `port_samples`; off by default).
-    #[serde(default)]
-    pub telemetry_us: Option<f64>,
 }
 
 /// One row.
@@ -135,23 +111,9 @@ pub struct Report {
     pub full: bool,
     /// Rows.
     pub rows: Vec<Row>,
-    /// MPI runtime counters.
-    pub mpi: crate::mpi::runtime::MpiCounters,
-    /// Port counters.
-    pub ports: Vec<crate::net::PortReport>,
-    /// Port telemetry (with `telemetry_us`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub port_samples: Vec<crate::net::PortSampleRow>,
-    /// QP counters (retransmissions, CNPs, ...).
-    pub qps: Vec<crate::net::QpReport>,
-    /// Simulated time, us.
-    pub sim_time_us: f64,
-    /// Events.
-    pub events: u64,
-    /// Wall-clock seconds.
-    pub wall_s: f64,
-    /// Background iperf runs (what they measured while the job ran).
-    pub iperf: Vec<crate::workload::iperf::Report>,
+    /// Counters, times and background runs.
+    #[serde(flatten)]
+    pub run: RunSummary,
 }
 
 /// Canonical program name (`allreduce` -> `osu_allreduce`).
@@ -186,20 +148,18 @@ pub fn run(
     let test = canonical(&o.test)?;
     let coll = coll_of(test);
     let pt2pt = coll.is_none();
+    let np = o.job.np()?;
     match test {
-        "osu_latency" | "osu_bw" | "osu_bibw" if o.np != 2 => {
-            return arg_err(format!(
-                "{test} needs exactly 2 processes, got -np {}",
-                o.np
-            ))
+        "osu_latency" | "osu_bw" | "osu_bibw" if np != 2 => {
+            return arg_err(format!("{test} needs exactly 2 processes, got -np {}", np))
         }
-        "osu_mbw_mr" if o.np < 2 || o.np % 2 != 0 => {
+        "osu_mbw_mr" if np < 2 || np % 2 != 0 => {
             return arg_err(format!(
                 "osu_mbw_mr needs an even number of processes, got -np {}",
-                o.np
+                np
             ))
         }
-        _ if o.np < 2 => return arg_err(format!("{test} needs at least 2 processes")),
+        _ if np < 2 => return arg_err(format!("{test} needs at least 2 processes")),
         _ => {}
     }
     let max_default = if pt2pt { 1 << 22 } else { 1 << 20 };
@@ -209,10 +169,7 @@ pub fn run(
             "-m {lo}:{hi} is not a valid size range (min <= max <= 1 GiB)"
         ));
     }
-    let lib = match &o.library {
-        Some(l) => Library::parse(l)?,
-        None => Library::parse(&spec.mpi.library)?,
-    };
+    let lib = o.tuning.library(spec)?;
     if let (Some(a), Some(c)) = (&o.algorithm, coll) {
         c.check_algorithm(a)?;
     } else if o.algorithm.is_some() {
@@ -250,7 +207,7 @@ pub fn run(
     if o.iterations == Some(0) {
         return arg_err("-i must be at least 1");
     }
-    let n = o.np;
+    let n = np;
     let mut mem = crate::mpi::footprint::JobMemory::new(spec, n);
     let mut scheds: Vec<Schedule> = Vec::new();
     let mut phases = Vec::new();
@@ -296,7 +253,7 @@ pub fn run(
             }
         };
         mem.add(&s)?;
-        let (iters, skip) = match o.max_volume.unwrap_or(crate::workload::imb::MAX_VOLUME) {
+        let (iters, skip) = match o.tuning.max_volume() {
             0 => (iters, skip),
             cap => {
                 let n = s.reps_within(iters, cap);
@@ -322,25 +279,13 @@ pub fn run(
         });
         algs.push(alg);
     }
-    let job = JobSpec {
-        np: o.np,
-        ppn: o.ppn,
-        hosts: o.hosts.clone(),
-        placement: o.placement,
-    };
-    let r = run_program(
-        spec,
-        &job,
+    let program = ProgramSpec {
         scheds,
-        patterns::sync_barrier(n),
-        phases.clone(),
-        seed,
-        false,
-        &o.background,
-        &o.background_iperf,
-        crate::mpi::run::telemetry_period(o.telemetry_us)?,
-        progress,
-    )?;
+        sync: patterns::sync_barrier(n),
+        phases: phases.clone(),
+        keep_samples: false,
+    };
+    let r = run_program(spec, &o.job, &o.env, program, seed, progress)?;
     let mut rows = Vec::new();
     for ((&bytes, alg), (ph, res)) in sizes.iter().zip(algs).zip(phases.iter().zip(&r.phases)) {
         let iters = ph.reps as f64;
@@ -385,16 +330,9 @@ pub fn run(
     }
     Ok(Report {
         test: test.to_string(),
-        np: o.np,
+        np,
         full: o.full,
         rows,
-        mpi: r.mpi,
-        ports: r.ports,
-        port_samples: r.port_samples,
-        qps: r.qps,
-        sim_time_us: r.sim_time.as_us_f64(),
-        events: r.events,
-        wall_s: r.wall_s,
-        iperf: r.iperf,
+        run: r.summary,
     })
 }
