@@ -12,6 +12,10 @@ __version__: str
 def presets() -> str:
     """JSON list of the preset names."""
 
+def option_fields(tool: str) -> str:
+    """JSON list of the option fields of ``tool`` (perftest, iperf, imb,
+    osu, cbench, hpl, fio), nested groups as ``group.field``."""
+
 def preset_toml(name: str) -> str:
     """TOML text of a preset, calibration comments included."""
 

@@ -33,6 +33,13 @@ pub fn fabric_with_backend(fabric: &str, backend: &str) -> Result<String> {
     Ok(spec.to_toml())
 }
 
+/// The option fields `tool`'s JSON options accept, as a JSON list
+/// ([`crate::option_fields`]).
+pub fn option_fields_json(tool: &str) -> Result<String> {
+    let fields = crate::option_fields::option_fields(tool)?;
+    Ok(serde_json::to_string(&fields).expect("a list of strings"))
+}
+
 /// Names of the presets, as a JSON list.
 pub fn presets_json() -> String {
     serde_json::to_string(&preset_names()).expect("json")

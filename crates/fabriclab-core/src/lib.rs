@@ -40,6 +40,7 @@ pub mod front;
 pub mod interrupt;
 pub mod mpi;
 pub mod net;
+pub mod option_fields;
 pub mod report;
 pub mod rng;
 pub mod sim;

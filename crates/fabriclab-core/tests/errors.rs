@@ -203,3 +203,36 @@ fn an_mpi_job_too_large_for_memory_is_refused_before_compiling() {
     // Refused from the estimate, not after compiling half of it.
     assert!(t0.elapsed().as_secs() < 30, "{:?}", t0.elapsed());
 }
+
+#[test]
+fn mpi_job_options_are_checked_in_one_place_for_every_tool() {
+    use fabriclab_core::front;
+    // The job fields are one nested group (`job`) in every MPI tool's
+    // options: a missing or zero -np, and a field the group does not
+    // have, get the same clear error from each tool.
+    let tools: [(&str, &str); 3] = [
+        ("imb", r#""benchmarks": ["PingPong"]"#),
+        ("osu", r#""test": "osu_latency""#),
+        ("cbench", r#""test": "rotate""#),
+    ];
+    for (tool, own) in tools {
+        let run = |job: &str| {
+            let opts = format!("{{{own}, \"job\": {job}}}");
+            match tool {
+                "imb" => front::imb_json("leaf-spine", &opts, 1, false),
+                "osu" => front::osu_json("leaf-spine", &opts, 1, false),
+                _ => front::cbench_json("leaf-spine", &opts, 1, false),
+            }
+            .unwrap_err()
+            .to_string()
+        };
+        let e = run("{}");
+        assert!(e.contains("-np is required"), "{tool}: {e}");
+        let e = run(r#"{"np": 0}"#);
+        assert!(e.contains("-np must be at least 1"), "{tool}: {e}");
+        let e = run(r#"{"np": 2, "nodes": 2}"#);
+        assert!(e.contains("nodes"), "{tool}: {e}");
+        let e = run(r#"{"np": 2, "hosts": ["h0", "h99"]}"#);
+        assert!(e.contains("h99"), "{tool}: {e}");
+    }
+}

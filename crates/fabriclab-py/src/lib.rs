@@ -70,6 +70,14 @@ fn presets() -> String {
     front::presets_json()
 }
 
+/// The option fields `tool`'s JSON options accept (nested groups as
+/// `group.field`), as a JSON list: the schema the Python layer's keyword
+/// arguments and scenario keys are tested against.
+#[pyfunction]
+fn option_fields(py: Python<'_>, tool: &str) -> PyResult<String> {
+    front::option_fields_json(tool).map_err(|e| to_pyerr(py, e))
+}
+
 /// The TOML text of a preset, calibration comments included.
 #[pyfunction]
 fn preset_toml(py: Python<'_>, name: &str) -> PyResult<String> {
@@ -225,6 +233,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     interrupt::set_check(signalled);
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(preset_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(option_fields, m)?)?;
     m.add_function(wrap_pyfunction!(fabric_info, m)?)?;
     m.add_function(wrap_pyfunction!(perftest, m)?)?;
     m.add_function(wrap_pyfunction!(flows, m)?)?;
