@@ -82,20 +82,85 @@ WIRE_PER_PAYLOAD = 1106 / 1024
 PAYLOAD_MATCHED_GBPS = WIRE_PER_PAYLOAD * 8 / NS3_NS_PER_PAYLOAD_BYTE
 
 
-def run(hosts: int, backend: str, ref: Path, matched: bool = False) -> tuple[dict[str, float], int | None, float]:
+#: ns-3's ECMP split of the 16-host case: inter-leaf flows on the two
+#: uplinks of leaf 0 and of leaf 1, sorted. Computed by applying ns-3's
+#: next-hop hash (``SwitchNode::EcmpHash``, seeded with the switch id, over
+#: source and destination address and ports) to the reference flow file,
+#: and borne out by the reference FCTs: each leaf's lighter uplink carries
+#: the early group of inter-leaf completions (docs/validation.md).
+NS3_SPLIT_16 = [(26, 38), (28, 36)]
+#: Wire bytes of a fabriclab data packet (1,024 B payload) and of an ACK.
+DATA_WIRE, ACK_WIRE = 1106, 86
+
+
+def fabric_text(hosts: int, matched: bool) -> str:
     text = (ROOT / "validation" / f"ns3_hpcc_{hosts}.toml").read_text()
     if matched:
         rate = f"{PAYLOAD_MATCHED_GBPS:.3f}"
         text = text.replace("host_link_gbps = 100", f"host_link_gbps = {rate}").replace("uplink_gbps = 100", f"uplink_gbps = {rate}")
-    fabric = fabriclab.Fabric.from_toml(text)
+    return text
+
+
+def run_flows(hosts: int, backend: str, ref: Path, matched: bool, seed: int = 1) -> tuple[fabriclab.FlowsResult, float]:
+    fabric = fabriclab.Fabric.from_toml(fabric_text(hosts, matched))
     t0 = time.perf_counter()
-    r = fabriclab.flows(flows_of(ref, hosts), fabric=fabric, backend=backend)
+    r = fabriclab.flows(flows_of(ref, hosts), fabric=fabric, backend=backend, seed=seed)
     wall = time.perf_counter() - t0
     if r.outcome != "Finished":
         raise SystemExit(f"{hosts} hosts on {backend}: the run ended {r.outcome}")
-    fct = ((r.flows["completed_ps"] - r.flows["start_ps"]) / 1e6).to_numpy(dtype=np.float64)
+    return r, wall
+
+
+def fcts(r: fabriclab.FlowsResult) -> np.ndarray:
+    return ((r.flows["completed_ps"] - r.flows["start_ps"]) / 1e6).to_numpy(dtype=np.float64)
+
+
+def run(hosts: int, backend: str, ref: Path, matched: bool = False) -> tuple[dict[str, float], int | None, float]:
+    r, wall = run_flows(hosts, backend, ref, matched)
     pauses = int(r.ports["pause_tx"].sum()) if backend == "packet" else None
-    return stats(fct), pauses, wall
+    return stats(fcts(r)), pauses, wall
+
+
+def ecmp_split(r: fabriclab.FlowsResult, bytes_per_flow: int = 524_288) -> list[tuple[int, ...]]:
+    """Inter-leaf flows per leaf uplink, sorted per leaf, from a packet run's
+    port counters: an uplink's packets are data packets and ACKs (CNPs ride
+    on ACKs and no PFC frame is sent in the 16-host case), so its data
+    packets are (bytes - ACK x packets) / (data - ACK)."""
+    p = r.ports
+    up = p[p["node"].str.startswith("leaf") & p["peer"].str.startswith("spine")]
+    out = []
+    for _, ports in up.groupby("node", sort=True):
+        data = (ports["tx_bytes"] - ACK_WIRE * ports["tx_packets"]) / (DATA_WIRE - ACK_WIRE)
+        out.append(tuple(sorted(int(round(d * 1024 / bytes_per_flow)) for d in data)))
+    return out
+
+
+def seed_study(ref: Path, seeds: int) -> None:
+    """The 16-host case over seeds 1..N (packet, payload-matched): the mean
+    of each statistic over every seed, and over the seeds whose ECMP split
+    equals ns-3's (the split is an input both simulators should share; it
+    is read off the run's counters, not chosen by its FCTs)."""
+    ns3, _ = reference(ref, 16)
+    every, same = [], []
+    for seed in range(1, seeds + 1):
+        r, _ = run_flows(16, "packet", ref, True, seed)
+        s = stats(fcts(r))
+        every.append(s)
+        # Leaf 0 and leaf 1 play the same part in an all-to-all: compare
+        # the two leaves' splits as a set.
+        if sorted(ecmp_split(r)) == sorted(NS3_SPLIT_16):
+            same.append((seed, s))
+    print(f"\n16 hosts, packet, payload-matched, seeds 1-{seeds}; {len(same)} with ns-3's ECMP split {NS3_SPLIT_16}: {[sd for sd, _ in same]}\n")
+    print("| runs | mean us | p50 us | p90 us | p99 us | max us |")
+    print("|---|---|---|---|---|---|")
+    for label, group in ((f"all {seeds} seeds", every), (f"{len(same)} seeds with ns-3's split", [s for _, s in same])):
+        if not group:
+            continue
+        cells = []
+        for k in STATS[1:]:
+            v = float(np.mean([g[k] for g in group]))
+            cells.append(f"{v:.1f} ({(v / ns3[k] - 1) * 100:+.1f} %)")
+        print(f"| {label} | " + " | ".join(cells) + " |")
 
 
 def main() -> int:
@@ -103,6 +168,7 @@ def main() -> int:
     ap.add_argument("--hosts", type=int, choices=(16, 64), action="append", help="case (repeatable; default both)")
     ap.add_argument("--backend", choices=("packet", "flow"), action="append", help="default both")
     ap.add_argument("--ref", type=Path, default=DEFAULT_REF, help="folder of the ns-3 reference files")
+    ap.add_argument("--seeds", type=int, default=0, help="also run the 16-host case over seeds 1..N and compare the seeds with ns-3's ECMP split")
     a = ap.parse_args()
     if not (a.ref / "README.md").exists():
         raise SystemExit(f"no ns-3 reference files in {a.ref}: pass --ref")
@@ -118,6 +184,8 @@ def main() -> int:
                 pf = "not modelled" if pauses is None else str(pauses)
                 label = f"fabriclab {backend}" + (f", payload-matched ({PAYLOAD_MATCHED_GBPS:.1f}G links)" if matched else "")
                 print(f"| {hosts} | {label} | " + " | ".join(cells) + f" | {pf} | {wall:.1f} |", flush=True)
+    if a.seeds:
+        seed_study(a.ref, a.seeds)
     return 0
 
 

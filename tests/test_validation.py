@@ -28,3 +28,23 @@ def test_the_64_host_file_differs_only_in_its_topology() -> None:
     diff = {(x, y) for x, y in zip(a, b) if x != y}
     changed = {x.split("=")[0].strip() for x, _ in diff if "=" in x and not x.startswith("#")}
     assert changed <= {"name", "description", "spines", "leaves", "hosts_per_leaf"}, changed
+
+
+def test_the_fabrics_map_ns3s_cnp_on_the_ack_and_its_cyclic_qp_order() -> None:
+    for hosts in (16, 64):
+        text = (ROOT / "validation" / f"ns3_hpcc_{hosts}.toml").read_text()
+        assert "cnp_on_ack = true" in text and 'qp_arbitration = "cyclic"' in text
+
+
+def test_the_bench_reads_the_ecmp_split_off_the_uplink_counters() -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("ns3_bench", ROOT / "benches" / "ns3_hpcc.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    fabric = fabriclab.Fabric.from_toml((ROOT / "validation" / "ns3_hpcc_16.toml").read_text())
+    flows = [fabriclab.Flow(f"h{s}", f"h{d}", 524288) for s in range(16) for d in range(16) if s != d]
+    split = bench.ecmp_split(fabriclab.flows(flows, fabric=fabric))
+    # Each leaf sends 8 x 8 flows to the other leaf over its two uplinks.
+    assert len(split) == 2 and all(len(s) == 2 and sum(s) == 64 for s in split), split

@@ -308,3 +308,55 @@ fn lossy_roce_with_dcqcn_still_marks_its_data_queue() {
     assert!(marks > 0 && cnps > 0, "marks {marks}, CNPs {cnps}");
     assert_eq!(marks_and_cnps("[ecn]\npriorities = []\n"), (0, 0));
 }
+
+/// `cnp_on_ack`: the ns-3 HPCC simulator's notification point, a CNP flag
+/// on the ACK of the marked packet instead of a CNP packet. With an ACK per
+/// packet and a CNP per marked packet, the receiver sends exactly one
+/// packet per data packet (its ACKs), every flag reaches its sender, and
+/// DCQCN still holds the incast's queue down as with CNP packets.
+#[test]
+fn cnps_carried_on_acks_add_no_packets_and_still_cut_the_senders() {
+    let data_packets = 15 * MIB / 4096;
+    let run = |on_ack: bool| {
+        let spec = one_switch(
+            16,
+            &format!(
+                "[nic]\nroce_mtu = 4096\nack_every_packets = 1\n\
+                 [cc]\nalgorithm = \"dcqcn\"\npreset = \"paper\"\n\
+                 cnp_interval_us = 0\ncnp_on_ack = {on_ack}\n"
+            ),
+        );
+        let (sim, id) = {
+            let net = Net::new(&spec, 1).unwrap();
+            let app = Flows::new(&net, &incast(15, MIB)).unwrap();
+            let mut sim = Sim::new(net);
+            let id = sim.add_app(Box::new(app));
+            assert_eq!(sim.run(None), Outcome::Finished);
+            (sim, id)
+        };
+        let flows = sim.app::<Flows>(id).unwrap();
+        let (mut tx, mut rx) = (0, 0);
+        for i in 0..15 {
+            tx += sim.net.qp_counters(flows.peer_qp(i).unwrap()).cnps_tx;
+            rx += sim.net.qp_counters(flows.qp(i).unwrap()).cnps_rx;
+        }
+        let h0_sent = sim.net.port_between("h0", "leaf0").unwrap().tx_packets;
+        let peak = sim
+            .net
+            .port_between("leaf0", "h0")
+            .unwrap()
+            .peak_queue_bytes;
+        (tx, rx, h0_sent, peak)
+    };
+    let (tx, rx, sent, peak) = run(true);
+    assert!(tx > 100, "{tx} CNPs");
+    assert_eq!(tx, rx, "every flag reaches its sender");
+    assert_eq!(sent, data_packets, "ACKs only, one per data packet");
+    let (tx_pkt, rx_pkt, sent_pkt, peak_pkt) = run(false);
+    assert_eq!(tx_pkt, rx_pkt);
+    assert_eq!(sent_pkt, data_packets + tx_pkt, "ACKs and CNP packets");
+    let no_cc = incast_run(NO_CC).peak;
+    for p in [peak, peak_pkt] {
+        assert!(p * 2 < no_cc, "peak {p} vs no CC {no_cc}");
+    }
+}

@@ -91,6 +91,11 @@ pub struct CcSpec {
     pub cnp_interval_us: Option<f64>,
     /// Whose CNPs the interval spaces: "port" (ConnectX) or "qp" (paper).
     pub cnp_scope: Option<CnpScope>,
+    /// Carry the CNP as a flag on the ACK (or NAK) of the marked packet
+    /// instead of a CNP packet of its own: the ns-3 HPCC simulator's model
+    /// (`RdmaHw::ReceiveUdp`), for like-for-like cross-checks. RoCEv2 NICs
+    /// send CNPs as packets (false, both presets).
+    pub cnp_on_ack: Option<bool>,
     /// Set the target rate to the current rate on every cut (true, the
     /// DCQCN paper) or only on a cut after an increase (false, ConnectX
     /// `clamp_tgt_rate = 0`).
@@ -119,6 +124,7 @@ impl Default for CcSpec {
             min_time_between_cuts_us: None,
             cnp_interval_us: None,
             cnp_scope: None,
+            cnp_on_ack: None,
             clamp_target_rate: None,
             clamp_target_rate_after_time_inc: None,
             initial_alpha: None,
@@ -151,6 +157,9 @@ pub struct DcqcnParams {
     pub cnp_interval_us: f64,
     /// Whose CNPs the interval spaces.
     pub cnp_scope: CnpScope,
+    /// CNPs ride on the ACK of the marked packet (ns-3 HPCC), not packets
+    /// of their own.
+    pub cnp_on_ack: bool,
     /// RT = RC on every cut (paper) or only after an increase (ConnectX).
     pub clamp_target_rate: bool,
     /// Without `clamp_target_rate`, a timer increase also clamps at the next
@@ -195,6 +204,8 @@ impl DcqcnParams {
             // ConnectX-8 firmware 40.45.1020 release notes ("per-flow to
             // per-port to align with previous device generations").
             cnp_scope: CnpScope::Port,
+            // A CNP is a packet of its own (RoCEv2 Annex A17).
+            cnp_on_ack: false,
             // clamp_tgt_rate = 0, clamp_tgt_rate_after_time_inc = 1:
             // dumps, mstflint, isekai, ns-3.
             clamp_target_rate: false,
@@ -220,6 +231,7 @@ impl DcqcnParams {
             min_time_between_cuts_us: 0.0,
             cnp_interval_us: 50.0,
             cnp_scope: CnpScope::Qp,
+            cnp_on_ack: false,
             clamp_target_rate: true,
             clamp_target_rate_after_time_inc: true,
             initial_alpha: 1.0,
@@ -294,6 +306,7 @@ impl CcSpec {
             min_time_between_cuts_us,
             cnp_interval_us,
             cnp_scope,
+            cnp_on_ack,
             clamp_target_rate,
             clamp_target_rate_after_time_inc,
             initial_alpha

@@ -275,6 +275,23 @@ pub struct NicSpec {
     /// for completeness: receive buffers are always posted in this model,
     /// so no RNR NAK is ever sent.
     pub rnr_retry: u32,
+    /// The order in which the NIC serves its QPs that may send: "ring"
+    /// (first come, first served) or "cyclic" (creation order, as the
+    /// ns-3 HPCC simulator's NIC).
+    pub qp_arbitration: QpArbitration,
+}
+
+/// The order in which a NIC serves its QPs that may send now
+/// (`net/ready.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QpArbitration {
+    /// First come, first served; a QP that sent goes to the back.
+    #[default]
+    Ring,
+    /// Creation order, from the QP after the last one that sent (the ns-3
+    /// HPCC simulator's NIC).
+    Cyclic,
 }
 
 impl Default for NicSpec {
@@ -288,6 +305,7 @@ impl Default for NicSpec {
             ack_timeout_exponent: 14,
             retry_cnt: 7,
             rnr_retry: 7,
+            qp_arbitration: QpArbitration::Ring,
         }
     }
 }

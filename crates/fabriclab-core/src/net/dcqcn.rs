@@ -64,6 +64,8 @@ pub struct DcqcnConf {
     pub cnp_interval: Time,
     /// The interval spaces a port's CNPs (else each QP's).
     pub cnp_per_port: bool,
+    /// CNPs ride on ACKs (ns-3 HPCC) instead of packets of their own.
+    pub cnp_on_ack: bool,
     /// RT = RC on every cut.
     pub clamp_target: bool,
     /// RT = RC on a cut after a timer-driven increase too.
@@ -86,6 +88,7 @@ impl DcqcnConf {
             cut_period: Time::from_ns_f64(p.min_time_between_cuts_us * 1e3),
             cnp_interval: Time::from_ns_f64(p.cnp_interval_us * 1e3),
             cnp_per_port: p.cnp_scope == crate::config::CnpScope::Port,
+            cnp_on_ack: p.cnp_on_ack,
             clamp_target: p.clamp_target_rate,
             clamp_after_time_inc: p.clamp_target_rate_after_time_inc,
         }

@@ -32,6 +32,7 @@ pub mod packet;
 mod pfc_guard;
 mod port;
 mod qp;
+pub(crate) mod ready;
 pub(crate) mod routing;
 mod switch;
 pub mod tcp;
@@ -124,8 +125,8 @@ pub enum Ev {
 pub(crate) struct Nic {
     pub port: PortIdx,
     pub rate: Rate,
-    /// QPs with data eligible now, round robin.
-    pub ready: std::collections::VecDeque<u32>,
+    /// QPs with data eligible now, in `[nic] qp_arbitration` order.
+    pub ready: ready::Ready,
     /// QPs waiting for their rate limiter or for posted work to be ready.
     pub waiting: std::collections::BinaryHeap<std::cmp::Reverse<(Time, u32)>>,
     /// QPs whose priority is paused, per priority.
@@ -353,7 +354,7 @@ impl Net {
             .map(|h| Nic {
                 port: node_ports[h],
                 rate: ports[node_ports[h] as usize].rate,
-                ready: Default::default(),
+                ready: ready::Ready::new(spec.nic.qp_arbitration),
                 waiting: Default::default(),
                 parked: Default::default(),
                 last_cnp: None,

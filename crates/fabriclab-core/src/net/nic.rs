@@ -33,7 +33,7 @@
 
 use super::api::{AppEvent, OpKind};
 use super::dcqcn::CnpAction;
-use super::packet::{Packet, PktId, PktKind, F_CE, F_FIRST, F_LAST, F_RETX, F_SILENT};
+use super::packet::{Packet, PktId, PktKind, F_CE, F_ECE, F_FIRST, F_LAST, F_RETX, F_SILENT};
 use super::qp::{Msg, Sched};
 use super::{Ev, Net};
 use crate::units::Time;
@@ -53,7 +53,7 @@ impl Net {
         let port = nic.port;
         if at <= now {
             s.sched = Sched::Ready;
-            nic.ready.push_back(q);
+            nic.ready.push(q);
             if !self.ports[port as usize].busy {
                 self.try_tx(port);
             }
@@ -91,13 +91,13 @@ impl Net {
                 continue;
             }
             s.sched = Sched::Ready;
-            self.nics[h].ready.push_back(q);
+            self.nics[h].ready.push(q);
         }
         loop {
-            if let Some(&ahead) = self.nics[h].ready.get(8) {
+            if let Some(ahead) = self.nics[h].ready.ahead(8) {
                 crate::engine::prefetch(&self.qsched[ahead as usize]);
             }
-            let Some(q) = self.nics[h].ready.pop_front() else {
+            let Some(q) = self.nics[h].ready.pop() else {
                 if let Some(&Reverse((t, _))) = self.nics[h].waiting.peek() {
                     self.wake_port_at(port, t);
                 }
@@ -128,8 +128,9 @@ impl Net {
             if self.ib.is_some() && !self.ib_nic_take_credits(h, q) {
                 continue; // parked by ib/credits.rs until credits return
             }
+            self.nics[h].ready.served(q);
             // The next QP of the ring is asked for when this packet is out.
-            if let Some(&next) = self.nics[h].ready.front() {
+            if let Some(next) = self.nics[h].ready.ahead(0) {
                 crate::engine::prefetch(&self.qsched[next as usize]);
                 crate::engine::prefetch(&self.qps[next as usize]);
             }
@@ -139,7 +140,7 @@ impl Net {
                 let at = s.eligible_at;
                 if at <= now {
                     s.sched = Sched::Ready;
-                    self.nics[h].ready.push_back(q);
+                    self.nics[h].ready.push(q);
                 } else {
                     s.sched = Sched::Waiting;
                     self.qps[q as usize].wait_at = at;
@@ -157,7 +158,7 @@ impl Net {
         let nic = &mut self.nics[host as usize];
         for q in nic.parked[prio].drain(..) {
             self.qsched[q as usize].sched = Sched::Ready;
-            nic.ready.push_back(q);
+            nic.ready.push(q);
         }
     }
 
@@ -246,7 +247,6 @@ impl Net {
     /// A control packet (ACK/NAK/CNP) from QP `q` to its peer, sent after
     /// the NIC's receive-processing latency.
     fn send_control(&mut self, q: u32, kind: PktKind, aux: u64) {
-        let qp = &self.qps[q as usize];
         let payload = if kind == PktKind::Cnp { 16 } else { 0 };
         let ext = if kind == PktKind::Cnp {
             Ext::None
@@ -254,10 +254,19 @@ impl Net {
             Ext::Aeth
         };
         let at = self.now() + self.p.nic_rx;
+        let qp = &mut self.qps[q as usize];
+        let flags = if matches!(kind, PktKind::Ack | PktKind::Nak)
+            && std::mem::take(&mut qp.cnp_on_next_ack)
+        {
+            qp.counters.cnps_tx += 1;
+            F_ECE
+        } else {
+            0
+        };
         let pkt = self.pkts.alloc(Packet {
             kind,
             prio: self.p.ctrl_prio,
-            flags: 0,
+            flags,
             sport: qp.sport,
             dport: ROCEV2_UDP_PORT,
             src: qp.host,
@@ -294,8 +303,13 @@ impl Net {
         let p = *self.pkts.get(pkt);
         self.pkts.free(pkt);
         match p.kind {
-            PktKind::Ack => self.on_ack(p.dst_qp, p.aux as u32, false),
-            PktKind::Nak => self.on_ack(p.dst_qp, p.aux as u32, true),
+            PktKind::Ack | PktKind::Nak => {
+                self.on_ack(p.dst_qp, p.aux as u32, p.kind == PktKind::Nak);
+                if p.flags & F_ECE != 0 {
+                    // A CNP carried on the ACK (`[cc] cnp_on_ack`).
+                    self.on_cnp(p.dst_qp);
+                }
+            }
             PktKind::Cnp => self.on_cnp(p.dst_qp),
             PktKind::Pause => unreachable!("PFC frames are handled by the port"),
             PktKind::TcpData | PktKind::TcpAck => unreachable!("TCP is handled above"),
@@ -319,8 +333,15 @@ impl Net {
                 };
                 if last.is_none_or(|t| now - t >= conf.cnp_interval) {
                     *last = Some(now);
-                    qp.counters.cnps_tx += 1;
-                    self.send_control(q, PktKind::Cnp, 0);
+                    if conf.cnp_on_ack {
+                        // It leaves with the ACK or NAK this packet causes
+                        // (or, with coalesced ACKs, the next one: marks in
+                        // between make one CNP, counted when it leaves).
+                        qp.cnp_on_next_ack = true;
+                    } else {
+                        qp.counters.cnps_tx += 1;
+                        self.send_control(q, PktKind::Cnp, 0);
+                    }
                 }
             }
         }

@@ -95,6 +95,8 @@ pub(crate) struct Qp {
     // --- receive state for the peer's stream ---
     pub rcv_nxt: u32,
     pub nak_sent: bool,
+    /// A CNP waits to ride on this QP's next ACK or NAK (`[cc] cnp_on_ack`).
+    pub cnp_on_next_ack: bool,
     pub unacked: u32,
     pub last_cnp: Option<Time>,
     pub rx_msg_bytes: u64,
@@ -136,6 +138,7 @@ impl Qp {
             error: false,
             rcv_nxt: 0,
             nak_sent: false,
+            cnp_on_next_ack: false,
             unacked: 0,
             last_cnp: None,
             rx_msg_bytes: 0,
