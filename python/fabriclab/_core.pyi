@@ -7,7 +7,14 @@ classes of :mod:`fabriclab.errors` (``FabricError``, ``UnknownHostError``,
 released.
 """
 
+from collections.abc import Callable
+
 __version__: str
+
+#: A progress callback: called as ``(sim_us, events, done, total, unit,
+#: label)`` every 2^20 events or so and at the end of a long run; an
+#: exception it raises stops the run and is raised.
+OnTick = Callable[[float, int, float, float | None, str, str], None]
 
 def presets() -> str:
     """JSON list of the preset names."""
@@ -40,27 +47,27 @@ def flows(
     repeat}). Returns JSON {outcome, sim_time_ps, events, flows, ports, qps,
     samples, ports_table}."""
 
-def bench(name: str, cc: str = "", progress: bool = False, backend: str = "") -> str:
+def bench(name: str, cc: str = "", progress: OnTick | None = None, backend: str = "") -> str:
     """Run benchmark "a2a-32", "a2a-128", "ns3-hpcc-64", "a2a-1024",
     "allreduce-1k" or "allreduce-16k" with cc "", "none" or
-    "dcqcn" on backend "" (packet) or "flow"; progress lines go to stderr.
+    "dcqcn" on backend "" (packet) or "flow".
     Returns JSON of the figures."""
 
 def fabric_with_backend(fabric: str, backend: str) -> str:
     """The TOML text of ``fabric`` with ``[sim] backend`` set."""
 
-def imb(fabric: str, options: str, seed: int = 1, progress: bool = False) -> str:
+def imb(fabric: str, options: str, seed: int = 1, progress: OnTick | None = None) -> str:
     """Run Intel MPI Benchmarks; ``options`` is JSON. Returns JSON with the
     IMB text and the report."""
 
-def osu(fabric: str, options: str, seed: int = 1, progress: bool = False) -> str:
+def osu(fabric: str, options: str, seed: int = 1, progress: OnTick | None = None) -> str:
     """Run an OSU micro-benchmark; ``options`` is JSON. Returns JSON with
     the OSU text and the report."""
-def cbench(fabric: str, options: str, seed: int = 1, progress: bool = False) -> str:
+def cbench(fabric: str, options: str, seed: int = 1, progress: OnTick | None = None) -> str:
     """Run a Cbench rotate test; ``options`` is JSON. Returns JSON with
     the Cbench text and the report."""
 
-def hpl(fabric: str, options: str, seed: int = 1, progress: bool = False) -> str:
+def hpl(fabric: str, options: str, seed: int = 1, progress: OnTick | None = None) -> str:
     """Run HPL. ``options``: JSON object with the keys hpl_dat (an HPL.dat's
     text), n, nb, grids ([[P, Q], ...]), pmap, pfact, nbmin, ndiv, rfact,
     bcast, depth, swap, swap_threshold, np, ppn, hosts, placement,
@@ -75,7 +82,7 @@ def iperf(fabric: str, options: str, seed: int = 1) -> str:
     background (all optional). Returns JSON {text, json, ports_table,
     tcp_table, report}."""
 
-def fio(fabric: str, options: str, seed: int = 1, progress: bool = False) -> str:
+def fio(fabric: str, options: str, seed: int = 1, progress: OnTick | None = None) -> str:
     """Run fio against storage targets. ``options``: JSON object with the
     keys name, rw, bs, iodepth, numjobs, runtime_s, ramp_time_s, clients,
     targets and the target model (target_write_mbps, target_read_mbps,

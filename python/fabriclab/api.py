@@ -25,6 +25,7 @@ import pandas as pd
 
 from . import _core
 from .errors import ArgumentTypeError, InvalidArgumentError
+from .progress import ProgressArg, progress_callback
 
 __all__ = [
     "Fabric",
@@ -686,14 +687,14 @@ def perftest(
 # Benchmarks
 
 
-def bench(name: str, cc: str = "", progress: bool = False, backend: str = "packet") -> dict[str, Any]:
+def bench(name: str, cc: str = "", progress: ProgressArg = False, backend: str = "packet") -> dict[str, Any]:
     """Run benchmark ``name`` (``"a2a-32"``, ``"a2a-128"``, ``"ns3-hpcc-64"``, ``"a2a-1024"``, ``"allreduce-1k"`` or ``"allreduce-16k"``)
     with congestion control ``cc`` (``"none"``, ``"dcqcn"`` or ``""`` for the
     benchmark's default) on ``backend`` (``"packet"`` or ``"flow"``) and
     return its figures (wall_s, events_per_s, ...). With ``progress``,
     progress lines go to stderr."""
     figures: dict[str, Any] = json.loads(
-        _core.bench(_str("name", name), _str("cc", cc), _bool("progress", progress), _str("backend", backend))
+        _core.bench(_str("name", name), _str("cc", cc), progress_callback("bench", progress), _str("backend", backend))
     )
     return figures
 

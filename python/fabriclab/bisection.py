@@ -24,9 +24,10 @@ from typing import Any
 import pandas as pd
 
 from . import _core
-from .api import FabricLike, Flow, _bool, _dumps, _fabric_arg, _frame, _int, _seed, _str, _with_backend
+from .api import FabricLike, Flow, _dumps, _fabric_arg, _frame, _int, _seed, _str, _with_backend
 from .errors import InvalidArgumentError
 from .mpi import _attrs, _extras, _job, core_options
+from .progress import ProgressArg, progress_callback
 
 __all__ = ["cbench", "CBENCH_TESTS", "CBENCH_COLUMNS", "CBENCH_ROTATION_COLUMNS"]
 
@@ -55,7 +56,7 @@ def cbench(
     background: Iterable[Flow | Mapping[str, Any]] | None = None,
     background_iperf: Iterable[Mapping[str, Any]] | None = None,
     telemetry_us: float | None = None,
-    progress: bool = False,
+    progress: ProgressArg = False,
     backend: str | None = None,
 ) -> pd.DataFrame:
     """Run Cbench ``test`` (``"rotate"`` or ``"rotate_latency"``) with
@@ -81,7 +82,7 @@ def cbench(
             if opts[name] < least:
                 raise InvalidArgumentError(f"{name} must be at least {least}, got {opts[name]}")
     _extras(opts, None, None, background, background_iperf, telemetry_us)
-    out = json.loads(_core.cbench(_fabric_arg(fabric), _dumps(core_options(opts)), _seed(seed), _bool("progress", progress)))
+    out = json.loads(_core.cbench(_fabric_arg(fabric), _dumps(core_options(opts)), _seed(seed), progress_callback("Cbench", progress)))
     rep = out["report"]
     df = _attrs(_frame(rep["pairs"], CBENCH_COLUMNS), out)
     df.attrs["test"] = rep["test"]

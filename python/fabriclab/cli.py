@@ -209,7 +209,7 @@ def _parser() -> argparse.ArgumentParser:
     pr = sub.add_parser("run", help="run a scenario file")
     pr.add_argument("scenario", metavar="SCENARIO.toml")
     pr.add_argument("--counters", action="store_true", help="also print counters for each item")
-    pr.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    pr.add_argument("--quiet", action="store_true", help="no progress bar or lines on stderr")
     pr.add_argument(
         "--dashboard",
         metavar="PREFIX",
@@ -221,7 +221,7 @@ def _parser() -> argparse.ArgumentParser:
     pb.add_argument("name", choices=["a2a-32", "a2a-128", "ns3-hpcc-64", "a2a-1024", "allreduce-1k", "allreduce-16k"])
     pb.add_argument("--cc", choices=["none", "dcqcn"], default="", help="congestion control (default: the benchmark's)")
     pb.add_argument("--json", action="store_true", help="print the figures as JSON")
-    pb.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    pb.add_argument("--quiet", action="store_true", help="no progress bar or lines on stderr")
 
     # imb, osu
     cli_mpi.add_parsers(sub, _background)

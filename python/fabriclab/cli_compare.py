@@ -60,7 +60,7 @@ def add_parser(sub: Any) -> None:
     cluster_opts(p)
     p.add_argument("--csv", metavar="FILE", help="write the comparison to FILE as CSV")
     p.add_argument("--html", metavar="FILE", help="write the comparison to FILE as an HTML page")
-    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.add_argument("--quiet", action="store_true", help="no progress bar or lines on stderr")
 
 
 def _overrides(sets: Sequence[tuple[str, list[Any]]]) -> dict[str, Any]:

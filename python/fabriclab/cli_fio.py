@@ -37,7 +37,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--target-latency-us", type=float, metavar="US", help="device and stack time per I/O (default 28)")
     p.add_argument("--output-format", choices=("normal", "json"), default="normal", help="fio's text (normal) or JSON")
     p.add_argument("--counters", action="store_true", help="also print the port counters")
-    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.add_argument("--quiet", action="store_true", help="no progress bar or lines on stderr")
 
 
 def cmd_fio(a: argparse.Namespace) -> None:

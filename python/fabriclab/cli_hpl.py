@@ -74,7 +74,7 @@ def add_parser(sub: Any, background: Callable[[str], Any]) -> None:
     telemetry_opts(p)
     p.add_argument("-o", "--output", metavar="FILE", help="write HPL's text to FILE (as HPL.dat's output file) instead of stdout")
     p.add_argument("--json", action="store_true", help="print the report as JSON instead of HPL's text (counters included)")
-    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.add_argument("--quiet", action="store_true", help="no progress bar or lines on stderr")
     # Progress is on by default, as for every tool; --progress is kept so
     # that scripts written for the old opt-in flag still run.
     p.add_argument("--progress", action="store_true", help=argparse.SUPPRESS)

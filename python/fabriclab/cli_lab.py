@@ -37,7 +37,7 @@ def add_parser(sub: Any) -> None:
     r.add_argument("--quick", action="store_true", help="the labs' quick variants (smaller runs, for CI)")
     r.add_argument("--html", metavar="FILE", help="write one HTML report: an index and a section per lab, with charts")
     r.add_argument("--json", action="store_true", help="print the verdicts as JSON (and not the tools' output)")
-    r.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    r.add_argument("--quiet", action="store_true", help="no progress bar or lines on stderr")
 
 
 def _runtime(v: float | None) -> str:

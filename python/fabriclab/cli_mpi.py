@@ -67,7 +67,7 @@ def _job_opts(p: argparse.ArgumentParser, default_fabric: str, background: Calla
         )
     background_opts(p, background)
     telemetry_opts(p)
-    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.add_argument("--quiet", action="store_true", help="no progress bar or lines on stderr")
     p.add_argument("--counters", action="store_true", help="also print the port counters and MPI counters")
 
 

@@ -180,7 +180,7 @@ def add_parser(sub: Any) -> None:
         help="with -o FILE: keep the points FILE already holds without an error and run only the others",
     )
     p.add_argument("--dry-run", action="store_true", help="check the points and list them; run nothing")
-    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.add_argument("--quiet", action="store_true", help="no progress bar or lines on stderr")
 
 
 # --------------------------------------------------------------------------

@@ -35,9 +35,10 @@ from typing import Any, Union
 import pandas as pd
 
 from . import _core
-from .api import FabricLike, Flow, _bool, _dumps, _fabric_arg, _float, _frame, _int, _seed, _str, _with_backend
+from .api import FabricLike, Flow, _dumps, _fabric_arg, _float, _frame, _int, _seed, _str, _with_backend
 from .errors import ArgumentTypeError, FabriclabError, InvalidArgumentError, ParseError
 from .mpi import _extras, _job, common_attrs, core_options
+from .progress import ProgressArg, progress_callback
 
 __all__ = ["hpl", "read_dat", "parse_grids", "HPL_COLUMNS", "HPL_SAMPLE_COLUMNS", "HPL_BCASTS"]
 
@@ -207,11 +208,11 @@ def _attach(df: pd.DataFrame, out: Mapping[str, Any]) -> pd.DataFrame:
     return df
 
 
-def _run(fabric: FabricLike, opts: Mapping[str, Any], seed: int, progress: bool, dat: Any) -> dict[str, Any]:
+def _run(fabric: FabricLike, opts: Mapping[str, Any], seed: int, progress: ProgressArg, dat: Any) -> dict[str, Any]:
     """Call the core; its HPL.dat errors name the file ``dat``."""
     try:
         out: dict[str, Any] = json.loads(
-            _core.hpl(_fabric_arg(fabric), _dumps(core_options(opts)), _seed(seed), _bool("progress", progress))
+            _core.hpl(_fabric_arg(fabric), _dumps(core_options(opts)), _seed(seed), progress_callback("HPL", progress))
         )
         return out
     except FabriclabError as e:
@@ -247,7 +248,7 @@ def hpl(
     background_iperf: Iterable[Mapping[str, Any]] | None = None,
     telemetry_us: float | None = None,
     seed: int = 1,
-    progress: bool = False,
+    progress: ProgressArg = False,
     backend: str | None = None,
 ) -> pd.DataFrame:
     """Run HPL on ``fabric``: every test of the settings, in HPL's order.

@@ -41,6 +41,7 @@ from .api import (
     _with_backend,
 )
 from .errors import InvalidArgumentError
+from .progress import ProgressArg, progress_callback
 from .storage import parse_hosts
 from .tcp import iperf_options
 
@@ -211,7 +212,7 @@ def imb(
     background: Iterable[Flow | Mapping[str, Any]] | None = None,
     background_iperf: Iterable[Mapping[str, Any]] | None = None,
     telemetry_us: float | None = None,
-    progress: bool = False,
+    progress: ProgressArg = False,
     backend: str | None = None,
 ) -> pd.DataFrame:
     """Run IMB-MPI1 ``benchmarks`` (names like ``"Allreduce"``; all when
@@ -260,7 +261,7 @@ def imb(
             _str("algorithms", k): _str("algorithms", v) for k, v in _mapping("algorithms", algorithms).items()
         }
     _extras(opts, library, max_volume, background, background_iperf, telemetry_us)
-    out = json.loads(_core.imb(_fabric_arg(fabric), _dumps(core_options(opts)), _seed(seed), _bool("progress", progress)))
+    out = json.loads(_core.imb(_fabric_arg(fabric), _dumps(core_options(opts)), _seed(seed), progress_callback("IMB", progress)))
     rows = [
         {"bench": s["bench"], "np": s["np"], **row}
         for s in out["report"]["sections"]
@@ -288,7 +289,7 @@ def osu(
     background: Iterable[Flow | Mapping[str, Any]] | None = None,
     background_iperf: Iterable[Mapping[str, Any]] | None = None,
     telemetry_us: float | None = None,
-    progress: bool = False,
+    progress: ProgressArg = False,
     backend: str | None = None,
 ) -> pd.DataFrame:
     """Run OSU micro-benchmark ``test`` (``"osu_allreduce"`` or
@@ -313,7 +314,7 @@ def osu(
     if algorithm is not None:
         opts["algorithm"] = _str("algorithm", algorithm)
     _extras(opts, library, max_volume, background, background_iperf, telemetry_us)
-    out = json.loads(_core.osu(_fabric_arg(fabric), _dumps(core_options(opts)), _seed(seed), _bool("progress", progress)))
+    out = json.loads(_core.osu(_fabric_arg(fabric), _dumps(core_options(opts)), _seed(seed), progress_callback("OSU", progress)))
     df = _frame(out["report"]["rows"], OSU_COLUMNS)
     df.attrs["test"] = out["report"]["test"]
     return _attrs(df, out)

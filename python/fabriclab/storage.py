@@ -31,8 +31,9 @@ from typing import Any
 import pandas as pd
 
 from . import _core
-from .api import FabricLike, _bool, _dumps, _fabric_arg, _float, _frame, _int, _seed, _seq, _str, _with_backend
+from .api import FabricLike, _dumps, _fabric_arg, _float, _frame, _int, _seed, _seq, _str, _with_backend
 from .errors import InvalidArgumentError
+from .progress import ProgressArg, progress_callback
 from .tcp import parse_size
 
 __all__ = ["fio", "parse_hosts", "FIO_COLUMNS", "FIO_RW"]
@@ -124,7 +125,7 @@ def fio(
     target_latency_us: float | None = None,
     submit_us: float | None = None,
     avg_time_ms: float | None = None,
-    progress: bool = False,
+    progress: ProgressArg = False,
     backend: str | None = None,
 ) -> pd.DataFrame:
     """Run fio's ``rw`` (randwrite, randread, write or read) with block
@@ -164,7 +165,7 @@ def fio(
     ):
         if value is not None:
             opts[key] = _float(key, value)
-    out = json.loads(_core.fio(_fabric_arg(fabric), _dumps(opts), _seed(seed), _bool("progress", progress)))
+    out = json.loads(_core.fio(_fabric_arg(fabric), _dumps(opts), _seed(seed), progress_callback("fio", progress)))
     rep = out["report"]
     df = _frame([_row(c) for c in rep["clients"]], FIO_COLUMNS)
     df.attrs.update(

@@ -174,13 +174,48 @@ pub fn flows_json(
     .to_string())
 }
 
-/// Run a benchmark (see [`crate::bench`]); progress lines go to stderr when
-/// `progress` is true.
-pub fn bench_json(name: &str, cc: &str, backend: &str, progress: bool) -> Result<String> {
+/// One progress report of a long run, handed to the caller's callback
+/// every 2^20 events or so and once at the end (the Python layer draws it
+/// as a progress bar or a line).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Tick<'a> {
+    /// Simulated time, us.
+    pub sim_us: f64,
+    /// Events processed so far.
+    pub events: u64,
+    /// Work done, in `unit`s.
+    pub done: f64,
+    /// Work in all, when known beforehand.
+    pub total: Option<f64>,
+    /// What `done` counts: "measurements" (IMB, OSU, Cbench: one per
+    /// message size and process count), "calls" (HPL), "ms" (fio's
+    /// simulated run time), "us" (a benchmark's simulated time).
+    pub unit: &'static str,
+    /// What runs now (the measurement, or the benchmark's name).
+    pub label: &'a str,
+}
+
+/// A caller's progress callback (none: no progress).
+pub type OnTick<'a> = Option<&'a mut dyn FnMut(&Tick<'_>)>;
+
+/// Run a benchmark (see [`crate::bench`]), reporting progress to
+/// `progress`.
+pub fn bench_json(name: &str, cc: &str, backend: &str, mut progress: OnTick<'_>) -> Result<String> {
+    let on = progress.is_some();
     let mut p = |t: Time, ev: u64| {
-        eprintln!("  ... simulated {:.1} us, {ev} events", t.as_us_f64());
+        if let Some(f) = progress.as_mut() {
+            let us = t.as_us_f64();
+            f(&Tick {
+                sim_us: us,
+                events: ev,
+                done: us,
+                total: None,
+                unit: "us",
+                label: name,
+            });
+        }
     };
-    let cb: Option<&mut dyn FnMut(Time, u64)> = if progress { Some(&mut p) } else { None };
+    let cb: Option<&mut dyn FnMut(Time, u64)> = if on { Some(&mut p) } else { None };
     let backend = if backend.is_empty() {
         crate::config::Backend::Packet
     } else {
@@ -190,32 +225,6 @@ pub fn bench_json(name: &str, cc: &str, backend: &str, progress: bool) -> Result
     Ok(serde_json::to_string(&r).expect("json"))
 }
 
-fn progress_printer(on: bool) -> Option<impl FnMut(Time, u64, usize, usize, &str)> {
-    let start = std::time::Instant::now();
-    let mut last = None::<f64>;
-    on.then_some(move |t: Time, ev: u64, done: usize, total: usize, label: &str| {
-        // At most one line every 2 s of wall time, plus the last one.
-        let now = start.elapsed().as_secs_f64();
-        if done < total && last.is_some_and(|l| now - l < 2.0) {
-            return;
-        }
-        last = Some(now);
-        // Simulated time in the unit that fits it (an HPL run lasts
-        // minutes of simulated time, a ping-pong microseconds).
-        let us = t.as_us_f64();
-        let sim = if us >= 1e6 {
-            format!("{:.3} s", us / 1e6)
-        } else {
-            format!("{:.3} ms", us / 1e3)
-        };
-        eprintln!(
-            "  [{:>6.1} s] {done}/{total} measurements done, at {label}; simulated {sim}, {:.1} M events",
-            now,
-            ev as f64 / 1e6
-        );
-    })
-}
-
 /// Parse `options` as `O`, run `run` on the fabric with an optional
 /// progress printer, and return `{text, iperf_text, ports_table, report}`
 /// (what every MPI benchmark driver returns; `tool` names it in errors).
@@ -223,7 +232,7 @@ fn run_mpi_json<O, R: serde::Serialize>(
     fabric: &str,
     options: &str,
     tool: &str,
-    progress: bool,
+    mut progress: OnTick<'_>,
     run: impl FnOnce(&FabricSpec, &O, Option<crate::mpi::run::Progress<'_>>) -> Result<R>,
     text: impl FnOnce(&FabricSpec, &R) -> String,
     parts: impl FnOnce(&R) -> (&[crate::workload::iperf::Report], &[crate::net::PortReport]),
@@ -234,10 +243,27 @@ where
     let spec = resolve_fabric(fabric)?;
     let opts: O =
         serde_json::from_str(options).map_err(|e| options_err(&format!("{tool} options"), &e))?;
-    let mut p = progress_printer(progress);
-    let cb = p
-        .as_mut()
-        .map(|f| f as &mut dyn FnMut(Time, u64, usize, usize, &str));
+    // HPL runs one long phase whose calls are the progress; the others
+    // one phase per measurement.
+    let unit = if tool == "HPL" {
+        "calls"
+    } else {
+        "measurements"
+    };
+    let on = progress.is_some();
+    let mut p = |t: Time, ev: u64, done: usize, total: usize, label: &str| {
+        if let Some(f) = progress.as_mut() {
+            f(&Tick {
+                sim_us: t.as_us_f64(),
+                events: ev,
+                done: done as f64,
+                total: Some(total as f64),
+                unit,
+                label,
+            });
+        }
+    };
+    let cb = on.then_some(&mut p as &mut dyn FnMut(Time, u64, usize, usize, &str));
     let r = run(&spec, &opts, cb)?;
     let (iperf, ports) = parts(&r);
     Ok(json!({
@@ -253,7 +279,7 @@ where
 /// Run Intel MPI Benchmarks; `options` is the JSON form of
 /// [`crate::workload::imb::Options`]. Progress lines go to stderr when
 /// `progress` is true.
-pub fn imb_json(fabric: &str, options: &str, seed: u64, progress: bool) -> Result<String> {
+pub fn imb_json(fabric: &str, options: &str, seed: u64, progress: OnTick<'_>) -> Result<String> {
     use crate::workload::imb;
     run_mpi_json(
         fabric,
@@ -275,7 +301,7 @@ pub fn imb_json(fabric: &str, options: &str, seed: u64, progress: bool) -> Resul
 
 /// Run an OSU micro-benchmark; `options` is the JSON form of
 /// [`crate::workload::osu::Options`].
-pub fn osu_json(fabric: &str, options: &str, seed: u64, progress: bool) -> Result<String> {
+pub fn osu_json(fabric: &str, options: &str, seed: u64, progress: OnTick<'_>) -> Result<String> {
     use crate::workload::osu;
     run_mpi_json(
         fabric,
@@ -290,7 +316,7 @@ pub fn osu_json(fabric: &str, options: &str, seed: u64, progress: bool) -> Resul
 
 /// Run a Cbench rotate test; `options` is the JSON form of
 /// [`crate::workload::cbench::Options`].
-pub fn cbench_json(fabric: &str, options: &str, seed: u64, progress: bool) -> Result<String> {
+pub fn cbench_json(fabric: &str, options: &str, seed: u64, progress: OnTick<'_>) -> Result<String> {
     use crate::workload::cbench;
     run_mpi_json(
         fabric,
@@ -306,7 +332,7 @@ pub fn cbench_json(fabric: &str, options: &str, seed: u64, progress: bool) -> Re
 /// Run HPL; `options` is the JSON form of
 /// [`crate::workload::hpl::Options`]. Returns HPL's text, the port table
 /// and the report.
-pub fn hpl_json(fabric: &str, options: &str, seed: u64, progress: bool) -> Result<String> {
+pub fn hpl_json(fabric: &str, options: &str, seed: u64, progress: OnTick<'_>) -> Result<String> {
     use crate::workload::hpl;
     run_mpi_json(
         fabric,
@@ -323,26 +349,27 @@ pub fn hpl_json(fabric: &str, options: &str, seed: u64, progress: bool) -> Resul
 /// Returns fio's text, its JSON document, the port table and the report;
 /// progress lines (simulated time against the run's end) go to stderr
 /// when `progress` is true.
-pub fn fio_json(fabric: &str, options: &str, seed: u64, progress: bool) -> Result<String> {
+pub fn fio_json(fabric: &str, options: &str, seed: u64, progress: OnTick<'_>) -> Result<String> {
     use crate::workload::fio;
     let spec = resolve_fabric(fabric)?;
     let opts: fio::Options =
         serde_json::from_str(options).map_err(|e| options_err("fio options", &e))?;
     let total_ms = (opts.ramp_time_s + opts.runtime_s) * 1e3;
-    let start = std::time::Instant::now();
-    let mut last = 0.0f64;
-    let mut printer = |t: Time, ev: u64| {
-        let now = start.elapsed().as_secs_f64();
-        if now - last >= 2.0 {
-            last = now;
-            eprintln!(
-                "  [{now:>6.1} s] simulated {:.3} of {total_ms:.3} ms, {:.1} M events",
-                t.as_us_f64() / 1e3,
-                ev as f64 / 1e6
-            );
+    let mut progress = progress;
+    let on = progress.is_some();
+    let mut p = |t: Time, ev: u64| {
+        if let Some(f) = progress.as_mut() {
+            f(&Tick {
+                sim_us: t.as_us_f64(),
+                events: ev,
+                done: t.as_us_f64() / 1e3,
+                total: Some(total_ms),
+                unit: "ms",
+                label: "fio",
+            });
         }
     };
-    let cb = progress.then_some(&mut printer as &mut dyn FnMut(Time, u64));
+    let cb = on.then_some(&mut p as &mut dyn FnMut(Time, u64));
     let r = fio::run_with_progress(&spec, &opts, seed, cb)?;
     Ok(json!({
         "backend": spec.sim.backend.name(),

@@ -219,9 +219,9 @@ fn mpi_job_options_are_checked_in_one_place_for_every_tool() {
         let run = |job: &str| {
             let opts = format!("{{{own}, \"job\": {job}}}");
             match tool {
-                "imb" => front::imb_json("leaf-spine", &opts, 1, false),
-                "osu" => front::osu_json("leaf-spine", &opts, 1, false),
-                _ => front::cbench_json("leaf-spine", &opts, 1, false),
+                "imb" => front::imb_json("leaf-spine", &opts, 1, None),
+                "osu" => front::osu_json("leaf-spine", &opts, 1, None),
+                _ => front::cbench_json("leaf-spine", &opts, 1, None),
             }
             .unwrap_err()
             .to_string()

@@ -381,11 +381,11 @@ proptest! {
         guarded(&what, || {
             let r = match name {
                 "perftest" => front::perftest_json(fabric, &opts, seed),
-                "imb" => front::imb_json(fabric, &opts, seed, false),
-                "osu" => front::osu_json(fabric, &opts, seed, false),
-                "cbench" => front::cbench_json(fabric, &opts, seed, false),
-                "hpl" => front::hpl_json(fabric, &opts, seed, false),
-                "fio" => front::fio_json(fabric, &opts, seed, false),
+                "imb" => front::imb_json(fabric, &opts, seed, None),
+                "osu" => front::osu_json(fabric, &opts, seed, None),
+                "cbench" => front::cbench_json(fabric, &opts, seed, None),
+                "hpl" => front::hpl_json(fabric, &opts, seed, None),
+                "fio" => front::fio_json(fabric, &opts, seed, None),
                 "iperf" => front::iperf_json(fabric, &opts, seed),
                 _ => front::flows_json(fabric, &opts, seed, None, Some(2000.0)),
             };
@@ -439,11 +439,11 @@ fn the_bases_are_valid_and_run() {
     for (name, opts) in TOOLS {
         let r = guarded(name, || match name {
             "perftest" => front::perftest_json("leaf-spine", opts, 1),
-            "imb" => front::imb_json("leaf-spine", opts, 1, false),
-            "osu" => front::osu_json("leaf-spine", opts, 1, false),
-            "cbench" => front::cbench_json("leaf-spine", opts, 1, false),
-            "hpl" => front::hpl_json("leaf-spine", opts, 1, false),
-            "fio" => front::fio_json("leaf-spine", opts, 1, false),
+            "imb" => front::imb_json("leaf-spine", opts, 1, None),
+            "osu" => front::osu_json("leaf-spine", opts, 1, None),
+            "cbench" => front::cbench_json("leaf-spine", opts, 1, None),
+            "hpl" => front::hpl_json("leaf-spine", opts, 1, None),
+            "fio" => front::fio_json("leaf-spine", opts, 1, None),
             "iperf" => front::iperf_json("leaf-spine", opts, 1),
             _ => front::flows_json("leaf-spine", opts, 1, None, Some(2000.0)),
         });

@@ -11,6 +11,7 @@
 use fabriclab_core::{config, front, interrupt, Error};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError};
 use pyo3::prelude::*;
+use std::sync::Mutex;
 
 /// The `fabriclab.errors` class for a core error kind.
 fn class_name(kind: &str) -> &'static str {
@@ -51,6 +52,47 @@ fn to_pyerr(py: Python<'_>, e: Error) -> PyErr {
 /// raise `KeyboardInterrupt` instead of whatever the cut-short run gave.
 fn run<T: Send>(py: Python<'_>, f: impl FnOnce() -> Result<T, Error> + Send) -> PyResult<T> {
     let out = py.detach(f);
+    if interrupt::take() {
+        return Err(PyKeyboardInterrupt::new_err("interrupted"));
+    }
+    out.map_err(|e| to_pyerr(py, e))
+}
+
+/// Like [`run`], handing `f` a progress callback when `progress` is a
+/// Python callable: each tick calls it (with the GIL) as
+/// `progress(sim_us, events, done, total, unit, label)`. An exception the
+/// callable raises stops the run and is raised in place of its result.
+fn run_progress<T: Send>(
+    py: Python<'_>,
+    progress: Option<Py<PyAny>>,
+    f: impl FnOnce(front::OnTick<'_>) -> Result<T, Error> + Send,
+) -> PyResult<T> {
+    let failed: Mutex<Option<PyErr>> = Mutex::new(None);
+    let out = {
+        let (failed, progress) = (&failed, progress.as_ref());
+        py.detach(move || {
+            let mut tick = |t: &front::Tick<'_>| {
+                let Some(callable) = progress else { return };
+                Python::attach(|py| {
+                    let mut failed = failed.lock().expect("not poisoned");
+                    if failed.is_some() {
+                        return;
+                    }
+                    let args = (t.sim_us, t.events, t.done, t.total, t.unit, t.label);
+                    if let Err(e) = callable.call1(py, args) {
+                        *failed = Some(e);
+                        interrupt::request();
+                    }
+                })
+            };
+            let on = progress.is_some();
+            f(on.then_some(&mut tick as &mut dyn FnMut(&front::Tick<'_>)))
+        })
+    };
+    if let Some(e) = failed.into_inner().expect("not poisoned") {
+        interrupt::take();
+        return Err(e);
+    }
     if interrupt::take() {
         return Err(PyKeyboardInterrupt::new_err("interrupted"));
     }
@@ -120,18 +162,19 @@ fn flows(
 
 /// Run benchmark `name` (one of `fabriclab_core::bench::BENCHES`) with
 /// congestion control `cc` ("", "none" or "dcqcn") on `backend` ("" or
-/// "packet", or "flow"); progress lines go to stderr. Returns JSON.
+/// "packet", or "flow"); `progress` is called on each progress tick.
+/// Returns JSON.
 #[pyfunction]
-#[pyo3(name = "bench", signature = (name, cc="", progress=false, backend=""))]
+#[pyo3(name = "bench", signature = (name, cc="", progress=None, backend=""))]
 fn run_bench(
     py: Python<'_>,
     name: &str,
     cc: &str,
-    progress: bool,
+    progress: Option<Py<PyAny>>,
     backend: &str,
 ) -> PyResult<String> {
     let (name, cc, backend) = (name.to_owned(), cc.to_owned(), backend.to_owned());
-    run(py, || front::bench_json(&name, &cc, &backend, progress))
+    run_progress(py, progress, |p| front::bench_json(&name, &cc, &backend, p))
 }
 
 /// The TOML text of `fabric` with `[sim] backend` set to `backend`.
@@ -144,45 +187,51 @@ fn fabric_with_backend(py: Python<'_>, fabric: String, backend: String) -> PyRes
 /// options (benchmarks, np, ppn, hosts, msglog, npmin, iter, root_shift,
 /// algorithms). Returns the report (IMB text and figures) as JSON.
 #[pyfunction]
-#[pyo3(signature = (fabric, options, seed=1, progress=false))]
+#[pyo3(signature = (fabric, options, seed=1, progress=None))]
 fn imb(
     py: Python<'_>,
     fabric: String,
     options: String,
     seed: u64,
-    progress: bool,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<String> {
-    run(py, || front::imb_json(&fabric, &options, seed, progress))
+    run_progress(py, progress, |p| {
+        front::imb_json(&fabric, &options, seed, p)
+    })
 }
 
 /// Run an OSU micro-benchmark on `fabric`; `options` is a JSON object of
 /// OSU options (test, np, ppn, hosts, sizes, iterations, warmup, full).
 /// Returns the report (OSU text and figures) as JSON.
 #[pyfunction]
-#[pyo3(signature = (fabric, options, seed=1, progress=false))]
+#[pyo3(signature = (fabric, options, seed=1, progress=None))]
 fn osu(
     py: Python<'_>,
     fabric: String,
     options: String,
     seed: u64,
-    progress: bool,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<String> {
-    run(py, || front::osu_json(&fabric, &options, seed, progress))
+    run_progress(py, progress, |p| {
+        front::osu_json(&fabric, &options, seed, p)
+    })
 }
 
 /// Run a Cbench rotate test on `fabric`; `options` is a JSON object of
 /// Cbench options (test, np, ppn, hosts, bytes, iterations, tests,
 /// rotations). Returns the report (Cbench text and figures) as JSON.
 #[pyfunction]
-#[pyo3(signature = (fabric, options, seed=1, progress=false))]
+#[pyo3(signature = (fabric, options, seed=1, progress=None))]
 fn cbench(
     py: Python<'_>,
     fabric: String,
     options: String,
     seed: u64,
-    progress: bool,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<String> {
-    run(py, || front::cbench_json(&fabric, &options, seed, progress))
+    run_progress(py, progress, |p| {
+        front::cbench_json(&fabric, &options, seed, p)
+    })
 }
 
 /// Run iperf3 on `fabric`; `options` is a JSON object of iperf options
@@ -200,15 +249,17 @@ fn iperf(py: Python<'_>, fabric: String, options: String, seed: u64) -> PyResult
 /// the target model). Returns fio's text and JSON output, the port table
 /// and the report as JSON.
 #[pyfunction]
-#[pyo3(signature = (fabric, options, seed=1, progress=false))]
+#[pyo3(signature = (fabric, options, seed=1, progress=None))]
 fn fio(
     py: Python<'_>,
     fabric: String,
     options: String,
     seed: u64,
-    progress: bool,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<String> {
-    run(py, || front::fio_json(&fabric, &options, seed, progress))
+    run_progress(py, progress, |p| {
+        front::fio_json(&fabric, &options, seed, p)
+    })
 }
 
 /// Run HPL on `fabric`; `options` is a JSON object of HPL options (the
@@ -216,15 +267,17 @@ fn fio(
 /// pfact_gflops, samples). Returns HPL's text, the port table and the
 /// report as JSON.
 #[pyfunction]
-#[pyo3(signature = (fabric, options, seed=1, progress=false))]
+#[pyo3(signature = (fabric, options, seed=1, progress=None))]
 fn hpl(
     py: Python<'_>,
     fabric: String,
     options: String,
     seed: u64,
-    progress: bool,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<String> {
-    run(py, || front::hpl_json(&fabric, &options, seed, progress))
+    run_progress(py, progress, |p| {
+        front::hpl_json(&fabric, &options, seed, p)
+    })
 }
 
 /// The Rust core of fabriclab (use the `fabriclab` package, not this).

@@ -192,7 +192,12 @@ impl Program {
     pub fn calls_progress(&self) -> (usize, usize) {
         let i = self.phases_done();
         let Some(ph) = self.phases.get(i) else {
-            return (1, 1);
+            // All done: the last phase's calls.
+            let calls = self
+                .phases
+                .last()
+                .map_or(1, |ph| ph.warmup.saturating_add(ph.reps) as usize);
+            return (calls, calls);
         };
         let done = self
             .pos

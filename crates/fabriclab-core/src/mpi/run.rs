@@ -230,11 +230,18 @@ pub fn run_program(
         )));
     }
     if let Some(p) = progress.as_mut() {
+        // In the unit of the ticks before: calls of one long phase (HPL),
+        // else phases.
+        let (done, total) = if n_phases == 1 {
+            prog.calls_progress()
+        } else {
+            (n_phases, n_phases)
+        };
         p(
             sim.net.now(),
             sim.net.events_processed(),
-            n_phases,
-            n_phases,
+            done,
+            total,
             "done",
         );
     }

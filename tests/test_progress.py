@@ -1,0 +1,67 @@
+"""Progress of long runs: the core's ticks reach Python as Progress
+objects, drawn as plain lines off a terminal and as a tqdm bar on one; a
+callable gets them itself, and an exception it raises stops the run."""
+
+from __future__ import annotations
+
+import io
+import time
+
+import pytest
+
+import fabriclab
+from fabriclab.errors import ArgumentTypeError
+from fabriclab.progress import Progress, _Drawer
+
+
+def test_a_callable_gets_every_tick_and_the_last_one_says_done() -> None:
+    ticks: list[Progress] = []
+    fabriclab.imb(["PingPong", "Allreduce"], np=4, msglog=(0, 4), progress=ticks.append)
+    assert ticks, "at least the final tick"
+    last = ticks[-1]
+    assert (last.tool, last.unit, last.label) == ("IMB", "measurements", "done")
+    assert last.total is not None and last.done == last.total
+    assert all(a.events <= b.events and a.sim_us <= b.sim_us for a, b in zip(ticks, ticks[1:]))
+
+
+def test_hpl_and_fio_count_their_own_units() -> None:
+    hpl: list[Progress] = []
+    fabriclab.hpl(n=1000, nb=100, grids="2x2", progress=hpl.append)
+    assert hpl[-1].tool == "HPL" and hpl[-1].unit == "calls" and hpl[-1].done == hpl[-1].total
+    fio: list[Progress] = []
+    fabriclab.fio(runtime=0.002, ramp_time=0, progress=fio.append)
+    assert all(p.tool == "fio" and p.unit == "ms" and p.total == pytest.approx(2.0) for p in fio)
+
+
+def test_an_exception_in_the_callable_stops_the_run_and_is_raised() -> None:
+    def stop(p: Progress) -> None:
+        raise ValueError(f"stop at {p.events} events")
+
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match="stop at"):
+        # About 40 M events (3 s) in all; the first tick comes after 2^20.
+        fabriclab.imb(["Alltoall"], np=16, msglog=(18, 19), progress=stop)
+    assert time.perf_counter() - t0 < 2.0
+    # The run after it is not affected by the stop.
+    assert len(fabriclab.imb(["PingPong"], np=2, msglog=(0, 2))) == 4
+
+
+def test_progress_true_off_a_terminal_prints_plain_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    fabriclab.imb(["PingPong"], np=2, msglog=(0, 2), progress=True)
+    err = capsys.readouterr().err
+    assert "measurements done, at done" in err and "\r" not in err
+
+
+def test_on_a_terminal_the_drawer_draws_a_bar() -> None:
+    out = io.StringIO()
+    d = _Drawer("IMB", file=out)
+    d.fancy = True  # as on a terminal
+    for i in range(1, 4):
+        d(Progress("IMB", 10.0 * i, 100 * i, float(i), 3.0, "measurements", f"step {i}", 0.1 * i))
+    text = out.getvalue()
+    assert "IMB" in text and "3/3" in text and "step 3" in text
+
+
+def test_a_bad_progress_argument_is_a_type_error() -> None:
+    with pytest.raises(ArgumentTypeError, match="progress"):
+        fabriclab.imb(["PingPong"], np=2, msglog=(0, 2), progress="yes")  # type: ignore[arg-type]
