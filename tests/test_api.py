@@ -343,3 +343,21 @@ def test_the_type_stub_lists_every_core_function():
     declared = {n.name for n in ast.parse(stub.read_text()).body if isinstance(n, ast.FunctionDef)}
     exported = {n for n in dir(core) if not n.startswith("_") and callable(getattr(core, n))}
     assert declared == exported, (sorted(exported - declared), sorted(declared - exported))
+
+
+def test_presets_and_toml_text_reach_the_core_through_separate_entry_points():
+    # The core reads a fabric argument as TOML text only; a preset's text
+    # comes from _core.preset_toml, so no string is guessed at.
+    from fabriclab import _core
+
+    with pytest.raises(fabriclab.ParseError, match="TOML"):
+        _core.fabric_info("heps")
+    assert "heps" in _core.fabric_info(_core.preset_toml("heps"))
+    # A one-line fabric text needs no newline to be taken as text.
+    line = (
+        'topology = { kind = "leaf_spine", spines = 1, leaves = 1, hosts_per_leaf = 2, '
+        "host_link_gbps = 100, uplink_gbps = 100 }"
+    )
+    f = fabriclab.Fabric.from_toml(line)
+    assert (len(f.hosts), f.is_preset, f.toml) == (2, False, line)
+    assert fabriclab.Fabric("heps").toml == fabriclab.preset_toml("heps")

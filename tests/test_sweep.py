@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shlex
 import signal
@@ -490,3 +491,52 @@ def test_resume_needs_the_same_sweeps_file(scenario, tmp_path, capsys):
         fabriclab.sweep(scenario, GRID, client=NoClient(), out=other, resume=True)
     r = main_in_process(capsys, "sweep", str(scenario), "--set", "seed=1,2", "--resume")
     assert r.returncode == 2 and "--resume needs -o FILE" in r.stderr
+
+
+def test_the_results_file_grows_by_appends_not_rewrites(tmp_path, monkeypatch):
+    # 200 points of the same columns: the CSV is written whole once (its
+    # header), then appended; a point with a new column rewrites it once.
+    # Parquet is rewritten at most every few seconds, and flush() writes
+    # what is pending. Either way the file holds every row.
+    from fabriclab import sweeps
+
+    calls = {"n": 0}
+    real = sweeps._Writer._replace
+
+    def counted(self, df):
+        calls["n"] += 1
+        real(self, df)
+
+    monkeypatch.setattr(sweeps._Writer, "_replace", counted)
+    rows = [{"point": i, "x": i, "item": 0, "kind": "flows", "name": "a", "fct_us": 1.5 * i} for i in range(200)]
+    csv = tmp_path / "r.csv"
+    w = sweeps._Writer.open(csv, ["x"])
+    for r in rows:
+        w.add([r])
+    assert calls["n"] == 1
+    w.add([{"point": 200, "x": 200, "item": 0, "kind": "flows", "name": "a", "fct_us": 1.0, "extra": 7}])
+    assert calls["n"] == 2
+    back = pd.read_csv(csv)
+    assert len(back) == 201 and list(back["x"]) == list(range(201)) and back["extra"].iloc[-1] == 7
+    if importlib.util.find_spec("pyarrow") is None:
+        return
+    calls["n"] = 0
+    pq = tmp_path / "r.parquet"
+    w = sweeps._Writer.open(pq, ["x"])
+    for r in rows:
+        w.add([r])
+    assert calls["n"] <= 2
+    w.flush()
+    assert len(pd.read_parquet(pq)) == 200
+
+
+def test_a_torn_last_line_is_dropped_with_its_point_on_resume(tmp_path):
+    from fabriclab import sweeps
+
+    csv = tmp_path / "r.csv"
+    csv.write_text("point,x,item,kind,name,fct_us,error\n0,0,0,flows,a,1.5,\n1,1,0,flows,a,2.5,\n1,1,1,flows,b,3.5,\n2,2,0,fl")
+    done = sweeps._read_done(str(csv), ["x"])
+    # Point 2 is torn; point 1 wrote the last whole line, so it runs again too.
+    assert sorted(set(done["point"])) == [0]
+    csv.write_text("point,x,item,kind,name,fct_us,error\n0,0,0,flows,a,1.5,\n1,1,0,flows,a,2.5,\n")
+    assert sorted(set(sweeps._read_done(str(csv), ["x"])["point"])) == [0, 1]

@@ -1,7 +1,7 @@
 """Type stub of fabriclab._core, the Rust extension (PyO3).
 
 Every function takes strings and returns a JSON document as a string;
-``fabric`` is a preset name or fabric TOML text. Errors are raised as the
+``fabric`` is fabric TOML text (a preset's comes from :func:`preset_toml`). Errors are raised as the
 classes of :mod:`fabriclab.errors` (``FabricError``, ``UnknownHostError``,
 ``InvalidArgumentError``, ``ParseError``). The simulator runs with the GIL
 released.

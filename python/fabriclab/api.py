@@ -255,10 +255,7 @@ def preset_toml(name: str) -> str:
 
 def _read_fabric_file(path: str | os.PathLike[str]) -> str:
     with open(path, encoding="utf-8") as f:
-        text = f.read()
-    # The core takes a one-line string without '=' or '[' for a preset name;
-    # a newline makes any file content TOML.
-    return text if "\n" in text else text + "\n"
+        return f.read()
 
 
 def _looks_like_path(s: str) -> bool:
@@ -266,22 +263,24 @@ def _looks_like_path(s: str) -> bool:
 
 
 def _resolve(fabric: FabricLike, base_dir: str | None = None) -> tuple[str, str | None]:
-    """What the core takes for a fabric (a preset name or TOML text), and
-    the file it was read from. Relative paths are taken from ``base_dir``
-    when given (scenario files)."""
+    """What the core takes for a fabric (its TOML text: a preset's from
+    ``_core.preset_toml``), and the file it was read from. Relative paths
+    are taken from ``base_dir`` when given (scenario files)."""
     if isinstance(fabric, Fabric):
-        return fabric._arg, fabric.path
+        return fabric.toml, fabric.path
     if isinstance(fabric, os.PathLike):
         path = os.fspath(fabric)
     elif isinstance(fabric, str):
         if fabric in presets():
-            return fabric, None
+            return _core.preset_toml(fabric), None
         if "\n" in fabric:  # TOML text (Fabric.from_toml is the documented way)
             return fabric, None
         path = fabric
         rel = os.path.join(base_dir, path) if base_dir is not None else path
         if not (_looks_like_path(path) or os.path.isfile(rel)):
-            return fabric, None  # the core says which presets there are
+            # Neither a preset, nor text, nor a file: the core's error
+            # names the presets there are.
+            return _core.preset_toml(fabric), None
     else:
         raise ArgumentTypeError(
             "fabric must be a Fabric, a preset name or the path of a fabric TOML file, "
@@ -297,7 +296,7 @@ BACKENDS = ("packet", "flow")
 
 
 def _fabric_arg(fabric: FabricLike, base_dir: str | None = None, backend: str | None = None) -> str:
-    """What the core takes for a fabric: a preset name or TOML text, with
+    """What the core takes for a fabric: its TOML text, with
     ``[sim] backend`` replaced when ``backend`` is given ("packet" or
     "flow"; the core words the error for anything else)."""
     arg = _resolve(fabric, base_dir)[0]
@@ -322,13 +321,17 @@ class Fabric:
     (or just a preset name or file path) wherever a ``fabric`` is taken.
     """
 
-    def __init__(self, source: str, *, path: str | None = None, _preset: bool = False):
+    def __init__(self, source: str, *, path: str | None = None, _preset: bool | None = None):
         """``source`` is a preset name or fabric TOML text (prefer the class
-        methods)."""
-        self._arg = _str("source", source)
-        if not _preset and "\n" not in source and source in presets():
-            _preset = True
-        info = json.loads(_core.fabric_info(source))
+        methods, which say which): a single word is a preset name (an
+        unknown one gets the list of presets), anything else TOML."""
+        _str("source", source)
+        if _preset is None:
+            _preset = source in presets() or not any(c in source for c in "\n=[")
+        #: The TOML the fabric was made from (a preset's comes with its
+        #: calibration comments).
+        self.toml: str = _core.preset_toml(source) if _preset else source
+        info = json.loads(_core.fabric_info(self.toml))
         #: The fabric's name.
         self.name: str = info["name"]
         #: Free text: what the fabric is and where its numbers come from.
@@ -343,28 +346,23 @@ class Fabric:
         self.normalized_toml: str = info["toml"]
         #: The file this fabric was loaded from, if any.
         self.path: str | None = path
-        #: The TOML the fabric was made from (a preset's comes with its
-        #: calibration comments).
-        self.toml: str = _core.preset_toml(source) if _preset else source
         self.is_preset: bool = _preset
 
     @classmethod
     def preset(cls, name: str) -> Fabric:
         """A built-in preset (see :func:`presets`)."""
         _str("name", name)
-        _core.preset_toml(name)  # the core's error for an unknown name
-        return cls(name, _preset=True)
+        return cls(name, _preset=True)  # the core's error for an unknown name
 
     @classmethod
     def from_toml(cls, text: str) -> Fabric:
         """A fabric from the text of a fabric TOML file."""
-        text = _str("text", text)
-        return cls(text if "\n" in text else text + "\n")
+        return cls(_str("text", text), _preset=False)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Fabric:
         """A fabric from a TOML file (``FileNotFoundError`` if it is absent)."""
-        return cls(_read_fabric_file(path), path=os.fspath(path))
+        return cls(_read_fabric_file(path), path=os.fspath(path), _preset=False)
 
     def __repr__(self) -> str:
         return (
@@ -377,10 +375,10 @@ def _as_fabric(fabric: FabricLike, base_dir: str | None = None) -> Fabric:
     """A :class:`Fabric` for any fabric argument."""
     if isinstance(fabric, Fabric):
         return fabric
-    arg, path = _resolve(fabric, base_dir)
-    if "\n" in arg:
-        return Fabric(arg, path=path)
-    return Fabric.preset(arg)
+    if isinstance(fabric, str) and fabric in presets():
+        return Fabric.preset(fabric)
+    text, path = _resolve(fabric, base_dir)
+    return Fabric(text, path=path, _preset=False)
 
 
 # --------------------------------------------------------------------------

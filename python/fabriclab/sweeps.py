@@ -70,6 +70,7 @@ import copy
 import dataclasses
 import importlib.util
 import inspect
+import io
 import itertools
 import logging
 import math
@@ -326,15 +327,15 @@ def _fabric_table(base: _Base, fabric: Any, need_table: bool) -> Any:
         return copy.deepcopy(fabric)  # a table, or something load_scenario rejects
     key = f"{need_table}:{fabric}"
     if key not in base.fabrics:
-        try:
-            arg, file = api._resolve(fabric, base.base_dir)
-        except OSError as e:
-            raise InvalidArgumentError(f"fabric file {e.filename or fabric}: {e.strerror or e}") from None
-        if file is None and "\n" not in arg and not need_table:
-            base.fabrics[key] = arg  # a preset name (or a name the core will reject)
+        preset = fabric in api.presets()
+        if preset and not need_table:
+            base.fabrics[key] = fabric  # a preset name
         else:
-            where = f"fabric file {file}" if file else (f"preset {arg}" if "\n" not in arg else "fabric")
-            text = arg if "\n" in arg else api.preset_toml(arg)
+            try:
+                text, file = api._resolve(fabric, base.base_dir)  # the core's error for an unknown name
+            except OSError as e:
+                raise InvalidArgumentError(f"fabric file {e.filename or fabric}: {e.strerror or e}") from None
+            where = f"fabric file {file}" if file else (f"preset {fabric}" if preset else "fabric")
             try:
                 base.fabrics[key] = tomllib.loads(text)
             except tomllib.TOMLDecodeError as e:
@@ -628,10 +629,20 @@ RETRIES_ON_WORKER_DEATH = 2
 
 
 class _Writer:
-    """Writes rows to ``out`` as points finish: the file is rewritten whole,
-    through a temporary file and a rename (so that it is never seen half
-    written), after each point or at most every ``_WRITE_EVERY_S`` for a
-    Parquet file; :meth:`finish` writes the final, sorted table."""
+    """Writes rows to ``out`` as points finish, at a cost that grows with the
+    rows written, not with their square:
+
+    - CSV: each point's rows are appended (whole lines, one write); the file
+      is rewritten whole only when a point brings a column the file does not
+      have yet (a new kind of item, say).
+    - Parquet: a Parquet file is only readable once closed, so it is
+      rewritten whole, through a temporary file and a rename (never seen
+      half written), at most every ``_PARQUET_EVERY_S`` and no more often
+      than it keeps writing to a tenth of the run's time (the wait after a
+      write is nine times what the write took); :meth:`flush` writes what
+      is pending (on Ctrl-C).
+
+    :meth:`finish` writes the final table, sorted by point."""
 
     def __init__(self, path: str, params: Sequence[str]):
         self.path = path
@@ -640,6 +651,12 @@ class _Writer:
         self.records: list[dict[str, Any]] = []
         self.seen: dict[str, None] = {}
         self.last_write = 0.0
+        #: How long the last whole write took, s.
+        self.last_cost = 0.0
+        #: The columns of the CSV file as written (None: rewrite it whole).
+        self.csv_columns: list[str] | None = None
+        #: Rows added since the last write (Parquet).
+        self.pending = False
 
     @classmethod
     def open(cls, out: str | os.PathLike[str], params: Sequence[str], keep: Sequence[Mapping[str, Any]] = ()) -> _Writer:
@@ -672,7 +689,27 @@ class _Writer:
         self.records.extend(dict(r) for r in records)
         for r in records:
             self.seen.update(dict.fromkeys(r))
-        if not self.parquet or time.monotonic() - self.last_write >= _PARQUET_EVERY_S:
+        columns = _columns(self.params, self.seen)
+        if not self.parquet:
+            if columns != self.csv_columns:
+                self._replace(_frame(self.records, columns))
+                self.csv_columns = columns
+            else:
+                text = _frame([dict(r) for r in records], columns).to_csv(index=False, header=False)
+                # One unbuffered write per point: a killed driver leaves
+                # whole points, or at worst a torn last line, which a
+                # resume drops (_read_done).
+                with open(self.path, "ab", buffering=0) as fh:
+                    fh.write(text.encode("utf-8"))
+            return
+        self.pending = True
+        if time.monotonic() - self.last_write >= max(_PARQUET_EVERY_S, 9 * self.last_cost):
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the rows not written yet (Parquet; CSV rows are written as
+        they come)."""
+        if self.parquet and self.pending:
             self._replace(_frame(self.records, _columns(self.params, self.seen)))
 
     def finish(self, df: pd.DataFrame) -> None:
@@ -680,6 +717,7 @@ class _Writer:
         self._replace(df)
 
     def _replace(self, df: pd.DataFrame) -> None:
+        t0 = time.monotonic()
         tmp = f"{self.path}.tmp-{os.getpid()}"
         if self.parquet:
             _parquet_ready(df).to_parquet(tmp, index=False)
@@ -687,6 +725,8 @@ class _Writer:
             df.to_csv(tmp, index=False)
         os.replace(tmp, self.path)
         self.last_write = time.monotonic()
+        self.last_cost = self.last_write - t0
+        self.pending = False
 
 
 # --------------------------------------------------------------------------
@@ -827,6 +867,8 @@ def _run_all(client: Any, points: Sequence[SweepPoint], origin: str, writer: _Wr
         pending = [f for f in futures if not f.done()]
         if pending:
             client.cancel(pending)
+        if writer is not None:
+            writer.flush()  # the finished points' rows are kept, whatever stopped the run
     return done
 
 
@@ -949,11 +991,19 @@ def _read_done(path: str, params: Sequence[str]) -> pd.DataFrame:
     ``path`` (empty if it does not exist)."""
     if not os.path.exists(path):
         return pd.DataFrame()
+    torn = False
     try:
         if path.lower().endswith(".parquet"):
             old = pd.read_parquet(path)
         else:
-            old = pd.read_csv(path, keep_default_na=False, na_values=[""])
+            with open(path, "rb") as fh:
+                data = fh.read()
+            # A driver killed while appending a point can leave a torn last
+            # line: drop it, and that point's other rows with it.
+            torn = bool(data) and not data.endswith(b"\n")
+            if torn:
+                data = data[: data.rfind(b"\n") + 1]
+            old = pd.read_csv(io.BytesIO(data), keep_default_na=False, na_values=[""])
     except Exception as e:  # an empty or foreign file
         raise InvalidArgumentError(f"--resume: cannot read {path} as sweep results ({e})") from None
     missing = [c for c in ("point", *params, _ERROR) if c not in old.columns]
@@ -963,4 +1013,6 @@ def _read_done(path: str, params: Sequence[str]) -> pd.DataFrame:
             "(the swept paths must be the same)"
         )
     failed = set(old.loc[old[_ERROR].notna(), "point"])
+    if torn and len(old):
+        failed.add(old["point"].iloc[-1])
     return old[~old["point"].isin(failed)]

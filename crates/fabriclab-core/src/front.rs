@@ -2,10 +2,12 @@
 //! language): every function takes strings and returns a JSON document, so
 //! the binding layer stays a few lines per function.
 //!
-//! A `fabric` argument is either a preset name (`heps`) or the TOML text of
-//! a fabric.
+//! A `fabric` argument is the TOML text of a fabric. A preset's text comes
+//! from its own entry point ([`crate::config::preset_toml`], Python's
+//! `_core.preset_toml`), so a name and a text are never told apart by
+//! guessing.
 
-use crate::config::{preset, preset_names, FabricSpec};
+use crate::config::{preset_names, FabricSpec};
 use crate::error::{Error, Result};
 use crate::net::Net;
 use crate::report;
@@ -15,16 +17,12 @@ use crate::workload::flows::{FlowSpec, Flows};
 use crate::workload::perftest;
 use serde_json::json;
 
-/// A preset name or fabric TOML text, parsed and validated.
+/// Fabric TOML text, parsed and validated.
 pub fn resolve_fabric(fabric: &str) -> Result<FabricSpec> {
-    let t = fabric.trim();
-    if !t.contains('\n') && !t.contains('=') && !t.contains('[') {
-        return preset(t);
-    }
     FabricSpec::from_toml(fabric)
 }
 
-/// The TOML text of `fabric` (a preset name or TOML text) with
+/// The TOML text of `fabric` (fabric TOML text) with
 /// `[sim] backend` set to `backend` ("packet" or "flow"), validated.
 pub fn fabric_with_backend(fabric: &str, backend: &str) -> Result<String> {
     let mut spec = resolve_fabric(fabric)?;
@@ -402,7 +400,7 @@ mod tests {
     #[test]
     fn option_errors_speak_of_values_not_json_positions() {
         let e = super::perftest_json(
-            "heps",
+            crate::config::preset_toml("heps").unwrap(),
             r#"{"test": "ib_wirte_bw", "client": "h0", "server": "h1"}"#,
             1,
         )
@@ -413,5 +411,15 @@ mod tests {
             "{e}"
         );
         assert!(!e.contains("line 1") && !e.contains("variant"), "{e}");
+    }
+
+    #[test]
+    fn a_preset_name_is_not_fabric_text() {
+        // Names come through their own entry point (`preset_toml`); the
+        // front door reads what it is given as TOML.
+        let e = super::fabric_info_json("heps").unwrap_err().to_string();
+        assert!(e.contains("TOML"), "{e}");
+        let text = crate::config::preset_toml("heps").unwrap();
+        assert!(super::fabric_info_json(text).is_ok());
     }
 }

@@ -219,9 +219,9 @@ fn mpi_job_options_are_checked_in_one_place_for_every_tool() {
         let run = |job: &str| {
             let opts = format!("{{{own}, \"job\": {job}}}");
             match tool {
-                "imb" => front::imb_json("leaf-spine", &opts, 1, None),
-                "osu" => front::osu_json("leaf-spine", &opts, 1, None),
-                _ => front::cbench_json("leaf-spine", &opts, 1, None),
+                "imb" => front::imb_json(&leaf_spine_toml(), &opts, 1, None),
+                "osu" => front::osu_json(&leaf_spine_toml(), &opts, 1, None),
+                _ => front::cbench_json(&leaf_spine_toml(), &opts, 1, None),
             }
             .unwrap_err()
             .to_string()
@@ -235,4 +235,11 @@ fn mpi_job_options_are_checked_in_one_place_for_every_tool() {
         let e = run(r#"{"np": 2, "hosts": ["h0", "h99"]}"#);
         assert!(e.contains("h99"), "{tool}: {e}");
     }
+}
+
+/// The `leaf-spine` preset's TOML text (the front door takes fabric text).
+fn leaf_spine_toml() -> String {
+    fabriclab_core::config::preset_toml("leaf-spine")
+        .unwrap()
+        .to_string()
 }

@@ -438,15 +438,22 @@ fn the_bases_are_valid_and_run() {
     }
     for (name, opts) in TOOLS {
         let r = guarded(name, || match name {
-            "perftest" => front::perftest_json("leaf-spine", opts, 1),
-            "imb" => front::imb_json("leaf-spine", opts, 1, None),
-            "osu" => front::osu_json("leaf-spine", opts, 1, None),
-            "cbench" => front::cbench_json("leaf-spine", opts, 1, None),
-            "hpl" => front::hpl_json("leaf-spine", opts, 1, None),
-            "fio" => front::fio_json("leaf-spine", opts, 1, None),
-            "iperf" => front::iperf_json("leaf-spine", opts, 1),
-            _ => front::flows_json("leaf-spine", opts, 1, None, Some(2000.0)),
+            "perftest" => front::perftest_json(&leaf_spine_toml(), opts, 1),
+            "imb" => front::imb_json(&leaf_spine_toml(), opts, 1, None),
+            "osu" => front::osu_json(&leaf_spine_toml(), opts, 1, None),
+            "cbench" => front::cbench_json(&leaf_spine_toml(), opts, 1, None),
+            "hpl" => front::hpl_json(&leaf_spine_toml(), opts, 1, None),
+            "fio" => front::fio_json(&leaf_spine_toml(), opts, 1, None),
+            "iperf" => front::iperf_json(&leaf_spine_toml(), opts, 1),
+            _ => front::flows_json(&leaf_spine_toml(), opts, 1, None, Some(2000.0)),
         });
         r.unwrap_or_else(|e| panic!("{name}: {e}"));
     }
+}
+
+/// The `leaf-spine` preset's TOML text (the front door takes fabric text).
+fn leaf_spine_toml() -> String {
+    fabriclab_core::config::preset_toml("leaf-spine")
+        .unwrap()
+        .to_string()
 }

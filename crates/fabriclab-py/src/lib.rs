@@ -1,7 +1,7 @@
 //! fabriclab._core: the Rust core behind the `fabriclab` Python package.
 //!
 //! Thin wrappers over `fabriclab_core::front`: every function takes strings
-//! (a fabric is a preset name or fabric TOML text, options are JSON) and
+//! (a fabric is fabric TOML text, a preset's from `preset_toml`; options are JSON) and
 //! returns a JSON document as a string, which `fabriclab.api` turns into
 //! Python objects. The simulator runs with the GIL released. Core errors
 //! become the exception classes of `fabriclab.errors`, mapped in one place
@@ -129,7 +129,7 @@ fn preset_toml(py: Python<'_>, name: &str) -> PyResult<String> {
 }
 
 /// A fabric's name, description, hosts, switches, links and normalised TOML,
-/// as JSON. `fabric` is a preset name or fabric TOML text.
+/// as JSON. `fabric` is fabric TOML text.
 #[pyfunction]
 fn fabric_info(py: Python<'_>, fabric: String) -> PyResult<String> {
     run(py, || front::fabric_info_json(&fabric))
