@@ -72,7 +72,9 @@ pub struct CcSpec {
     pub alpha_period_us: Option<f64>,
     /// Rate-increase timer period, us.
     pub rate_increase_period_us: Option<f64>,
-    /// Rate-increase byte counter, bytes.
+    /// Rate-increase byte counter, bytes; 0 = none, the timer alone drives
+    /// the increase stages (fast recovery for F periods, one additive step,
+    /// then hyper steps: the ns-3 HPCC simulator's Mellanox model).
     pub byte_counter_bytes: Option<u64>,
     /// Fast-recovery steps F.
     pub fast_recovery_steps: Option<u32>,
@@ -141,7 +143,7 @@ pub struct DcqcnParams {
     pub alpha_period_us: f64,
     /// Rate-increase timer period, us.
     pub rate_increase_period_us: f64,
-    /// Byte counter, bytes.
+    /// Byte counter, bytes (0: none, the timer alone).
     pub byte_counter_bytes: u64,
     /// Fast-recovery steps F.
     pub fast_recovery_steps: u32,
@@ -273,9 +275,6 @@ impl CcSpec {
             ("cc.cnp_interval_us", p.cnp_interval_us),
         ] {
             super::time_us(name, v)?;
-        }
-        if p.byte_counter_bytes == 0 {
-            return fabric_err("cc.byte_counter_bytes must be positive");
         }
         Ok(())
     }

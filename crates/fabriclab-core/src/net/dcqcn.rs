@@ -48,7 +48,7 @@ pub struct DcqcnConf {
     pub alpha_period: Time,
     /// Rate-increase timer period.
     pub increase_period: Time,
-    /// Byte counter, bytes.
+    /// Byte counter, bytes (0: none; the timer's stage alone decides).
     pub byte_counter: u64,
     /// Fast-recovery steps.
     pub f: u32,
@@ -242,7 +242,7 @@ impl Dcqcn {
     /// `wire` bytes were sent; may trigger a byte-counter increase.
     #[inline]
     pub fn on_sent(&mut self, wire: u64, c: &DcqcnConf) {
-        if !self.limited() {
+        if !self.limited() || c.byte_counter == 0 {
             return;
         }
         self.bytes += wire;
@@ -256,7 +256,16 @@ impl Dcqcn {
 
     fn increase(&mut self, c: &DcqcnConf) {
         let (t, b) = (self.t_count, self.b_count);
-        if t > c.f && b > c.f {
+        if c.byte_counter == 0 {
+            // No byte counter: the timer's stage alone, as ns-3 HPCC's
+            // Mellanox model runs it (F timer events of fast recovery, one
+            // additive step, then a hyper step per event).
+            if t > c.f + 1 {
+                self.rt += c.rhai_bps;
+            } else if t > c.f {
+                self.rt += c.rai_bps;
+            }
+        } else if t > c.f && b > c.f {
             let i = t.min(b) - c.f;
             self.rt += i as f64 * c.rhai_bps;
         } else if t > c.f || b > c.f {
@@ -402,6 +411,36 @@ mod tests {
         d.on_timer(&c);
         let i = d.t_count.min(d.b_count) - c.f;
         assert!((d.rt - (rt1 + i as f64 * c.rhai_bps).min(40e9)).abs() < 1.0);
+    }
+
+    #[test]
+    fn without_a_byte_counter_the_timer_alone_goes_on_to_hyper_increase() {
+        // ns-3 HPCC's Mellanox stages with F = 1: fast recovery, one
+        // additive step, then a hyper step per timer event; bytes sent
+        // count for nothing.
+        let c = DcqcnConf {
+            byte_counter: 0,
+            clamp_target: true, // the target starts at the cut rate
+            ..conf()
+        };
+        let mut d = Dcqcn::new(Rate::gbps(100));
+        // Two cuts: the second sets the target to the rate the first left.
+        cnp_and_cut(&mut d, Time::ZERO, &c);
+        cnp_and_cut(&mut d, Time::us(5), &c);
+        assert!(d.rt < 60e9, "rt {} rc {}", d.rt, d.rc);
+        d.on_sent(1 << 40, &c);
+        assert_eq!(d.b_count, 0);
+        let rt = d.rt;
+        d.on_timer(&c); // stage 1: fast recovery
+        assert_eq!(d.rt, rt);
+        d.on_timer(&c); // stage 2: additive
+        assert!((d.rt - (rt + c.rai_bps)).abs() < 1.0);
+        let rt2 = d.rt;
+        d.on_timer(&c); // stage 3 on: hyper, one R_HAI per event
+        assert!((d.rt - (rt2 + c.rhai_bps)).abs() < 1.0);
+        let rt3 = d.rt;
+        d.on_timer(&c);
+        assert!((d.rt - (rt3 + c.rhai_bps).min(100e9)).abs() < 1.0);
     }
 
     #[test]
