@@ -62,7 +62,7 @@ def test_cli_backend_option() -> None:
     assert r.stdout.startswith("# fabriclab: flow backend")
     r = run_cli("imb", "PingPong", "--backend", "fluid")
     assert r.returncode == 2 and "invalid choice" in r.stderr
-    r = run_cli("iperf", "-c", "h1", "--server", "h0", "-t", "0.001", "--backend", "flow")
+    r = run_cli("iperf", "-c", "h0", "--from", "h1", "-t", "0.001", "--backend", "flow")
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("# fabriclab: flow backend") and "receiver" in r.stdout
 

@@ -172,7 +172,7 @@ def test_api_rejects_a_bad_rate_text():
 
 
 def test_cli_text_and_json():
-    args = ["iperf", "-c", "h1", "--server", "h0", "-P", "2", "-b", "20G", "-t", "0.01", "-i", "0.002"]
+    args = ["iperf", "-c", "h0", "--from", "h1", "-P", "2", "-b", "20G", "-t", "0.01", "-i", "0.002"]
     r = run_cli(*args)
     assert r.returncode == 0, r.stderr
     out = iperf_format.parse(r.stdout)
@@ -185,7 +185,7 @@ def test_cli_text_and_json():
 
 
 def test_cli_counters():
-    r = run_cli("iperf", "-c", "h1", "--server", "h0", "-t", "0.001", "--counters")
+    r = run_cli("iperf", "-c", "h0", "--from", "h1", "-t", "0.001", "--counters")
     assert r.returncode == 0, r.stderr
     assert "TCP counters:" in r.stdout and "Port counters:" in r.stdout
 
@@ -204,7 +204,7 @@ def test_cli_counters():
     ],
 )
 def test_cli_errors_exit_2(args, words):
-    r = run_cli("iperf", "-c", "h1", "--server", "h0", "-t", "0.001", *args)
+    r = run_cli("iperf", "-c", "h0", "--from", "h1", "-t", "0.001", *args)
     assert r.returncode == 2, (r.stdout, r.stderr)
     assert "fabriclab: error:" in r.stderr
     assert "Traceback" not in r.stderr
@@ -223,8 +223,18 @@ def test_the_servers_figures_never_exceed_the_goodput_from_python_and_the_cli():
     assert df["bits_per_second"].iloc[0] > 100e9  # the send buffer's fill
     doc = json.loads(df.attrs["json"])
     assert doc["server_output_json"]["end"]["sum_received"]["bytes"] == doc["end"]["sum_received"]["bytes"]
-    r = run_cli("iperf", "-c", "h0", "--server", "h4", "-t", "0.01", "-i", "0.002", "-C", "reno", "--get-server-output")
+    r = run_cli("iperf", "-c", "h4", "--from", "h0", "-t", "0.01", "-i", "0.002", "-C", "reno", "--get-server-output")
     assert r.returncode == 0, r.stderr
     assert "\nServer output:\n" in r.stdout and "Server listening on 5201 (test #1)" in r.stdout
-    plain = run_cli("iperf", "-c", "h0", "--server", "h4", "-t", "0.002", "-i", "0.001")
+    plain = run_cli("iperf", "-c", "h4", "--from", "h0", "-t", "0.002", "-i", "0.001")
     assert plain.returncode == 0 and "Server output:" not in plain.stdout
+
+
+def test_dash_c_names_the_server_as_in_iperf3():
+    r = run_cli("iperf", "-c", "h4", "--from", "h2", "-t", "0.001", "-i", "0")
+    assert r.returncode == 0, r.stderr
+    assert "Connecting to host h4, port 5201" in r.stdout and "local h2 port" in r.stdout
+    # The old form (-c the sender, --server the receiver) is refused, not
+    # silently swapped.
+    old = run_cli("iperf", "-c", "h1", "--server", "h0", "-t", "0.001")
+    assert old.returncode == 2 and "-c names the server" in old.stderr and "-c h0 --from HOST" in old.stderr

@@ -232,3 +232,20 @@ def test_host_ranges_work_for_every_mpi_tool() -> None:
     assert len(df) > 0
     r = run_cli("osu", "osu_latency", "-np", "2", "--hosts", "h0-h1", "-m", "8:8")
     assert r.returncode == 0, r.stderr
+
+
+def test_a_budget_that_lowers_repetitions_says_so():
+    # IMB asks min(1000, 40 MiB / size) = 40 repetitions at 1 MiB; a 1 MiB
+    # budget runs one. The result and the CLI say so; max_volume=0 runs
+    # IMB's counts and says nothing.
+    df = fabriclab.imb(["Alltoall"], np=4, msglog=(20, 20), max_volume=1 << 20)
+    low = df.attrs["lowered"]
+    assert low and all(x["ran"] < x["asked"] for x in low)
+    assert {"label": "Alltoall np=4 1048576 B", "asked": 40, "ran": 1} in low
+    row = df[(df.bytes == 1 << 20) & (df.np == 4)].iloc[0]
+    assert row.reps == 1
+    assert fabriclab.imb(["PingPong"], np=2, msglog=(0, 4), max_volume=0).attrs["lowered"] == []
+    r = run_cli("imb", "-np", "4", "-msglog", "20:20", "Alltoall", "--max-volume", "1048576", "--quiet")
+    assert r.returncode == 0 and "fabriclab: note: the simulation budget" in r.stderr and "1 of 40" in r.stderr
+    r = run_cli("osu", "osu_latency", "-np", "2", "-m", "1:64", "--quiet")
+    assert "note" not in r.stderr

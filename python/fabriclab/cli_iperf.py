@@ -1,9 +1,9 @@
 """The ``fabriclab iperf`` command: iperf3's TCP client options on a
-simulated fabric (``-P``, ``-b``, ``-t``, ``-i``, ``-l``, ``-C``, ``-J``),
-with ``-c/--client`` naming the sending host and ``--server`` the receiving
-one::
+simulated fabric (``-P``, ``-b``, ``-t``, ``-i``, ``-l``, ``-C``, ``-J``).
+As in iperf3, ``-c HOST`` names the server the client connects to (the
+receiver); ``--from`` names the host the client runs on (the sender)::
 
-    fabriclab iperf -c h1 --server h0 -P 4 -b 20G -t 0.01 -i 0.001 -C cubic
+    fabriclab iperf -c h0 --from h1 -P 4 -b 20G -t 0.01 -i 0.001 -C cubic
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import argparse
 import sys
 from typing import Any
 
+from .errors import InvalidArgumentError
 from .tcp import iperf as run_iperf
 from .tcp import parse_rate, parse_size
 
@@ -35,8 +36,18 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser("iperf", help="run iperf3 (TCP) between two hosts")
     p.add_argument("--fabric", default="heps", help="preset name or fabric TOML file (default heps)")
     p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
-    p.add_argument("-c", "--client", default="h0", help="host running the iperf3 client, the sender (default h0)")
-    p.add_argument("--server", default="h1", help="host running the iperf3 server, the receiver (default h1)")
+    p.add_argument(
+        "-c",
+        "--client",
+        dest="server",
+        default="h1",
+        metavar="HOST",
+        help="run the client, connecting to the iperf3 server on HOST, the receiver, as iperf3's -c (default h1)",
+    )
+    p.add_argument("--from", dest="client", default="h0", metavar="HOST", help="host the client runs on, the sender (default h0)")
+    # Before iperf3's meaning of -c was followed, -c named the sender and
+    # --server the receiver: refuse the old form rather than swap silently.
+    p.add_argument("--server", dest="old_server", help=argparse.SUPPRESS)
     p.add_argument("-P", "--parallel", type=int, default=1, help="parallel streams (default 1)")
     p.add_argument(
         "-b",
@@ -63,6 +74,11 @@ def add_parser(sub: Any) -> None:
 
 def cmd_iperf(a: argparse.Namespace) -> None:
     """``fabriclab iperf``."""
+    if a.old_server is not None:
+        raise InvalidArgumentError(
+            "--server is gone: as in iperf3, -c names the server (the receiver) "
+            f"and --from the client's host: write -c {a.old_server} --from HOST"
+        )
     df = run_iperf(
         a.client,
         a.server,

@@ -181,6 +181,9 @@ def print_result(df: Any, counters: bool) -> None:
         m = df.attrs["mpi"]
         sys.stdout.write("\nMPI counters:\n" + "".join(f"  {k:<12} {m[k]}\n" for k in mpi.MPI_COUNTER_KEYS))
     a = df.attrs
+    note = mpi.lowered_note(df)
+    if note:
+        print(note, file=sys.stderr)
     print(
         f"simulated {a['sim_time_us'] / 1e6:.6f} s in {a['wall_s']:.1f} s of wall time ({a['events']:,} events)",
         file=sys.stderr,

@@ -190,7 +190,24 @@ def _attrs(df: pd.DataFrame, out: Mapping[str, Any]) -> pd.DataFrame:
     rep = out["report"]
     df.attrs.update(common_attrs(out))
     df.attrs.update({k: rep[k] for k in ("sim_time_us", "events", "wall_s")})
+    # IMB and OSU: the measurements that ran fewer repetitions than the
+    # tool's own count because of max_volume (label, asked, ran).
+    df.attrs["lowered"] = list(rep.get("lowered", []))
     return df
+
+
+def lowered_note(df: pd.DataFrame, option: str = "--max-volume") -> str | None:
+    """One line saying which measurements the simulation budget ran with
+    fewer repetitions than the tool asks (None if none did)."""
+    low = df.attrs.get("lowered") or []
+    if not low:
+        return None
+    first = low[0]
+    return (
+        f"fabriclab: note: the simulation budget ({option}, 1 GiB moved per size by default) ran "
+        f"{len(low)} measurement(s) with fewer repetitions than the tool's own count, e.g. "
+        f"{first['label']}: {first['ran']} of {first['asked']}; {option} 0 runs the tool's counts"
+    )
 
 
 def imb(
@@ -226,7 +243,8 @@ def imb(
     ``max_volume`` is the simulator's budget: fewer repetitions where one
     message length would move more bytes than this through the fabric
     (default 1 GiB; 0 keeps IMB's counts; the ``reps`` column shows what
-    ran). ``background`` is other traffic during the run (:class:`Flow`
+    ran, and ``df.attrs["lowered"]`` lists each measurement it lowered as
+    ``{label, asked, ran}``; the CLI says so on stderr). ``background`` is other traffic during the run (:class:`Flow`
     objects or dicts, usually with ``repeat=True``); ``background_iperf``
     are iperf3 TCP runs beside the job, each a dict of :func:`fabriclab.iperf`'s
     keywords but ``fabric``, ``seed`` and ``backend`` (``{"client": "h2",
@@ -236,8 +254,9 @@ def imb(
     ``telemetry_us`` samples every port's queue, bytes sent and PFC state
     every that many microseconds into ``df.attrs["port_samples"]`` (a
     DataFrame of :data:`fabriclab.api.PORT_SAMPLE_COLUMNS`, which
-    :func:`fabriclab.dashboard` draws). ``progress`` prints progress lines
-    to stderr.
+    :func:`fabriclab.dashboard` draws). ``progress``: True draws a progress
+    bar (or lines off a terminal), a callable gets each
+    :class:`fabriclab.progress.Progress`.
 
     Returns one row per (benchmark, process count, size) with
     :data:`IMB_COLUMNS`; ``df.attrs["text"]`` is IMB's output,

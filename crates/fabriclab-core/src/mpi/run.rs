@@ -106,6 +106,19 @@ impl Tuning {
     }
 }
 
+/// A measurement whose repetitions the simulation budget
+/// ([`Tuning::max_volume`]) lowered below the tool's own count: reported,
+/// so that a budget never silently changes what was asked.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Lowered {
+    /// The measurement ("Alltoall np=16 1048576 B").
+    pub label: String,
+    /// The tool's own count (IMB's repetitions, OSU's iterations).
+    pub asked: u32,
+    /// What ran.
+    pub ran: u32,
+}
+
 /// The program of an MPI run: one schedule per phase, the job-wide
 /// barrier between phases, and what each phase measures.
 pub struct ProgramSpec {

@@ -27,7 +27,7 @@ use crate::mpi::footprint::JobMemory;
 use crate::mpi::job::JobSpec;
 use crate::mpi::patterns;
 use crate::mpi::program::{Phase, Timing};
-use crate::mpi::run::{run_program, ProgramSpec, Progress, RunEnv, RunSummary, Tuning};
+use crate::mpi::run::{run_program, Lowered, ProgramSpec, Progress, RunEnv, RunSummary, Tuning};
 use crate::mpi::sched::Schedule;
 use crate::mpi::select::{self, Library};
 use serde::{Deserialize, Serialize};
@@ -148,6 +148,10 @@ pub struct Report {
     pub benchmarks: Vec<String>,
     /// Sections in order.
     pub sections: Vec<Section>,
+    /// Measurements the simulation budget ran with fewer repetitions than
+    /// IMB's rule asks (`max_volume`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lowered: Vec<Lowered>,
     /// Counters, times and background runs.
     #[serde(flatten)]
     pub run: RunSummary,
@@ -207,6 +211,8 @@ struct Plan {
     rows: Vec<(usize, u64, String)>,
     sections: Vec<Section>,
     barrier_ids: BTreeMap<u32, u32>,
+    /// Measurements the budget ran with fewer repetitions.
+    lowered: Vec<Lowered>,
 }
 
 impl Plan {
@@ -297,6 +303,7 @@ pub fn run(
         rows: Vec::new(),
         sections: Vec::new(),
         barrier_ids: BTreeMap::new(),
+        lowered: Vec::new(),
     };
     for &(bench, k) in &kinds {
         let counts = match k {
@@ -391,6 +398,13 @@ pub fn run(
                     0 => imb_reps,
                     cap => scheds[0].reps_within(imb_reps, cap),
                 };
+                if reps < imb_reps {
+                    plan.lowered.push(Lowered {
+                        label: format!("{bench} np={n} {bytes} B"),
+                        asked: imb_reps,
+                        ran: reps,
+                    });
+                }
                 let warm = warm.min(reps.max(1));
                 let ids = scheds
                     .into_iter()
@@ -415,6 +429,7 @@ pub fn run(
         phases,
         rows,
         mut sections,
+        lowered,
         ..
     } = plan;
     let kinds_of: Vec<Kind> = sections
@@ -489,6 +504,7 @@ pub fn run(
         max_len: 1 << hi,
         benchmarks: kinds.iter().map(|k| k.0.to_string()).collect(),
         sections,
+        lowered,
         run: r.summary,
     })
 }

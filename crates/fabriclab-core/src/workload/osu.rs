@@ -22,7 +22,7 @@ use crate::mpi::coll::{self, Coll, CollArgs};
 use crate::mpi::job::JobSpec;
 use crate::mpi::patterns;
 use crate::mpi::program::{Phase, Timing};
-use crate::mpi::run::{run_program, ProgramSpec, Progress, RunEnv, RunSummary, Tuning};
+use crate::mpi::run::{run_program, Lowered, ProgramSpec, Progress, RunEnv, RunSummary, Tuning};
 use crate::mpi::sched::Schedule;
 use crate::mpi::select;
 use serde::{Deserialize, Serialize};
@@ -111,6 +111,10 @@ pub struct Report {
     pub full: bool,
     /// Rows.
     pub rows: Vec<Row>,
+    /// Measurements the simulation budget ran with fewer repetitions than
+    /// OSU's counts ask (`max_volume`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lowered: Vec<Lowered>,
     /// Counters, times and background runs.
     #[serde(flatten)]
     pub run: RunSummary,
@@ -225,6 +229,7 @@ pub fn run(
         Ok(id)
     };
     let pairs: Vec<(u32, u32)> = (0..n / 2).map(|i| (i, i + n / 2)).collect();
+    let mut lowered = Vec::new();
     for &bytes in &sizes {
         let (iters, skip) = counts(bytes);
         let (s, alg) = match test {
@@ -253,6 +258,7 @@ pub fn run(
             }
         };
         mem.add(&s)?;
+        let asked = iters;
         let (iters, skip) = match o.tuning.max_volume() {
             0 => (iters, skip),
             cap => {
@@ -260,6 +266,13 @@ pub fn run(
                 (n, skip.min(n))
             }
         };
+        if iters < asked {
+            lowered.push(Lowered {
+                label: format!("{test} {bytes} B"),
+                asked,
+                ran: iters,
+            });
+        }
         let timing = if pt2pt {
             Timing::Loop
         } else {
@@ -333,6 +346,7 @@ pub fn run(
         np,
         full: o.full,
         rows,
+        lowered,
         run: r.summary,
     })
 }
