@@ -38,7 +38,7 @@ RUNS: list[tuple[str, list[str]]] = [
     ("hpl-text", ["hpl", "--n", "2000", "--nb", "128", "--grid", "2x2", "--hosts", "h0-h3"]),
     ("hpl-json", ["hpl", "--n", "1500", "--nb", "96", "--grid", "1x4", "--ppn", "2", "--json"]),
     ("perftest", ["perftest", "ib_write_bw", "-s", "65536", "-n", "200"]),
-    ("iperf", ["iperf", "-c", "h0", "--server", "h1", "-t", "0.002", "-i", "0.001", "-J"]),
+    ("iperf", ["iperf", "-c", "h1", "--from", "h0", "-t", "0.002", "-i", "0.001", "-J"]),
 ]
 
 
