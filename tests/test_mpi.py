@@ -249,3 +249,17 @@ def test_a_budget_that_lowers_repetitions_says_so():
     assert r.returncode == 0 and "fabriclab: note: the simulation budget" in r.stderr and "1 of 40" in r.stderr
     r = run_cli("osu", "osu_latency", "-np", "2", "-m", "1:64", "--quiet")
     assert "note" not in r.stderr
+
+
+def test_show_algorithm_lists_the_collective_algorithms_that_ran():
+    r = run_cli("imb", "-np", "4", "-msglog", "10:12", "Allreduce", "--show-algorithm", "--quiet")
+    assert r.returncode == 0, r.stderr
+    tail = r.stdout.split("# Collective algorithms that ran:\n")[1]
+    df = fabriclab.imb(["Allreduce"], np=4, msglog=(10, 12))
+    for alg in set(df["algorithm"]):
+        assert f": {alg}\n" in tail, (alg, tail)
+    assert "Allreduce np 4, " in tail
+    plain = run_cli("imb", "-np", "4", "-msglog", "10:12", "Allreduce", "--quiet")
+    assert "algorithms that ran" not in plain.stdout
+    r = run_cli("osu", "osu_latency", "-np", "2", "-m", "1:8", "--show-algorithm", "--quiet")
+    assert "point-to-point only" in r.stdout

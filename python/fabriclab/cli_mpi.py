@@ -59,6 +59,11 @@ def _job_opts(p: argparse.ArgumentParser, default_fabric: str, background: Calla
     if collectives:
         p.add_argument("--library", choices=["openmpi", "mpich"], help="collective selection rules (default: the fabric's)")
         p.add_argument(
+            "--show-algorithm",
+            action="store_true",
+            help="after the tool's output, list the collective algorithm each size ran (the library's choice or the forced one)",
+        )
+        p.add_argument(
             "--max-volume",
             dest="max_volume",
             type=int,
@@ -170,6 +175,30 @@ def add_parsers(sub: Any, background: Callable[[str], Any]) -> None:
     pc.add_argument("--rotations", type=int, help="run only the first N bisections (default all np/2)")
 
 
+def show_algorithms(df: Any, keys: list[str]) -> None:
+    """The collective algorithms that ran, one line per run of sizes with
+    the same algorithm (point-to-point rows have none)."""
+    lines = []
+    for _, g in (df.groupby(keys, sort=False) if keys else [((), df)]):
+        g = g[g["algorithm"].fillna("") != ""]
+        run: list[Any] = []
+        for _, row in g.iterrows():
+            if run and row["algorithm"] != run[-1]["algorithm"]:
+                lines.append(run)
+                run = []
+            run.append(row)
+        if run:
+            lines.append(run)
+    if not lines:
+        sys.stdout.write("\n# No collective ran (point-to-point only): no algorithm to show.\n")
+        return
+    sys.stdout.write("\n# Collective algorithms that ran:\n")
+    for run in lines:
+        head = " ".join(str(run[0][k]) if k == "bench" else f"{k} {run[0][k]}" for k in keys)
+        sizes = f"{run[0]['bytes']} B" if len(run) == 1 else f"{run[0]['bytes']}-{run[-1]['bytes']} B"
+        sys.stdout.write(f"#   {head + ', ' if head else ''}{sizes}: {run[0]['algorithm']}\n")
+
+
 def print_result(df: Any, counters: bool) -> None:
     """Print an IMB/OSU result: the tool's text, then counters if asked."""
     text = df.attrs["text"]
@@ -223,6 +252,8 @@ def cmd_imb(a: argparse.Namespace) -> None:
         **_job_kwargs(a),
     )
     print_result(df, a.counters)
+    if a.show_algorithm:
+        show_algorithms(df, ["bench", "np"])
     write_telemetry(a, df, f"IMB on {a.fabric}")
 
 
@@ -238,6 +269,8 @@ def cmd_osu(a: argparse.Namespace) -> None:
         **_job_kwargs(a),
     )
     print_result(df, a.counters)
+    if a.show_algorithm:
+        show_algorithms(df, [])
     write_telemetry(a, df, f"OSU on {a.fabric}")
 
 
