@@ -173,6 +173,15 @@ def test_cli_fabric_list_and_show():
     r = run_cli("fabric", "show", "heps")
     assert r.returncode == 0, r.stderr
     assert "hosts:       32" in r.stdout and "switches:    10" in r.stdout and "links:       64" in r.stdout
+    # Host links apart from switch links: 32 hosts at 100G, 8 leaves x 2 spines x 2 links.
+    assert ": host links" in r.stdout and ": switch links" in r.stdout
+    counts = {line.split(":")[-1].strip(): int(line.split("x")[0]) for line in r.stdout.splitlines() if line.strip().endswith("links")}
+    assert counts == {"host links": 32, "switch links": 32}, counts
+    # Long preset names keep the description column aligned.
+    names = fabriclab.presets()
+    lines = run_cli("fabric", "list").stdout.splitlines()
+    width = max(len(n) for n in names) + 2
+    assert all(line[width - 2 : width] == "  " and line[width] != " " for line in lines), lines
     r = run_cli("fabric", "show", "heps", "--toml")
     assert r.returncode == 0, r.stderr
     assert r.stdout.rstrip("\n") == fabriclab.preset_toml("heps").rstrip("\n")

@@ -289,9 +289,11 @@ def _qps_text(df: Any) -> str:
 
 def _cmd_fabric(a: argparse.Namespace) -> None:
     if a.fabric_command == "list":
-        for name in api.presets():
+        names = api.presets()
+        width = max(len(n) for n in names) + 2  # long names do not break the column
+        for name in names:
             f = api.Fabric.preset(name)
-            _out(f"{name:<15} {f.description}")
+            _out(f"{name:<{width}}{f.description}")
         return
     fab = api._as_fabric(a.fabric)
     if a.toml:
@@ -306,9 +308,16 @@ def _cmd_fabric(a: argparse.Namespace) -> None:
     lines.append(f"switches:    {len(fab.switches)}: {_names(fab.switches)}")
     lines.append(f"links:       {len(fab.links)}")
     if len(fab.links):
-        groups = fab.links.groupby(["gbps", "delay_ns"], sort=True).size()
-        for (gbps, delay), n in cast("Iterable[tuple[tuple[float, float], int]]", groups.items()):
-            lines.append(f"  {n:>4} x {gbps:g} Gb/s, {delay:g} ns")
+        # Host links (a host at one end) apart from the links between
+        # switches (leaf-spine uplinks, a fat tree's edge-aggregation and
+        # aggregation-core links).
+        hosts = set(fab.hosts)
+        links = fab.links.assign(
+            role=["host link" if x in hosts or y in hosts else "switch link" for x, y in zip(fab.links["a"], fab.links["b"])]
+        )
+        groups = links.groupby(["role", "gbps", "delay_ns"], sort=True).size()
+        for (role, gbps, delay), n in cast("Iterable[tuple[tuple[str, float, float], int]]", groups.items()):
+            lines.append(f"  {n:>4} x {gbps:g} Gb/s, {delay:g} ns: {role}s")
     _out("\n".join(lines))
     if a.links:
         _out(fab.links.to_string(index=False))
