@@ -175,7 +175,7 @@ pub fn flows_json(
 /// One progress report of a long run, handed to the caller's callback
 /// every 2^20 events or so and once at the end (the Python layer draws it
 /// as a progress bar or a line).
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug)]
 pub struct Tick<'a> {
     /// Simulated time, us.
     pub sim_us: f64,
@@ -198,10 +198,9 @@ pub type OnTick<'a> = Option<&'a mut dyn FnMut(&Tick<'_>)>;
 
 /// Run a benchmark (see [`crate::bench`]), reporting progress to
 /// `progress`.
-pub fn bench_json(name: &str, cc: &str, backend: &str, mut progress: OnTick<'_>) -> Result<String> {
-    let on = progress.is_some();
-    let mut p = |t: Time, ev: u64| {
-        if let Some(f) = progress.as_mut() {
+pub fn bench_json(name: &str, cc: &str, backend: &str, progress: OnTick<'_>) -> Result<String> {
+    let mut p = progress.map(|f| {
+        move |t: Time, ev: u64| {
             let us = t.as_us_f64();
             f(&Tick {
                 sim_us: us,
@@ -210,10 +209,10 @@ pub fn bench_json(name: &str, cc: &str, backend: &str, mut progress: OnTick<'_>)
                 total: None,
                 unit: "us",
                 label: name,
-            });
+            })
         }
-    };
-    let cb: Option<&mut dyn FnMut(Time, u64)> = if on { Some(&mut p) } else { None };
+    });
+    let cb = p.as_mut().map(|f| f as &mut dyn FnMut(Time, u64));
     let backend = if backend.is_empty() {
         crate::config::Backend::Packet
     } else {
@@ -230,7 +229,7 @@ fn run_mpi_json<O, R: serde::Serialize>(
     fabric: &str,
     options: &str,
     tool: &str,
-    mut progress: OnTick<'_>,
+    progress: OnTick<'_>,
     run: impl FnOnce(&FabricSpec, &O, Option<crate::mpi::run::Progress<'_>>) -> Result<R>,
     text: impl FnOnce(&FabricSpec, &R) -> String,
     parts: impl FnOnce(&R) -> (&[crate::workload::iperf::Report], &[crate::net::PortReport]),
@@ -248,9 +247,8 @@ where
     } else {
         "measurements"
     };
-    let on = progress.is_some();
-    let mut p = |t: Time, ev: u64, done: usize, total: usize, label: &str| {
-        if let Some(f) = progress.as_mut() {
+    let mut p = progress.map(|f| {
+        move |t: Time, ev: u64, done: usize, total: usize, label: &str| {
             f(&Tick {
                 sim_us: t.as_us_f64(),
                 events: ev,
@@ -258,10 +256,12 @@ where
                 total: Some(total as f64),
                 unit,
                 label,
-            });
+            })
         }
-    };
-    let cb = on.then_some(&mut p as &mut dyn FnMut(Time, u64, usize, usize, &str));
+    });
+    let cb = p
+        .as_mut()
+        .map(|f| f as &mut dyn FnMut(Time, u64, usize, usize, &str));
     let r = run(&spec, &opts, cb)?;
     let (iperf, ports) = parts(&r);
     Ok(json!({
@@ -353,10 +353,8 @@ pub fn fio_json(fabric: &str, options: &str, seed: u64, progress: OnTick<'_>) ->
     let opts: fio::Options =
         serde_json::from_str(options).map_err(|e| options_err("fio options", &e))?;
     let total_ms = (opts.ramp_time_s + opts.runtime_s) * 1e3;
-    let mut progress = progress;
-    let on = progress.is_some();
-    let mut p = |t: Time, ev: u64| {
-        if let Some(f) = progress.as_mut() {
+    let mut p = progress.map(|f| {
+        move |t: Time, ev: u64| {
             f(&Tick {
                 sim_us: t.as_us_f64(),
                 events: ev,
@@ -364,10 +362,10 @@ pub fn fio_json(fabric: &str, options: &str, seed: u64, progress: OnTick<'_>) ->
                 total: Some(total_ms),
                 unit: "ms",
                 label: "fio",
-            });
+            })
         }
-    };
-    let cb = on.then_some(&mut p as &mut dyn FnMut(Time, u64));
+    });
+    let cb = p.as_mut().map(|f| f as &mut dyn FnMut(Time, u64));
     let r = fio::run_with_progress(&spec, &opts, seed, cb)?;
     Ok(json!({
         "backend": spec.sim.backend.name(),

@@ -71,22 +71,22 @@ fn run_progress<T: Send>(
     let out = {
         let (failed, progress) = (&failed, progress.as_ref());
         py.detach(move || {
-            let mut tick = |t: &front::Tick<'_>| {
-                let Some(callable) = progress else { return };
-                Python::attach(|py| {
-                    let mut failed = failed.lock().expect("not poisoned");
-                    if failed.is_some() {
-                        return;
-                    }
-                    let args = (t.sim_us, t.events, t.done, t.total, t.unit, t.label);
-                    if let Err(e) = callable.call1(py, args) {
-                        *failed = Some(e);
-                        interrupt::request();
-                    }
-                })
-            };
-            let on = progress.is_some();
-            f(on.then_some(&mut tick as &mut dyn FnMut(&front::Tick<'_>)))
+            let mut tick = progress.map(|callable| {
+                move |t: &front::Tick<'_>| {
+                    Python::attach(|py| {
+                        let mut failed = failed.lock().expect("not poisoned");
+                        if failed.is_some() {
+                            return;
+                        }
+                        let args = (t.sim_us, t.events, t.done, t.total, t.unit, t.label);
+                        if let Err(e) = callable.call1(py, args) {
+                            *failed = Some(e);
+                            interrupt::request();
+                        }
+                    })
+                }
+            });
+            f(tick.as_mut().map(|g| g as &mut dyn FnMut(&front::Tick<'_>)))
         })
     };
     if let Some(e) = failed.into_inner().expect("not poisoned") {
