@@ -6,6 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # The conservation audit checks every run of both suites (net/audit.rs).
 export FABRICLAB_AUDIT=1
+# No module of the core uses a higher layer; no import cycles (docs/architecture.md).
+python3 scripts/check_layers.py
 cargo test -p fabriclab-core
 if cargo clippy --version >/dev/null 2>&1; then
   cargo clippy -p fabriclab-core --all-targets -- -D warnings

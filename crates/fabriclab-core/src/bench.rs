@@ -15,8 +15,8 @@ use crate::config::{preset, Backend, CcAlgorithm, FabricSpec};
 use crate::error::{arg_err, Result};
 use crate::net::Net;
 use crate::sim::{Outcome, Sim};
+use crate::traffic::flows::{FlowSpec, Flows};
 use crate::units::Time;
-use crate::workload::flows::{FlowSpec, Flows};
 use serde::Serialize;
 
 /// Figures of one benchmark run.
@@ -133,7 +133,7 @@ fn run_allreduce(
     backend: Backend,
     progress: Option<&mut dyn FnMut(Time, u64)>,
 ) -> Result<BenchResult> {
-    use crate::workload::imb;
+    use crate::tools::imb;
     spec.sim.backend = backend;
     let np = crate::topology::Topology::build(&spec)?.n_hosts as u32;
     let opts = imb::Options {

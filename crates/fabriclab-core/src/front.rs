@@ -12,9 +12,9 @@ use crate::error::{Error, Result};
 use crate::net::Net;
 use crate::report;
 use crate::sim::Sim;
+use crate::traffic::flows::{FlowSpec, Flows};
+use crate::traffic::perftest;
 use crate::units::Time;
-use crate::workload::flows::{FlowSpec, Flows};
-use crate::workload::perftest;
 use serde_json::json;
 
 /// Fabric TOML text, parsed and validated.
@@ -96,13 +96,13 @@ pub fn perftest_json(fabric: &str, options: &str, seed: u64) -> Result<String> {
 }
 
 /// Run iperf3; `options` is the JSON form of
-/// [`crate::workload::iperf::Options`]. Returns the client's text, the `-J`
+/// [`crate::traffic::iperf::Options`]. Returns the client's text, the `-J`
 /// document, the report, and port and TCP counter tables.
 pub fn iperf_json(fabric: &str, options: &str, seed: u64) -> Result<String> {
     let spec = resolve_fabric(fabric)?;
-    let opts: crate::workload::iperf::Options =
+    let opts: crate::traffic::iperf::Options =
         serde_json::from_str(options).map_err(|e| options_err("iperf options", &e))?;
-    let r = crate::workload::iperf::run(&spec, &opts, seed)?;
+    let r = crate::traffic::iperf::run(&spec, &opts, seed)?;
     Ok(json!({
         "backend": spec.sim.backend.name(),
         "text": report::iperf::text(&r),
@@ -232,7 +232,7 @@ fn run_mpi_json<O, R: serde::Serialize>(
     progress: OnTick<'_>,
     run: impl FnOnce(&FabricSpec, &O, Option<crate::mpi::run::Progress<'_>>) -> Result<R>,
     text: impl FnOnce(&FabricSpec, &R) -> String,
-    parts: impl FnOnce(&R) -> (&[crate::workload::iperf::Report], &[crate::net::PortReport]),
+    parts: impl FnOnce(&R) -> (&[crate::traffic::iperf::Report], &[crate::net::PortReport]),
 ) -> Result<String>
 where
     O: serde::de::DeserializeOwned,
@@ -275,10 +275,10 @@ where
 }
 
 /// Run Intel MPI Benchmarks; `options` is the JSON form of
-/// [`crate::workload::imb::Options`]. Progress lines go to stderr when
+/// [`crate::tools::imb::Options`]. Progress lines go to stderr when
 /// `progress` is true.
 pub fn imb_json(fabric: &str, options: &str, seed: u64, progress: OnTick<'_>) -> Result<String> {
-    use crate::workload::imb;
+    use crate::tools::imb;
     run_mpi_json(
         fabric,
         options,
@@ -298,9 +298,9 @@ pub fn imb_json(fabric: &str, options: &str, seed: u64, progress: OnTick<'_>) ->
 }
 
 /// Run an OSU micro-benchmark; `options` is the JSON form of
-/// [`crate::workload::osu::Options`].
+/// [`crate::tools::osu::Options`].
 pub fn osu_json(fabric: &str, options: &str, seed: u64, progress: OnTick<'_>) -> Result<String> {
-    use crate::workload::osu;
+    use crate::tools::osu;
     run_mpi_json(
         fabric,
         options,
@@ -313,9 +313,9 @@ pub fn osu_json(fabric: &str, options: &str, seed: u64, progress: OnTick<'_>) ->
 }
 
 /// Run a Cbench rotate test; `options` is the JSON form of
-/// [`crate::workload::cbench::Options`].
+/// [`crate::tools::cbench::Options`].
 pub fn cbench_json(fabric: &str, options: &str, seed: u64, progress: OnTick<'_>) -> Result<String> {
-    use crate::workload::cbench;
+    use crate::tools::cbench;
     run_mpi_json(
         fabric,
         options,
@@ -328,10 +328,10 @@ pub fn cbench_json(fabric: &str, options: &str, seed: u64, progress: OnTick<'_>)
 }
 
 /// Run HPL; `options` is the JSON form of
-/// [`crate::workload::hpl::Options`]. Returns HPL's text, the port table
+/// [`crate::tools::hpl::Options`]. Returns HPL's text, the port table
 /// and the report.
 pub fn hpl_json(fabric: &str, options: &str, seed: u64, progress: OnTick<'_>) -> Result<String> {
-    use crate::workload::hpl;
+    use crate::tools::hpl;
     run_mpi_json(
         fabric,
         options,
@@ -343,12 +343,12 @@ pub fn hpl_json(fabric: &str, options: &str, seed: u64, progress: OnTick<'_>) ->
     )
 }
 
-/// Run fio; `options` is the JSON form of [`crate::workload::fio::Options`].
+/// Run fio; `options` is the JSON form of [`crate::tools::fio::Options`].
 /// Returns fio's text, its JSON document, the port table and the report;
 /// progress lines (simulated time against the run's end) go to stderr
 /// when `progress` is true.
 pub fn fio_json(fabric: &str, options: &str, seed: u64, progress: OnTick<'_>) -> Result<String> {
-    use crate::workload::fio;
+    use crate::tools::fio;
     let spec = resolve_fabric(fabric)?;
     let opts: fio::Options =
         serde_json::from_str(options).map_err(|e| options_err("fio options", &e))?;

@@ -5,14 +5,32 @@
 //! transport with DCQCN, TCP beside it, and the benchmarks people run on
 //! such fabrics (perftest, IMB and OSU on an MPI model, iperf3).
 //!
-//! Layers, each knowing only the one below: [`engine`] (integer-picosecond
-//! time, event queue, timers), [`net`] (ports, switches, NICs, QPs),
-//! workloads ([`workload`]) built on the narrow [`net::Net::post`] /
-//! [`sim::App`] interface, and reports ([`report`]) in the real tools'
-//! formats. Beside the packet engine, `[sim] backend = "flow"` gives a
-//! flow-level backend (`net/flow/`): the same API and workloads, each
-//! message a fluid flow at its max-min fair share on the packet engine's
-//! routes, for fabrics of thousands of hosts.
+//! Layers, each using only itself and those below it (checked by
+//! `scripts/check_layers.py`), lowest first:
+//!
+//! - base: [`units`] (integer-picosecond time, rates), [`wire`] (per-packet
+//!   overheads), [`rng`], [`error`], [`interrupt`];
+//! - [`engine`]: the event queue and lazily cancelled timers;
+//! - [`config`]: the fabric file's sections and presets, each checking its
+//!   own values (it never builds a graph);
+//! - [`topology`]: the graph a spec describes, and the whole check of a
+//!   spec ([`config::FabricSpec::validate`]);
+//! - [`net`]: ports, switches, NICs, QPs, transports and their congestion
+//!   control ([`net::cc`]), the flow-level backend (`[sim] backend =
+//!   "flow"`: each message a fluid flow at its max-min fair share on the
+//!   packet engine's routes, for fabrics of thousands of hosts); programs
+//!   reach it only through [`net::Net::connect`] / [`net::Net::post`] and
+//!   the events of [`net::AppEvent`];
+//! - [`sim`]: the event loop and the [`sim::App`] trait every program
+//!   implements;
+//! - [`traffic`]: generators below MPI (flows, perftest, iperf);
+//! - [`mpi`]: the MPI library model (collectives, selection rules,
+//!   eager/rendezvous over RC QPs, shared memory);
+//! - [`tools`]: the benchmarks built on MPI (IMB, OSU, Cbench, HPL) and
+//!   fio;
+//! - [`report`]: the real tools' output formats;
+//! - the entry points: [`front`] (JSON in and out, for the Python layer),
+//!   [`bench`](mod@bench), [`option_fields`].
 //!
 //! ```
 //! use fabriclab_core::{config, perftest};
@@ -44,10 +62,11 @@ pub mod option_fields;
 pub mod report;
 pub mod rng;
 pub mod sim;
+pub mod tools;
 pub mod topology;
+pub mod traffic;
 pub mod units;
 pub mod wire;
-pub mod workload;
 
 pub use error::{Error, Result};
-pub use workload::{iperf, perftest};
+pub use traffic::{iperf, perftest};

@@ -12,7 +12,8 @@
 use crate::error::{arg_err, Result};
 use crate::mpi::job::JobSpec;
 use crate::mpi::run::{RunEnv, Tuning};
-use crate::workload::{cbench, fio, hpl, imb, iperf, osu, perftest};
+use crate::tools::{cbench, fio, hpl, imb, osu};
+use crate::traffic::{iperf, perftest};
 use serde::de::{self, Deserialize, Deserializer, Visitor};
 
 /// The tools whose options [`option_fields`] knows.

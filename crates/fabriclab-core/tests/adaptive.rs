@@ -24,7 +24,7 @@ fn fabric(routing: &str) -> FabricSpec {
     .unwrap()
 }
 
-fn four_flows() -> Vec<fabriclab_core::workload::flows::FlowSpec> {
+fn four_flows() -> Vec<fabriclab_core::traffic::flows::FlowSpec> {
     (0..4)
         .map(|i| flow(&format!("h{i}"), &format!("h{}", i + 4), 4 * MIB))
         .collect()
@@ -45,7 +45,7 @@ fn run(routing: &str, seed: u64) -> Run {
     run_these(routing, seed, &four_flows())
 }
 
-fn run_these(routing: &str, seed: u64, flows: &[fabriclab_core::workload::flows::FlowSpec]) -> Run {
+fn run_these(routing: &str, seed: u64, flows: &[fabriclab_core::traffic::flows::FlowSpec]) -> Run {
     let spec = fabric(routing);
     let (sim, res) = run_flows(&spec, flows, seed);
     // Every byte delivered, once: the receivers accepted exactly the

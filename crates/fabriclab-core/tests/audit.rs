@@ -6,8 +6,8 @@ mod common;
 use common::{incast, one_switch};
 use fabriclab_core::net::Net;
 use fabriclab_core::sim::{Outcome, Sim};
+use fabriclab_core::traffic::flows::Flows;
 use fabriclab_core::units::Time;
-use fabriclab_core::workload::flows::Flows;
 use fabriclab_core::Error;
 
 const MIB: u64 = 1 << 20;

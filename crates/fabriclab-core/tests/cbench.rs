@@ -8,8 +8,8 @@ mod common;
 
 use fabriclab_core::config::FabricSpec;
 use fabriclab_core::mpi::job::JobSpec;
+use fabriclab_core::tools::{cbench, osu};
 use fabriclab_core::wire::{roce_wire_bytes, Ext};
-use fabriclab_core::workload::{cbench, osu};
 
 fn opts(test: &str, np: u32) -> cbench::Options {
     cbench::Options {

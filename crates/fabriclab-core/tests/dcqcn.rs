@@ -15,8 +15,8 @@ mod common;
 use common::*;
 use fabriclab_core::net::Net;
 use fabriclab_core::sim::{Outcome, Sim};
+use fabriclab_core::traffic::flows::Flows;
 use fabriclab_core::units::Time;
-use fabriclab_core::workload::flows::Flows;
 
 const MIB: u64 = 1 << 20;
 

@@ -7,8 +7,8 @@ use common::*;
 use fabriclab_core::config::FabricSpec;
 use fabriclab_core::net::{DynEcnPort, Net};
 use fabriclab_core::sim::{Outcome, Sim};
+use fabriclab_core::traffic::flows::Flows;
 use fabriclab_core::units::Time;
-use fabriclab_core::workload::flows::Flows;
 use fabriclab_core::Error;
 
 const MIB: u64 = 1 << 20;

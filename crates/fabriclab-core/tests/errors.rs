@@ -140,7 +140,7 @@ fn a_buffer_smaller_than_its_headroom_is_rejected() {
 #[test]
 fn a_flow_over_the_rdma_message_limit_is_an_error_not_a_panic() {
     use fabriclab_core::net::Net;
-    use fabriclab_core::workload::flows::{FlowSpec, Flows};
+    use fabriclab_core::traffic::flows::{FlowSpec, Flows};
     let net = Net::new(&preset("heps").unwrap(), 1).unwrap();
     let spec = FlowSpec {
         src: "h0".into(),
@@ -177,7 +177,7 @@ fn reserves_whose_sum_would_wrap_are_refused_when_the_fabric_is_built() {
 /// is 2 x 16,384 x 16,383 point-to-point steps (about 537 M, tens of GB).
 #[test]
 fn an_mpi_job_too_large_for_memory_is_refused_before_compiling() {
-    use fabriclab_core::workload::imb;
+    use fabriclab_core::tools::imb;
     if fabriclab_core::config::memory::available_bytes().is_some_and(|b| b > 50_000_000_000) {
         eprintln!("skipped: this machine could hold the job");
         return;

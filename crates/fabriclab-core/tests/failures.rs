@@ -10,7 +10,7 @@ use common::*;
 use fabriclab_core::config::FabricSpec;
 use fabriclab_core::net::Net;
 use fabriclab_core::sim::{Outcome, Sim};
-use fabriclab_core::workload::flows::{FlowResult, Flows};
+use fabriclab_core::traffic::flows::{FlowResult, Flows};
 
 const MIB: u64 = 1 << 20;
 const DOWN_US: f64 = 100.0;
@@ -64,7 +64,7 @@ struct Run {
     res: Vec<FlowResult>,
 }
 
-fn run(spec: &FabricSpec, flows: &[fabriclab_core::workload::flows::FlowSpec]) -> Run {
+fn run(spec: &FabricSpec, flows: &[fabriclab_core::traffic::flows::FlowSpec]) -> Run {
     let (sim, res) = run_flows(spec, flows, 1);
     Run { sim, res }
 }

@@ -7,9 +7,9 @@ use fabriclab_core::net::Net;
 use fabriclab_core::perftest::{self, Options, Test};
 use fabriclab_core::sim::{Outcome, Sim};
 use fabriclab_core::topology::Topology;
+use fabriclab_core::traffic::flows::{FlowSpec, Flows};
 use fabriclab_core::units::{Rate, Time};
 use fabriclab_core::wire::{roce_wire_bytes, Ext};
-use fabriclab_core::workload::flows::{FlowSpec, Flows};
 
 fn fat_tree(k: u32, hpe: u32, extra: &str) -> FabricSpec {
     FabricSpec::from_toml(&format!(

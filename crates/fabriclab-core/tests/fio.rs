@@ -5,9 +5,9 @@
 
 mod common;
 use fabriclab_core::config::{preset, FabricSpec};
+use fabriclab_core::tools::fio::{self, Options, RESPONSE_BYTES};
 use fabriclab_core::units::{Rate, Time};
 use fabriclab_core::wire::{roce_wire_bytes, write_goodput_gbps, Ext};
-use fabriclab_core::workload::fio::{self, Options, RESPONSE_BYTES};
 use fabriclab_core::Error;
 
 /// One store-and-forward switch, `n` hosts at 25G with 1 us cables.

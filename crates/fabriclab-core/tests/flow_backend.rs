@@ -8,9 +8,9 @@ use common::*;
 use fabriclab_core::config::{preset, Backend, FabricSpec};
 use fabriclab_core::net::{Net, QpId};
 use fabriclab_core::sim::{Outcome, Sim};
+use fabriclab_core::traffic::flows::{FlowResult, FlowSpec, Flows};
 use fabriclab_core::units::{Rate, Time};
 use fabriclab_core::wire::{roce_wire_bytes, Ext};
-use fabriclab_core::workload::flows::{FlowResult, FlowSpec, Flows};
 
 fn flow_backend(mut spec: FabricSpec) -> FabricSpec {
     spec.sim.backend = Backend::Flow;

@@ -5,7 +5,7 @@
 
 use fabriclab_core::config::FabricSpec;
 use fabriclab_core::report;
-use fabriclab_core::workload::hpl::{self, hpl_flops, strata, IterSample, Options};
+use fabriclab_core::tools::hpl::{self, hpl_flops, strata, IterSample, Options};
 
 fn opts(json: &str) -> Options {
     serde_json::from_str(json).unwrap()

@@ -12,9 +12,9 @@ use fabriclab_core::net::Net;
 use fabriclab_core::perftest::{self, Options, Test};
 use fabriclab_core::report;
 use fabriclab_core::sim::Sim;
+use fabriclab_core::traffic::flows::Flows;
 use fabriclab_core::units::{Rate, Time};
 use fabriclab_core::wire::{ib_credits, ib_wire_bytes, ib_write_goodput_gbps, Ext, IB_FCP_BYTES};
-use fabriclab_core::workload::flows::Flows;
 
 /// A leaf-spine InfiniBand fabric at 100G with extra TOML appended.
 fn ib_leaf_spine(spines: u32, leaves: u32, hpl: u32, extra: &str) -> FabricSpec {

@@ -10,8 +10,8 @@ use common::imb_opts;
 
 use fabriclab_core::config::preset;
 use fabriclab_core::mpi::job::JobSpec;
+use fabriclab_core::tools::{imb, osu};
 use fabriclab_core::wire::{ib_wire_bytes, roce_wire_bytes, Ext};
-use fabriclab_core::workload::{imb, osu};
 
 fn osu_h0_h1(test: &str, sizes: (u64, u64)) -> osu::Options {
     osu::Options {

@@ -116,12 +116,12 @@ fn incast_with_victim(cc: bool) -> (f64, u64, u64, u16) {
         flows.push(flow(src, "h4", 4 << 20));
     }
     let net = Net::new(&spec, 1).unwrap();
-    let app = fabriclab_core::workload::flows::Flows::new(&net, &flows).unwrap();
+    let app = fabriclab_core::traffic::flows::Flows::new(&net, &flows).unwrap();
     let mut sim = fabriclab_core::sim::Sim::new(net);
     let id = sim.add_app(Box::new(app));
     sim.run(None);
     let res = sim
-        .app::<fabriclab_core::workload::flows::Flows>(id)
+        .app::<fabriclab_core::traffic::flows::Flows>(id)
         .unwrap()
         .results();
     assert!(res.iter().all(|r| r.completed_ps.is_some()));

@@ -5,7 +5,7 @@ use fabriclab_core::config::preset;
 use fabriclab_core::interrupt;
 use fabriclab_core::net::Net;
 use fabriclab_core::sim::{Outcome, Sim};
-use fabriclab_core::workload::flows::{FlowSpec, Flows};
+use fabriclab_core::traffic::flows::{FlowSpec, Flows};
 
 fn flows() -> Vec<FlowSpec> {
     (1..16)

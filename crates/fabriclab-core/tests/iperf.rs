@@ -104,9 +104,8 @@ fn iperf_runs_in_the_background_of_another_workload() {
         ..opts("h1", "h0")
     };
     let ip = Iperf::new(&net, &o).unwrap().into_background();
-    let fg =
-        fabriclab_core::workload::flows::Flows::new(&net, &[common::flow("h2", "h3", 4 << 20)])
-            .unwrap();
+    let fg = fabriclab_core::traffic::flows::Flows::new(&net, &[common::flow("h2", "h3", 4 << 20)])
+        .unwrap();
     let mut sim = Sim::new(net);
     let id = sim.add_app(Box::new(ip));
     sim.add_app(Box::new(fg));

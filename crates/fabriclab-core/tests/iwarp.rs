@@ -12,9 +12,9 @@ use common::*;
 use fabriclab_core::config::{preset, FabricSpec};
 use fabriclab_core::net::Net;
 use fabriclab_core::perftest::{self, Options, Test};
+use fabriclab_core::tools::imb;
 use fabriclab_core::units::{Rate, Time};
 use fabriclab_core::wire::{iwarp_wire_bytes, iwarp_write_goodput_gbps};
-use fabriclab_core::workload::imb;
 
 const MIB: u64 = 1 << 20;
 

@@ -12,8 +12,8 @@ use fabriclab_core::config::FabricSpec;
 use fabriclab_core::mpi::coll::{Coll, CollArgs};
 use fabriclab_core::mpi::job::JobSpec;
 use fabriclab_core::mpi::select::{select, Library};
+use fabriclab_core::tools::{imb, osu};
 use fabriclab_core::wire::{roce_wire_bytes, Ext};
-use fabriclab_core::workload::{imb, osu};
 
 #[test]
 fn imb_pingpong_is_half_the_round_trip_and_the_sum_of_its_parts() {
@@ -294,7 +294,7 @@ fn eantc_mixed_traffic_rdma_stays_lossless_beside_lossy_tcp() {
             let peer = (l + 4) % 8;
             [(4 * l + 2, 4 * peer + 3), (4 * l + 3, 4 * peer + 2)]
         })
-        .map(|(c, s)| fabriclab_core::workload::iperf::Options {
+        .map(|(c, s)| fabriclab_core::traffic::iperf::Options {
             client: format!("h{c}"),
             server: format!("h{s}"),
             bitrate_bps: 20e9,

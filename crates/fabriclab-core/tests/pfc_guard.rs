@@ -7,8 +7,8 @@ use common::flow;
 use fabriclab_core::config::FabricSpec;
 use fabriclab_core::net::Net;
 use fabriclab_core::sim::{Outcome, Sim};
+use fabriclab_core::traffic::flows::{FlowResult, FlowSpec, Flows};
 use fabriclab_core::units::Time;
-use fabriclab_core::workload::flows::{FlowResult, FlowSpec, Flows};
 use fabriclab_core::Error;
 
 /// `n` switches in a ring, one host on each, 100G, 1 MB of buffer per

@@ -10,7 +10,7 @@
 mod common;
 use common::*;
 use fabriclab_core::config::FabricSpec;
-use fabriclab_core::workload::flows::FlowSpec;
+use fabriclab_core::traffic::flows::FlowSpec;
 
 fn fabric(arbitration: &str) -> FabricSpec {
     let text = include_str!("../../../validation/ns3_hpcc_16.toml").replace(

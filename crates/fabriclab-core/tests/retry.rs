@@ -6,9 +6,9 @@ use fabriclab_core::config::FabricSpec;
 use fabriclab_core::net::Net;
 use fabriclab_core::perftest::{self, Options, Test};
 use fabriclab_core::sim::{Outcome, Sim};
+use fabriclab_core::tools::imb;
+use fabriclab_core::traffic::flows::{FlowResult, FlowSpec, Flows};
 use fabriclab_core::units::Time;
-use fabriclab_core::workload::flows::{FlowResult, FlowSpec, Flows};
-use fabriclab_core::workload::imb;
 use fabriclab_core::Error;
 
 /// Two leaves of two hosts, one spine; h1's cable is pulled at 10 us
@@ -154,7 +154,7 @@ fn retry_counts_are_three_bit_fields() {
 
 #[test]
 fn a_fio_job_whose_target_is_cut_off_stops_with_fios_io_error() {
-    use fabriclab_core::workload::fio;
+    use fabriclab_core::tools::fio;
     // The target h2's leaf loses its only uplink at 10 us.
     let spec = FabricSpec::from_toml(
         "[topology]\nkind = \"leaf_spine\"\nspines = 1\nleaves = 2\nhosts_per_leaf = 2\n\

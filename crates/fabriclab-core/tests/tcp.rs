@@ -303,7 +303,7 @@ fn the_same_seed_gives_the_same_run() {
 fn beside_rdma(tcp_prio: u8) -> (fabriclab_core::sim::Sim, u32, u32) {
     use fabriclab_core::net::Net;
     use fabriclab_core::sim::Sim;
-    use fabriclab_core::workload::flows::Flows;
+    use fabriclab_core::traffic::flows::Flows;
     let spec = fabric(
         4,
         1000,
@@ -333,7 +333,7 @@ fn tcp_in_a_lossy_class_beside_lossless_rdma_drops_only_tcp() {
     let pauses = switch_total(&sim, |c| c.pause_tx);
     let tcp_retx: u64 = (0..2).map(|i| counters(&sim, t, i).retx_segments).sum();
     let rdma_msgs = sim
-        .app::<fabriclab_core::workload::flows::Flows>(r)
+        .app::<fabriclab_core::traffic::flows::Flows>(r)
         .unwrap()
         .results()[0]
         .messages;

@@ -5,9 +5,9 @@ mod common;
 use common::*;
 use fabriclab_core::net::Net;
 use fabriclab_core::sim::{Outcome, Sim};
+use fabriclab_core::traffic::flows::Flows;
 use fabriclab_core::units::Time;
 use fabriclab_core::wire::{roce_wire_bytes, Ext};
-use fabriclab_core::workload::flows::Flows;
 
 #[test]
 fn port_samples_follow_line_rate_and_end_at_the_counters() {
@@ -96,7 +96,7 @@ fn an_mpi_job_samples_every_port_and_ends_at_the_counters() {
     // every port of the fabric (4 host ports, 4 switch ports) at every
     // sample, no per-QP rows, and the bytes sent by the last sample never
     // above the port counter (equal once the job is idle at the end).
-    use fabriclab_core::workload::imb;
+    use fabriclab_core::tools::imb;
     let spec = one_switch(4, "");
     let mut o = imb_opts(&["Alltoall"], 4);
     o.msglog = Some((10, 12));

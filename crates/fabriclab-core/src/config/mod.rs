@@ -16,6 +16,7 @@ mod fat_tree;
 mod ib;
 mod iwarp;
 pub mod memory;
+mod mpi;
 mod pfc_guard;
 mod presets;
 mod routing;
@@ -24,11 +25,11 @@ mod tcp;
 
 pub use cc::{CcAlgorithm, CcSpec, CnpScope, DcqcnParams};
 pub use dyn_ecn::{DynamicEcnSpec, EcnMode};
-pub(crate) use failures::resolve as resolve_failure;
 pub use failures::{FailoverSpec, LinkFailure};
 pub use fat_tree::FatTreeSpec;
 pub use ib::{IbCcSpec, IbSpec, Transport, IB_SWITCH_LATENCY_NS, MAX_VLS};
 pub use iwarp::IwarpSpec;
+pub use mpi::{MpiParams, MpiSpec, QpSharing, Rndv};
 pub use pfc_guard::{DeadlockAction, DeadlockSpec, PfcStorm, WatchdogAction, WatchdogSpec};
 pub use presets::{preset, preset_names, preset_toml};
 pub use routing::{Ordering, RoutingMode, RoutingSpec};
@@ -78,7 +79,7 @@ pub struct FabricSpec {
     pub cc: CcSpec,
     /// The MPI library's host-side model (used by MPI workloads).
     #[serde(default)]
-    pub mpi: crate::mpi::params::MpiSpec,
+    pub mpi: MpiSpec,
     /// The hosts' TCP stack (used by TCP workloads such as iperf).
     #[serde(default)]
     pub tcp: TcpSpec,
@@ -437,8 +438,11 @@ impl FabricSpec {
         toml::to_string(self).expect("a FabricSpec always serialises")
     }
 
-    /// Check every value is possible; the message names the field to change.
-    pub fn validate(&self) -> Result<()> {
+    /// Check every section's values on their own (what needs the built
+    /// graph, such as connectivity and the links failures name, is checked
+    /// by [`FabricSpec::validate`] in the topology layer). The message names
+    /// the field to change.
+    pub fn check_sections(&self) -> Result<()> {
         match &self.topology {
             TopologySpec::LeafSpine(ls) => ls.validate()?,
             TopologySpec::FatTree(ft) => ft.validate()?,
@@ -545,16 +549,7 @@ impl FabricSpec {
         )?;
         self.routing.validate(self.is_infiniband())?;
         self.sim.validate()?;
-        // Connectivity, host links and failed links are checked on the
-        // built graph.
-        memory::check(self, None)?;
-        let topo = crate::topology::Topology::build(self)?;
-        failures::validate(
-            &self.link_failures,
-            &topo,
-            self.is_infiniband(),
-            self.is_iwarp(),
-        )
+        memory::check(self, None)
     }
 
     /// True when the links are InfiniBand.
@@ -575,13 +570,6 @@ impl FabricSpec {
     /// The `[ib]` section in force (its defaults when absent).
     pub fn ib_spec(&self) -> IbSpec {
         self.ib.clone().unwrap_or_default()
-    }
-
-    /// Names of the hosts, in order (`h0`, `h1`, ... for leaf-spine).
-    pub fn host_names(&self) -> Vec<String> {
-        crate::topology::Topology::build(self)
-            .map(|t| t.host_names())
-            .unwrap_or_default()
     }
 }
 

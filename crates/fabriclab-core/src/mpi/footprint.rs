@@ -19,7 +19,7 @@
 //! when p is not a power of two, since algorithms such as recursive
 //! doubling change shape on such sizes), and the growth of
 //! its per-rank steps, dependencies and peers per doubling of p is
-//! extrapolated to the real communicator size (see [`extrapolate`]). That
+//! extrapolated to the real communicator size (see `extrapolate`). That
 //! is exact for per-rank work constant, logarithmic or linear in p
 //! (linear, pairwise, ring, trees, recursive doubling) at powers of two,
 //! and on other sizes within 0.8x to 2.5x (a test checks every algorithm

@@ -12,7 +12,6 @@ pub mod footprint;
 pub mod interp;
 pub mod job;
 pub mod memory;
-pub mod params;
 pub mod patterns;
 pub mod program;
 pub mod run;

@@ -17,9 +17,9 @@
 //! The result of a phase is, per rank, the summed timed duration.
 
 use super::job::Job;
-use super::params::MpiParams;
 use super::runtime::{MpiCounters, Runtime, SchedId};
 use super::sched::{Rank, Schedule};
+use crate::config::MpiParams;
 use crate::net::{AppEvent, Net};
 use crate::sim::App;
 use crate::units::Time;

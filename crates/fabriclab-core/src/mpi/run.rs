@@ -12,9 +12,9 @@ use crate::config::FabricSpec;
 use crate::error::{Error, Result};
 use crate::net::{Net, PortReport, PortSampleRow, QpReport};
 use crate::sim::{Outcome, Sim};
+use crate::traffic::flows::{FlowSpec, Flows};
+use crate::traffic::iperf::{self, Iperf};
 use crate::units::Time;
-use crate::workload::flows::{FlowSpec, Flows};
-use crate::workload::iperf::{self, Iperf};
 use serde::{Deserialize, Serialize};
 
 /// What a run produced.

@@ -25,8 +25,8 @@
 //! concurrently with the rank's overheads).
 
 use super::memory::MemHosts;
-use super::params::{MpiParams, QpSharing, Rndv};
 use super::sched::{Op, Rank, Schedule};
+use crate::config::{MpiParams, QpSharing, Rndv};
 use crate::net::{AppEvent, Net, OpKind, QpId};
 use crate::units::Time;
 use std::collections::{HashMap, VecDeque};

@@ -19,8 +19,8 @@
 mod adaptive;
 mod api;
 mod audit;
+pub mod cc;
 pub mod counters;
-pub mod dcqcn;
 mod dyn_ecn;
 mod failures;
 pub(crate) mod flow;
@@ -36,11 +36,9 @@ pub(crate) mod ready;
 pub(crate) mod routing;
 mod switch;
 pub mod tcp;
+mod verbs;
 
-pub use api::{
-    qp_pair_bytes, wc_status_str, AppEvent, OpKind, PortReport, QpFailure, QpId, QpReport,
-    WC_RETRY_EXC_ERR, WC_WR_FLUSH_ERR,
-};
+pub use api::{qp_pair_bytes, PortReport, QpReport};
 pub use audit::AuditSummary;
 pub use counters::{PortCounters, QpCounters};
 pub use dyn_ecn::DynEcnPort;
@@ -48,6 +46,9 @@ pub use failures::LinkStep;
 pub use flow::FlowStats;
 pub use pfc_guard::{Deadlock, DeadlockPort};
 pub use tcp::{TcpCounters, TcpId, TcpReport};
+pub use verbs::{
+    wc_status_str, AppEvent, OpKind, QpFailure, QpId, WC_RETRY_EXC_ERR, WC_WR_FLUSH_ERR,
+};
 
 use crate::config::{CcAlgorithm, FabricSpec, Forwarding, NodeKind};
 use crate::engine::EventQueue;
@@ -55,7 +56,7 @@ use crate::error::Result;
 use crate::rng::Rng;
 use crate::topology::Topology;
 use crate::units::{Rate, Time};
-use dcqcn::DcqcnConf;
+use cc::{CcConf, CnpPolicy};
 use mmu::SwitchMmu;
 use packet::PacketPool;
 use port::Port;
@@ -78,10 +79,8 @@ pub enum Ev {
     Inject(packet::PktId),
     /// A QP's retransmission timer.
     Rto(u32, u32),
-    /// A QP's DCQCN rate-increase timer.
-    RateTimer(u32, u32),
-    /// A QP's deferred DCQCN rate cut.
-    RateCut(u32, u32),
+    /// A QP's congestion-control timer (QP, slot, generation).
+    CcTimer(u32, u8, u32),
     /// Re-send an XOFF that is still in force (ingress port, priority).
     PfcRefresh(PortIdx, u8),
     /// Deliver a pending event to a workload (slot in the mailbox).
@@ -160,7 +159,10 @@ pub(crate) struct Params {
     pub kmin: u64,
     pub kmax: u64,
     pub pmax: f64,
-    pub dcqcn: Option<DcqcnConf>,
+    /// The RDMA QPs' congestion control (None: `algorithm = "none"`).
+    pub cc: Option<CcConf>,
+    /// Its notification point at the receivers.
+    pub cnp: Option<CnpPolicy>,
     /// InfiniBand links (IB wire overheads; credits in `Net::ib`).
     pub ib: bool,
 }
@@ -271,7 +273,7 @@ pub struct Net {
     /// the packet path looks at the ports' `storm` bits only when nonzero.
     pub(crate) storms_active: u32,
     /// RC QPs that exhausted their retries, in order.
-    pub(crate) qp_failures: Vec<api::QpFailure>,
+    pub(crate) qp_failures: Vec<verbs::QpFailure>,
     /// Switch ports may keep an idle `TxDone` in reserve (`port.rs`): off
     /// with adaptive routing, InfiniBand and link failures.
     pub(crate) lazy_txdone: bool,
@@ -405,7 +407,7 @@ impl Net {
         let mut q = EventQueue::new();
         let mut failing = Vec::new();
         for (i, f) in spec.link_failures.iter().enumerate() {
-            for li in crate::config::resolve_failure(f, i, &topo)? {
+            for li in crate::topology::failures::resolve(f, i, &topo)? {
                 let pa = link_port[li];
                 let k = failing.len() as u32;
                 failing.push([pa, peer[pa as usize]]);
@@ -429,7 +431,11 @@ impl Net {
         });
         let ib = spec.is_infiniband().then(|| {
             ib::pin_dmodk(&mut routing);
-            Box::new(ib::Ib::new(spec, &topo, &ports))
+            Box::new(ib::Ib::new(
+                spec,
+                &topo,
+                ports.iter().map(|p| (p.node, p.peer_node)),
+            ))
         });
         let flow = (spec.sim.backend == crate::config::Backend::Flow).then(|| {
             let caps = ports.iter().map(|p| p.rate.as_bps() as f64).collect();
@@ -539,8 +545,7 @@ impl Net {
             Ev::Inject(pkt) if self.ib.is_some() => self.ib_inject(pkt),
             Ev::Inject(pkt) => self.on_inject(pkt),
             Ev::Rto(qp, g) => self.on_rto(qp, g),
-            Ev::RateTimer(qp, g) => self.on_rate_timer(qp, g),
-            Ev::RateCut(qp, g) => self.on_rate_cut(qp, g),
+            Ev::CcTimer(qp, slot, g) => self.on_cc_timer(qp, slot, g),
             Ev::PfcRefresh(port, prio) => self.on_pfc_refresh(port, prio),
             Ev::Sample => self.on_sample(),
             Ev::TcpRx(pkt) => self.on_tcp_rx(pkt),
@@ -722,10 +727,8 @@ fn params(spec: &FabricSpec) -> Result<Params> {
         // configured for RoCE marks its queue whatever its pause setting.
         ecn_prio[spec.qos.data_priority as usize] = true;
     }
-    let dcqcn = match spec.cc.algorithm {
-        CcAlgorithm::None => None,
-        CcAlgorithm::Dcqcn => Some(DcqcnConf::new(&spec.cc.dcqcn()?)),
-    };
+    let cc = CcConf::new(&spec.cc)?;
+    let cnp = cc.as_ref().map(CcConf::notification_point);
     let ib = spec.is_infiniband();
     Ok(Params {
         mtu: if ib {
@@ -755,7 +758,8 @@ fn params(spec: &FabricSpec) -> Result<Params> {
         kmin: spec.ecn.kmin_bytes,
         kmax: spec.ecn.kmax_bytes,
         pmax: spec.ecn.pmax,
-        dcqcn,
+        cc,
+        cnp,
         ib,
     })
 }

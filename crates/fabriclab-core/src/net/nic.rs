@@ -12,9 +12,9 @@
 //! 4.096 us x 2^exponent that rewinds to the oldest unacknowledged PSN.
 //! Out-of-order packets are discarded (no out-of-order placement).
 //!
-//! DCQCN: the notification point sends at most one CNP per QP per interval
-//! for CE-marked data; the reaction point (see `dcqcn.rs`) sets the rate of
-//! the QP's limiter. The limiter spaces packets by wire size / rate; when
+//! Congestion control: the notification point sends at most one CNP per
+//! port or QP per interval for CE-marked data (`cc::CnpPolicy`); the
+//! reaction point (`cc/`, DCQCN today) sets the rate of the QP's limiter. The limiter spaces packets by wire size / rate; when
 //! the rate changes, the rest of the current gap is paid at the new rate.
 //!
 //! Simplifications, on purpose: a READ response is a message of the
@@ -31,10 +31,10 @@
 //! On InfiniBand a QP whose next packet lacks link credits is parked by
 //! `ib/credits.rs` (the hook in `nic_next_packet`).
 
-use super::api::{AppEvent, OpKind};
-use super::dcqcn::CnpAction;
+use super::cc::Timers;
 use super::packet::{Packet, PktId, PktKind, F_CE, F_ECE, F_FIRST, F_LAST, F_RETX, F_SILENT};
 use super::qp::{Msg, Sched};
+use super::verbs::{AppEvent, OpKind};
 use super::{Ev, Net};
 use crate::units::Time;
 use crate::wire::{Ext, ROCEV2_UDP_PORT};
@@ -228,7 +228,7 @@ impl Net {
         qp.counters.tx_packets += 1;
         // The byte counter may raise the rate at once; the packet's gap is
         // then paid at the new rate (see `qp_rate_changed`).
-        if let (Some(cc), Some(conf)) = (qp.cc.as_mut(), self.p.dcqcn.as_ref()) {
+        if let (Some(cc), Some(conf)) = (qp.cc.as_mut(), self.p.cc.as_ref()) {
             cc.on_sent(wire as u64, conf);
         }
         // Pace by the current rate.
@@ -322,18 +322,18 @@ impl Net {
         let q = p.dst_qp;
         let ack_every = self.p.ack_every;
         if p.flags & F_CE != 0 {
-            if let Some(conf) = &self.p.dcqcn {
+            if let Some(np) = &self.p.cnp {
                 let qp = &mut self.qps[q as usize];
                 // The limiter is the receiving port's or the QP's; a marked
                 // packet inside the interval makes no CNP, now or later.
-                let last = if conf.cnp_per_port {
+                let last = if np.per_port {
                     &mut self.nics[qp.host as usize].last_cnp
                 } else {
                     &mut qp.last_cnp
                 };
-                if last.is_none_or(|t| now - t >= conf.cnp_interval) {
+                if last.is_none_or(|t| now - t >= np.interval) {
                     *last = Some(now);
-                    if conf.cnp_on_ack {
+                    if np.on_ack {
                         // It leaves with the ACK or NAK this packet causes
                         // (or, with coalesced ACKs, the next one: marks in
                         // between make one CNP, counted when it leaves).
@@ -485,51 +485,22 @@ impl Net {
 
     fn on_cnp(&mut self, q: u32) {
         let now = self.now();
-        let Some(conf) = self.p.dcqcn.as_ref() else {
+        let Some(conf) = self.p.cc.as_ref() else {
             return;
         };
         let qp = &mut self.qps[q as usize];
         qp.counters.cnps_rx += 1;
         let old = qp.rate();
         let Some(cc) = qp.cc.as_mut() else { return };
-        match cc.on_cnp(now, conf) {
-            CnpAction::Cut => {
-                let at = now + conf.increase_period;
-                let g = cc.timer.arm(at);
-                self.q.schedule(at, Ev::RateTimer(q, g));
-                self.qp_rate_changed(q, old);
-            }
-            CnpAction::CutAt(at) => {
-                let g = cc.cut_timer.arm(at);
-                self.q.schedule(at, Ev::RateCut(q, g));
-            }
-            CnpAction::Pending => {}
-        }
+        let timers = cc.on_notification(now, conf);
+        self.cc_reacted(q, old, timers);
     }
 
-    /// A deferred DCQCN cut is due (end of a rate-reduce monitor period).
-    pub(crate) fn on_rate_cut(&mut self, q: u32, g: u32) {
+    /// A congestion-control timer of QP `q` fired (stale generations are
+    /// ignored).
+    pub(crate) fn on_cc_timer(&mut self, q: u32, slot: u8, g: u32) {
         let now = self.now();
-        let Some(conf) = self.p.dcqcn.as_ref() else {
-            return;
-        };
-        let qp = &mut self.qps[q as usize];
-        let old = qp.rate();
-        let Some(cc) = qp.cc.as_mut() else { return };
-        if !cc.cut_timer.fire(g) {
-            return;
-        }
-        cc.on_cut_timer(now, conf);
-        // The cut restarts the increase timer.
-        let at = now + conf.increase_period;
-        let g = cc.timer.arm(at);
-        self.q.schedule(at, Ev::RateTimer(q, g));
-        self.qp_rate_changed(q, old);
-    }
-
-    pub(crate) fn on_rate_timer(&mut self, q: u32, g: u32) {
-        let now = self.now();
-        let Some(conf) = self.p.dcqcn.as_ref() else {
+        let Some(conf) = self.p.cc.as_ref() else {
             return;
         };
         let qp = &mut self.qps[q as usize];
@@ -537,14 +508,21 @@ impl Net {
         let Some(cc) = qp.cc.as_mut() else {
             return;
         };
-        if !cc.timer.fire(g) {
+        if !cc.timers[slot as usize].fire(g) {
             return;
         }
-        cc.on_timer(conf);
-        if cc.limited() {
-            let at = now + conf.increase_period;
-            let g = cc.timer.arm(at);
-            self.q.schedule(at, Ev::RateTimer(q, g));
+        let timers = cc.on_timer(now, slot as usize, conf);
+        self.cc_reacted(q, old, timers);
+    }
+
+    /// After a reaction point ran: arm the timers it asked for, then
+    /// re-time the QP's pending departure if its rate moved from `old`.
+    fn cc_reacted(&mut self, q: u32, old: crate::units::Rate, timers: Timers) {
+        if let Some(cc) = self.qps[q as usize].cc.as_mut() {
+            for (slot, at) in timers.requests() {
+                let g = cc.timers[slot].arm(at);
+                self.q.schedule(at, Ev::CcTimer(q, slot as u8, g));
+            }
         }
         self.qp_rate_changed(q, old);
     }
@@ -630,9 +608,9 @@ impl Net {
         let mut failed = 0u32;
         for m in msgs.iter().filter(|m| m.op != OpKind::ReadResp) {
             let status = if failed == 0 {
-                super::api::WC_RETRY_EXC_ERR
+                super::verbs::WC_RETRY_EXC_ERR
             } else {
-                super::api::WC_WR_FLUSH_ERR
+                super::verbs::WC_WR_FLUSH_ERR
             };
             failed += 1;
             let ev = AppEvent::Failed {
@@ -643,7 +621,7 @@ impl Net {
             };
             self.deliver(at, app, ev);
         }
-        self.qp_failures.push(super::api::QpFailure {
+        self.qp_failures.push(super::verbs::QpFailure {
             time_ps: now.0,
             qp: q,
             host: self.topo.nodes[host as usize].name.clone(),
@@ -676,7 +654,7 @@ impl Net {
                     qp: super::QpId(q),
                     token,
                     op,
-                    status: super::api::WC_WR_FLUSH_ERR,
+                    status: super::verbs::WC_WR_FLUSH_ERR,
                 };
                 let (app, at) = (qp.app, ready_at);
                 self.deliver(at, app, ev);

@@ -7,9 +7,9 @@
 //! responder's stream (see `nic.rs` for the one simplification this brings).
 //! PSNs are 32-bit and do not wrap (2^32 packets per QP is plenty for a run).
 
-use super::api::OpKind;
+use super::cc::{CcConf, QpCc};
 use super::counters::QpCounters;
-use super::dcqcn::Dcqcn;
+use super::verbs::OpKind;
 use crate::engine::Timer;
 use crate::units::{Rate, Time};
 use std::collections::VecDeque;
@@ -79,7 +79,8 @@ pub(crate) struct Qp {
     /// Index in `msgs` of the message holding `snd_nxt`.
     pub cur: usize,
     pub line: Rate,
-    pub cc: Option<Dcqcn>,
+    /// Congestion-control state (reaction point and its timers).
+    pub cc: Option<QpCc>,
     /// Earliest departure allowed by the rate limiter (after the last packet).
     pub next_tx: Time,
     /// Key of the QP's live entry in its NIC's waiting heap (entries with
@@ -113,7 +114,7 @@ impl Qp {
         prio: u8,
         app: u32,
         line: Rate,
-        cc: bool,
+        cc: Option<&CcConf>,
     ) -> Qp {
         Qp {
             host,
@@ -129,7 +130,7 @@ impl Qp {
             snd_max: 0,
             cur: 0,
             line,
-            cc: cc.then(|| Dcqcn::new(line)),
+            cc: cc.map(|c| c.new_qp(line)),
             next_tx: Time::ZERO,
             wait_at: Time::NEVER,
             rto: Timer::default(),

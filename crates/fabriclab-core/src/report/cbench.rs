@@ -3,7 +3,7 @@
 //! real run interleaves them), a `rotate R ** v , v , ** min=...` line per
 //! rotation with `%.2lf` figures, then the summary lines.
 
-use crate::workload::cbench::Report;
+use crate::tools::cbench::Report;
 use std::fmt::Write;
 
 /// The report in Cbench's text format.

@@ -10,7 +10,7 @@
 //! fio fills from the operating system are left out (cpu, submit/complete
 //! depth histograms, disk stats), and the JSON's OS fields are zeros.
 
-use crate::workload::fio::{ClientResult, Report, Stat};
+use crate::tools::fio::{ClientResult, Report, Stat};
 use std::fmt::Write;
 
 /// fio's `num2str(num, maxlen, base)`: the number in at most `maxlen`

@@ -7,7 +7,7 @@
 //! "tests completed without checking". Start and end times are the
 //! simulated clock from the Unix epoch, printed as `ctime` does.
 
-use crate::workload::hpl::{Report, Settings};
+use crate::tools::hpl::{Report, Settings};
 use std::fmt::Write;
 
 const EQ: &str = "================================================================================";
@@ -115,7 +115,7 @@ fn header(out: &mut String, s: &Settings) {
         .bcast
         .iter()
         .map(|&b| {
-            crate::workload::hpl_sched::Bcast::ALL[b as usize]
+            crate::tools::hpl::sched::Bcast::ALL[b as usize]
                 .name()
                 .to_string()
         })

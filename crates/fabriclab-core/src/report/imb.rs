@@ -7,7 +7,7 @@
 //! The host facts IMB prints (date, machine, kernel) describe the
 //! simulation instead, so that the same run prints the same text.
 
-use crate::workload::imb::{Report, Section};
+use crate::tools::imb::{Report, Section};
 use std::fmt::Write;
 
 fn columns(bench: &str) -> &'static [&'static str] {

@@ -18,7 +18,7 @@
 
 use super::cjson::{self, J};
 use crate::net::tcp::SERVER_PORT;
-use crate::workload::iperf::{Report, ServerIntervalStream, Summary};
+use crate::traffic::iperf::{Report, ServerIntervalStream, Summary};
 use std::fmt::Write;
 
 const SEPARATOR: &str = "- - - - - - - - - - - - - - - - - - - - - - - - -";

@@ -2,7 +2,7 @@
 //! title line, the datatype line, a header of `%-10s` then 18-wide
 //! right-aligned columns (12 for Iterations), rows of `%-10d%18.2f...`.
 
-use crate::workload::osu::Report;
+use crate::tools::osu::Report;
 use std::fmt::Write;
 
 const VERSION: &str = "v7.4";
@@ -38,7 +38,7 @@ pub fn text(r: &Report) -> String {
             o,
             "# [ pairs: {} ] [ window size: {} ]",
             r.np / 2,
-            crate::workload::osu::WINDOW
+            crate::tools::osu::WINDOW
         );
     }
     if t == "osu_barrier" {

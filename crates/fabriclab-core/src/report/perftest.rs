@@ -4,7 +4,7 @@
 //! REPORT_FMT, RESULT_FMT_LAT, REPORT_FMT_LAT); the banner lists the
 //! simulated device's settings in perftest's layout.
 
-use crate::workload::perftest::{Report, Test};
+use crate::traffic::perftest::{Report, Test};
 use std::fmt::Write;
 
 const RESULT_LINE: &str =

@@ -4,8 +4,8 @@
 use fabriclab_core::config::FabricSpec;
 use fabriclab_core::net::{Net, PortSample};
 use fabriclab_core::sim::{Outcome, Sim};
-use fabriclab_core::workload::flows::{FlowResult, FlowSpec, Flows};
-use fabriclab_core::workload::imb;
+use fabriclab_core::tools::imb;
+use fabriclab_core::traffic::flows::{FlowResult, FlowSpec, Flows};
 
 /// One leaf with `hosts` hosts at 100G, 1 us cables, store-and-forward,
 /// plus extra TOML appended (sections override nothing already set).
@@ -89,7 +89,7 @@ pub fn port_series<'a>(net: &'a Net, node: &str, peer: &str) -> Vec<&'a PortSamp
 /// serialised on both links plus propagation, `switch_ns`, NIC receive
 /// latency (300 ns), receive overhead and copy.
 pub fn eager_one_way(
-    m: &fabriclab_core::mpi::params::MpiParams,
+    m: &fabriclab_core::config::MpiParams,
     b: u64,
     wire: u64,
     switch_ns: u64,

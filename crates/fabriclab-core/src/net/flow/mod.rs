@@ -46,8 +46,8 @@ mod tcp;
 
 pub(crate) use maxmin::MaxMin;
 
-use super::api::{AppEvent, OpKind};
 use super::counters::QpCounters;
+use super::verbs::{AppEvent, OpKind};
 use super::{Ev, Net, QpId};
 use crate::units::Time;
 use crate::wire::{Ddp, Ext, ROCEV2_UDP_PORT};
@@ -927,13 +927,13 @@ impl Net {
 #[cfg(test)]
 mod tests {
     use crate::config::{preset, Backend};
-    use crate::net::api::{AppEvent, OpKind};
+    use crate::net::verbs::{AppEvent, OpKind};
     use crate::net::Net;
     use crate::net::QpId;
     use crate::rng::Rng;
     use crate::sim::App;
     use crate::sim::{Outcome, Sim};
-    use crate::workload::flows::{FlowSpec, Flows};
+    use crate::traffic::flows::{FlowSpec, Flows};
 
     fn run(from_scratch: bool, quantum_ns: f64) -> Vec<(Option<u64>, Option<u64>)> {
         let mut spec = preset("fat-tree").unwrap();

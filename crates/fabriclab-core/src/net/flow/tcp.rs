@@ -19,8 +19,8 @@
 //! with the RDMA traffic instead of yielding to it).
 
 use super::{Later, MsgKind};
-use crate::net::api::AppEvent;
 use crate::net::tcp::TcpId;
+use crate::net::verbs::AppEvent;
 use crate::net::Net;
 use crate::units::Time;
 use crate::wire::tcp_wire_bytes;

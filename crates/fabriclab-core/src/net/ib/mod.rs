@@ -34,7 +34,6 @@ mod routing;
 pub(crate) use routing::pin_dmodk;
 
 use super::packet::{Packet, PktId};
-use super::port::Port;
 use super::{Net, PortIdx};
 use crate::config::{FabricSpec, NodeKind, MAX_VLS};
 use crate::topology::Topology;
@@ -138,7 +137,9 @@ pub(crate) struct Ib {
 }
 
 impl Ib {
-    pub fn new(spec: &FabricSpec, topo: &Topology, ports: &[Port]) -> Ib {
+    /// Credit state for every port, given as its (node, peer node) pairs
+    /// in port order.
+    pub fn new(spec: &FabricSpec, topo: &Topology, ports: impl Iterator<Item = (u32, u32)>) -> Ib {
         let ib = spec.ib_spec();
         let vls = ib.vls as usize;
         let blocks = |bytes: u64| bytes / IB_CREDIT_BYTES;
@@ -147,10 +148,9 @@ impl Ib {
             NodeKind::Host => blocks(ib.hca_vl_buffer_bytes),
         };
         let ports = ports
-            .iter()
-            .map(|p| {
+            .map(|(node, peer_node)| {
                 let mut limit = [0; MAX_VLS];
-                limit[..vls].fill(cap_of(p.peer_node));
+                limit[..vls].fill(cap_of(peer_node));
                 IbPort {
                     sent: [0; MAX_VLS],
                     limit,
@@ -161,7 +161,7 @@ impl Ib {
                     last_tx_end: [Time::ZERO; MAX_VLS],
                     stall_since: [None; MAX_VLS],
                     mark_count: 0,
-                    capacity: cap_of(p.node),
+                    capacity: cap_of(node),
                     used: [0; MAX_VLS],
                     freed: [0; MAX_VLS],
                     received: [0; MAX_VLS],

@@ -45,7 +45,7 @@
 
 mod rdma;
 
-use crate::net::api::OpKind;
+use crate::net::verbs::OpKind;
 use crate::units::Time;
 use crate::wire::{mpa_fpdu_bytes, Ddp};
 use std::collections::VecDeque;

@@ -3,7 +3,7 @@
 //! and delivered offsets into completions, arrivals and READ responses.
 
 use super::{IwMsg, IwQp, RxMsg, IWARP_PORT};
-use crate::net::api::{AppEvent, OpKind, QpId};
+use crate::net::verbs::{AppEvent, OpKind, QpId};
 use crate::net::{Ev, Net};
 use crate::units::Time;
 

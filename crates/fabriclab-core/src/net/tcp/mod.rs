@@ -33,7 +33,7 @@
 //!
 //! The same machinery carries iWARP (`net::iwarp`): a connection created by
 //! `Net::tcp_open_offload` runs in the RNIC, with the `[iwarp]` stack
-//! ([`TcpConf::offload`]): no Nagle (every message is pushed), no TCP small
+//! (`TcpConf::offload`): no Nagle (every message is pushed), no TCP small
 //! queues, no host-stack latencies (the RNIC's `[nic]` latencies are paid
 //! once per message by `net::iwarp`), segments cut at FPDU boundaries,
 //! ACKs at once unless `[iwarp] delayed_ack_ms` is set, and optionally

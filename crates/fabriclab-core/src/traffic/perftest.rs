@@ -25,8 +25,8 @@ use crate::config::{check_mtu, FabricSpec};
 use crate::error::{arg_err, Error, Result};
 use crate::net::{AppEvent, Net, OpKind, PortReport, QpId, QpReport};
 use crate::sim::{App, Outcome, Sim};
+use crate::traffic::flows::{FlowSpec, Flows};
 use crate::units::Time;
-use crate::workload::flows::{FlowSpec, Flows};
 use serde::{Deserialize, Serialize};
 
 /// Which perftest program.

@@ -178,7 +178,7 @@ pub fn parse_dat(text: &str) -> Result<Dat> {
 mod tests {
     use super::*;
 
-    const SAMPLE: &str = include_str!("../../tests/data/hpl_HPL.dat");
+    const SAMPLE: &str = include_str!("../../../tests/data/hpl_HPL.dat");
 
     #[test]
     fn reads_hpls_sample_file() {

@@ -5,6 +5,9 @@
 //! nodes and full-duplex links with a rate and a propagation delay. Hosts
 //! have exactly one link (one NIC port); multi-homed hosts are not modelled.
 
+pub(crate) mod failures;
+mod validate;
+
 use crate::config::{FabricSpec, FatTreeSpec, NodeKind, TopologySpec};
 use crate::error::{fabric_err, Error, Result};
 use crate::units::{Rate, Time};

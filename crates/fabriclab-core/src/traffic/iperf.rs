@@ -28,9 +28,9 @@ use crate::config::{FabricSpec, TcpCc};
 use crate::error::{arg_err, Result};
 use crate::net::{AppEvent, Net, PortReport, TcpId, TcpReport};
 use crate::sim::{App, Outcome, Sim};
+use crate::traffic::flows::{FlowSpec, Flows};
+pub use crate::traffic::iperf_stats::*;
 use crate::units::Time;
-use crate::workload::flows::{FlowSpec, Flows};
-pub use crate::workload::iperf_stats::*;
 use serde::{Deserialize, Serialize};
 
 /// iperf3's options (the TCP client's, as far as a fabric model needs).

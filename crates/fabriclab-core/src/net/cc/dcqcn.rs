@@ -33,9 +33,14 @@
 //! `rate_to_set_on_first_cnp` (the default 0 keeps the rate the flow had,
 //! which is line rate before its first CNP).
 
+use super::{ReactionPoint, Timers};
 use crate::config::DcqcnParams;
-use crate::engine::Timer;
 use crate::units::{Rate, Time};
+
+/// Timer slot of the rate-increase timer.
+pub const INCREASE_TIMER: usize = 0;
+/// Timer slot of the deferred cut (end of a rate-reduce monitor period).
+pub const CUT_TIMER: usize = 1;
 
 /// Parameters converted to simulation units.
 #[derive(Clone, Debug)]
@@ -127,15 +132,11 @@ pub struct Dcqcn {
     bytes: u64,
     timer_inc_since_cut: bool,
     byte_inc_since_cut: bool,
-    /// The rate-increase timer.
-    pub timer: Timer,
-    /// The deferred cut (end of the current rate-reduce monitor period).
-    pub cut_timer: Timer,
 }
 
 impl Dcqcn {
     /// A QP starting at line rate, no rate limiter allocated.
-    pub fn new(line: Rate) -> Self {
+    pub fn at_line_rate(line: Rate) -> Self {
         let l = line.as_bps() as f64;
         Dcqcn {
             rc: l,
@@ -151,14 +152,7 @@ impl Dcqcn {
             bytes: 0,
             timer_inc_since_cut: false,
             byte_inc_since_cut: false,
-            timer: Timer::default(),
-            cut_timer: Timer::default(),
         }
-    }
-
-    /// Current sending rate.
-    pub fn rate(&self) -> Rate {
-        Rate(self.rc.round().max(1.0) as u64)
     }
 
     /// True when below line rate (the increase timer must run).
@@ -233,25 +227,10 @@ impl Dcqcn {
     }
 
     /// The increase timer fired.
-    pub fn on_timer(&mut self, c: &DcqcnConf) {
+    pub fn on_increase_timer(&mut self, c: &DcqcnConf) {
         self.t_count += 1;
         self.timer_inc_since_cut = true;
         self.increase(c);
-    }
-
-    /// `wire` bytes were sent; may trigger a byte-counter increase.
-    #[inline]
-    pub fn on_sent(&mut self, wire: u64, c: &DcqcnConf) {
-        if !self.limited() || c.byte_counter == 0 {
-            return;
-        }
-        self.bytes += wire;
-        if self.bytes >= c.byte_counter {
-            self.bytes -= c.byte_counter;
-            self.b_count += 1;
-            self.byte_inc_since_cut = true;
-            self.increase(c);
-        }
     }
 
     fn increase(&mut self, c: &DcqcnConf) {
@@ -284,6 +263,58 @@ impl Dcqcn {
     }
 }
 
+impl ReactionPoint for Dcqcn {
+    type Conf = DcqcnConf;
+
+    fn new(line: Rate, _conf: &DcqcnConf) -> Self {
+        Dcqcn::at_line_rate(line)
+    }
+
+    #[inline]
+    fn rate(&self) -> Rate {
+        Rate(self.rc.round().max(1.0) as u64)
+    }
+
+    /// `wire` bytes were sent; may trigger a byte-counter increase.
+    #[inline]
+    fn on_sent(&mut self, wire: u64, c: &DcqcnConf) {
+        if !self.limited() || c.byte_counter == 0 {
+            return;
+        }
+        self.bytes += wire;
+        if self.bytes >= c.byte_counter {
+            self.bytes -= c.byte_counter;
+            self.b_count += 1;
+            self.byte_inc_since_cut = true;
+            self.increase(c);
+        }
+    }
+
+    /// A CNP: a cut now restarts the increase timer; a deferred one arms
+    /// the cut timer.
+    fn on_notification(&mut self, now: Time, c: &DcqcnConf, timers: &mut Timers) {
+        match self.on_cnp(now, c) {
+            CnpAction::Cut => timers.arm(INCREASE_TIMER, now + c.increase_period),
+            CnpAction::CutAt(at) => timers.arm(CUT_TIMER, at),
+            CnpAction::Pending => {}
+        }
+    }
+
+    /// The deferred cut restarts the increase timer; an increase re-arms
+    /// it while the rate is below line rate.
+    fn on_timer(&mut self, now: Time, slot: usize, c: &DcqcnConf, timers: &mut Timers) {
+        if slot == CUT_TIMER {
+            self.on_cut_timer(now, c);
+            timers.arm(INCREASE_TIMER, now + c.increase_period);
+        } else {
+            self.on_increase_timer(c);
+            if self.limited() {
+                timers.arm(INCREASE_TIMER, now + c.increase_period);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -303,7 +334,7 @@ mod tests {
     #[test]
     fn the_first_cnp_allocates_the_limiter_and_cuts_at_the_next_period() {
         let c = conf();
-        let mut d = Dcqcn::new(Rate::gbps(100));
+        let mut d = Dcqcn::at_line_rate(Rate::gbps(100));
         assert!(!d.active());
         // The first CNP, long after the QP was created: alpha starts at the
         // initial value, not at a value decayed since creation.
@@ -322,7 +353,7 @@ mod tests {
     #[test]
     fn cnps_within_a_monitor_period_are_deferred_not_ignored() {
         let c = conf();
-        let mut d = Dcqcn::new(Rate::gbps(100));
+        let mut d = Dcqcn::at_line_rate(Rate::gbps(100));
         cnp_and_cut(&mut d, Time::ZERO, &c); // cut at 4 us
         let rc = d.rc;
         // A CNP at 5 us cuts at the next period boundary (8 us), and a
@@ -340,7 +371,7 @@ mod tests {
     #[test]
     fn every_cnp_raises_alpha() {
         let c = conf();
-        let mut d = Dcqcn::new(Rate::gbps(100));
+        let mut d = Dcqcn::at_line_rate(Rate::gbps(100));
         d.on_cnp(Time::ZERO, &c);
         let a0 = d.alpha;
         d.on_cnp(Time::us(2), &c); // deferred cut, alpha still rises
@@ -351,7 +382,7 @@ mod tests {
     #[test]
     fn the_paper_cuts_on_every_cnp_and_clamps_the_target() {
         let c = DcqcnConf::new(&DcqcnParams::paper());
-        let mut d = Dcqcn::new(Rate::gbps(40));
+        let mut d = Dcqcn::at_line_rate(Rate::gbps(40));
         assert_eq!(d.on_cnp(Time::ZERO, &c), CnpAction::Cut);
         assert_eq!(d.rc, 20e9, "initial alpha 1: the first cut halves");
         let rc = d.rc;
@@ -362,9 +393,9 @@ mod tests {
     #[test]
     fn a_timer_increase_clamps_the_target_at_the_next_cut() {
         let c = conf();
-        let mut d = Dcqcn::new(Rate::gbps(100));
+        let mut d = Dcqcn::at_line_rate(Rate::gbps(100));
         cnp_and_cut(&mut d, Time::ZERO, &c);
-        d.on_timer(&c);
+        d.on_increase_timer(&c);
         let rc = d.rc;
         cnp_and_cut(&mut d, Time::us(301), &c);
         assert_eq!(d.rt, rc);
@@ -372,9 +403,9 @@ mod tests {
             clamp_after_time_inc: false,
             ..conf()
         };
-        let mut d = Dcqcn::new(Rate::gbps(100));
+        let mut d = Dcqcn::at_line_rate(Rate::gbps(100));
         cnp_and_cut(&mut d, Time::ZERO, &off);
-        d.on_timer(&off);
+        d.on_increase_timer(&off);
         cnp_and_cut(&mut d, Time::us(301), &off);
         assert_eq!(d.rt, 100e9, "only a byte-counter increase clamps then");
     }
@@ -382,10 +413,10 @@ mod tests {
     #[test]
     fn fast_recovery_halves_the_distance_to_the_target() {
         let c = conf();
-        let mut d = Dcqcn::new(Rate::gbps(100));
+        let mut d = Dcqcn::at_line_rate(Rate::gbps(100));
         cnp_and_cut(&mut d, Time::ZERO, &c);
         let (rc, rt) = (d.rc, d.rt);
-        d.on_timer(&c); // t_count = 1 <= F = 1: fast recovery
+        d.on_increase_timer(&c); // t_count = 1 <= F = 1: fast recovery
         assert!((d.rc - (rc + rt) / 2.0).abs() < 1.0);
         assert_eq!(d.rt, rt);
     }
@@ -393,22 +424,22 @@ mod tests {
     #[test]
     fn additive_then_hyper_increase() {
         let c = DcqcnConf::new(&DcqcnParams::paper());
-        let mut d = Dcqcn::new(Rate::gbps(40));
+        let mut d = Dcqcn::at_line_rate(Rate::gbps(40));
         d.on_cnp(Time::ZERO, &c);
         d.on_cnp(Time::us(100), &c);
         for _ in 0..=c.f {
-            d.on_timer(&c);
+            d.on_increase_timer(&c);
         }
         // t_count = F + 1 > F, b_count = 0: additive.
         let rt0 = d.rt;
-        d.on_timer(&c);
+        d.on_increase_timer(&c);
         assert!((d.rt - (rt0 + c.rai_bps)).abs() < 1.0);
         // Push the byte counter past F as well: hyper increase.
         for _ in 0..=c.f {
             d.on_sent(c.byte_counter, &c);
         }
         let rt1 = d.rt;
-        d.on_timer(&c);
+        d.on_increase_timer(&c);
         let i = d.t_count.min(d.b_count) - c.f;
         assert!((d.rt - (rt1 + i as f64 * c.rhai_bps).min(40e9)).abs() < 1.0);
     }
@@ -423,7 +454,7 @@ mod tests {
             clamp_target: true, // the target starts at the cut rate
             ..conf()
         };
-        let mut d = Dcqcn::new(Rate::gbps(100));
+        let mut d = Dcqcn::at_line_rate(Rate::gbps(100));
         // Two cuts: the second sets the target to the rate the first left.
         cnp_and_cut(&mut d, Time::ZERO, &c);
         cnp_and_cut(&mut d, Time::us(5), &c);
@@ -431,22 +462,22 @@ mod tests {
         d.on_sent(1 << 40, &c);
         assert_eq!(d.b_count, 0);
         let rt = d.rt;
-        d.on_timer(&c); // stage 1: fast recovery
+        d.on_increase_timer(&c); // stage 1: fast recovery
         assert_eq!(d.rt, rt);
-        d.on_timer(&c); // stage 2: additive
+        d.on_increase_timer(&c); // stage 2: additive
         assert!((d.rt - (rt + c.rai_bps)).abs() < 1.0);
         let rt2 = d.rt;
-        d.on_timer(&c); // stage 3 on: hyper, one R_HAI per event
+        d.on_increase_timer(&c); // stage 3 on: hyper, one R_HAI per event
         assert!((d.rt - (rt2 + c.rhai_bps)).abs() < 1.0);
         let rt3 = d.rt;
-        d.on_timer(&c);
+        d.on_increase_timer(&c);
         assert!((d.rt - (rt3 + c.rhai_bps).min(100e9)).abs() < 1.0);
     }
 
     #[test]
     fn alpha_decays_lazily_by_elapsed_periods() {
         let c = conf();
-        let mut d = Dcqcn::new(Rate::gbps(100));
+        let mut d = Dcqcn::at_line_rate(Rate::gbps(100));
         d.on_cnp(Time::ZERO, &c);
         let a0 = d.alpha;
         d.decay_alpha(Time::ns(3_500), &c); // 3 whole periods of 1 us
@@ -456,10 +487,10 @@ mod tests {
     #[test]
     fn back_at_line_rate_the_limiter_is_released_and_alpha_restarts() {
         let c = conf();
-        let mut d = Dcqcn::new(Rate::gbps(100));
+        let mut d = Dcqcn::at_line_rate(Rate::gbps(100));
         cnp_and_cut(&mut d, Time::ZERO, &c);
         while d.limited() {
-            d.on_timer(&c);
+            d.on_increase_timer(&c);
         }
         assert!(!d.active());
         // Much later, a new episode: alpha is the initial value again.
@@ -473,15 +504,54 @@ mod tests {
     #[test]
     fn rate_never_exceeds_line_nor_drops_below_minimum() {
         let c = conf();
-        let mut d = Dcqcn::new(Rate::gbps(100));
+        let mut d = Dcqcn::at_line_rate(Rate::gbps(100));
         for i in 0..10_000u64 {
             cnp_and_cut(&mut d, Time::us(5 * i), &c);
         }
         assert!(d.rc >= c.min_rate_bps);
         for _ in 0..100_000 {
-            d.on_timer(&c);
+            d.on_increase_timer(&c);
         }
         assert!(d.rc <= 100e9);
         assert!(!d.limited());
+    }
+
+    #[test]
+    fn as_a_reaction_point_it_asks_for_the_timers_the_nic_arms() {
+        // ConnectX: the first CNP defers its cut to the end of the 4 us
+        // monitor period (cut timer); the cut restarts the 300 us increase
+        // timer; an increase below line rate re-arms it.
+        let c = conf();
+        let mut d = <Dcqcn as ReactionPoint>::new(Rate::gbps(100), &c);
+        let mut t = Timers::default();
+        d.on_notification(Time::us(10), &c, &mut t);
+        assert_eq!(
+            t.requests().collect::<Vec<_>>(),
+            [(CUT_TIMER, Time::us(14))]
+        );
+        let mut t = Timers::default();
+        d.on_timer(Time::us(14), CUT_TIMER, &c, &mut t);
+        assert!(d.rate() < Rate::gbps(100));
+        assert_eq!(
+            t.requests().collect::<Vec<_>>(),
+            [(INCREASE_TIMER, Time::us(314))]
+        );
+        let mut t = Timers::default();
+        d.on_timer(Time::us(314), INCREASE_TIMER, &c, &mut t);
+        assert_eq!(
+            t.requests().collect::<Vec<_>>(),
+            [(INCREASE_TIMER, Time::us(614))]
+        );
+        // The paper's reaction point cuts at once and arms only the
+        // increase timer (55 us).
+        let p = DcqcnConf::new(&DcqcnParams::paper());
+        let mut d = <Dcqcn as ReactionPoint>::new(Rate::gbps(40), &p);
+        let mut t = Timers::default();
+        d.on_notification(Time::ZERO, &p, &mut t);
+        assert_eq!(d.rate(), Rate::gbps(20));
+        assert_eq!(
+            t.requests().collect::<Vec<_>>(),
+            [(INCREASE_TIMER, Time::us(55))]
+        );
     }
 }

@@ -1,7 +1,7 @@
 //! HPL (High-Performance Linpack) on the simulated fabric: the tests of an
 //! HPL.dat (every combination of N, NB, grid, depth, broadcast and panel
 //! variants, in HPL's order), each timed by running its iterations'
-//! messages and computation (`hpl_sched.rs`) over the fabric, reported as
+//! messages and computation (`sched.rs`) over the fabric, reported as
 //! HPL prints them: Time and Gflops = (2/3 N^3 + 3/2 N^2) / Time.
 //!
 //! A real run has N / NB iterations of hundreds of megabytes each, too
@@ -24,14 +24,17 @@
 //! figures a user measures on one node, which HPL's efficiency on the
 //! fabric is then relative to.
 //!
-//! Left out (see also `hpl_sched.rs`): the residual check (nothing is
+//! Left out (see also `sched.rs`): the residual check (nothing is
 //! solved, so the output is that of a run with a threshold of 0: "tests
 //! completed without checking"), the backward substitution, and time
 //! between tests. Start and end times are printed on a simulated clock
 //! that starts at the Unix epoch.
 
-use super::hpl_dat::{parse_dat, Dat, MAX_PARAMS};
-use super::hpl_sched::{Bcast, Plan, Swap};
+pub mod dat;
+pub mod sched;
+
+use self::dat::{parse_dat, Dat, MAX_PARAMS};
+use self::sched::{Bcast, Plan, Swap};
 use crate::config::FabricSpec;
 use crate::error::{arg_err, Result};
 use crate::mpi::job::{Job, JobSpec};
@@ -183,7 +186,7 @@ pub struct Report {
     /// MPI runtime counters of the last test.
     pub mpi: crate::mpi::runtime::MpiCounters,
     /// Background iperf runs of the last test.
-    pub iperf: Vec<crate::workload::iperf::Report>,
+    pub iperf: Vec<crate::traffic::iperf::Report>,
 }
 
 /// The resolved settings (what HPL's header lists).

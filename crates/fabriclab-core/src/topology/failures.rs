@@ -1,0 +1,135 @@
+//! Link failures on the built graph: which links a `[[link_failures]]`
+//! entry names, and whether the failures that stay down for good cut a
+//! host off (refused on iWARP, whose TCP streams would retry for ever).
+//!
+//! The entries' own fields and the `[failover]` timing are checked in
+//! `config/failures.rs`; what the network does when a link goes down is
+//! `net/failures.rs`.
+
+use super::Topology;
+use crate::config::LinkFailure;
+use crate::error::{fabric_err, Result};
+
+/// The links a failure entry takes down: indices into `Topology::links`.
+pub(crate) fn resolve(f: &LinkFailure, i: usize, topo: &Topology) -> Result<Vec<usize>> {
+    let what = format!("link_failures[{i}] ({} - {})", f.a, f.b);
+    let node = |name: &str| {
+        topo.nodes
+            .iter()
+            .position(|n| n.name == name)
+            .ok_or_else(|| {
+                crate::Error::InvalidFabric(format!(
+                    "{what}: no node named {name:?}; `fabriclab fabric show` lists the hosts and \
+                 switches"
+                ))
+            })
+    };
+    let (a, b) = (node(&f.a)?, node(&f.b)?);
+    let links: Vec<usize> = topo
+        .links
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| (l.a, l.b) == (a, b) || (l.a, l.b) == (b, a))
+        .map(|(li, _)| li)
+        .collect();
+    if links.is_empty() {
+        return fabric_err(format!("{what}: there is no link between these two nodes"));
+    }
+    if !(f.down_us.is_finite() && f.down_us >= 0.0) {
+        return fabric_err(format!(
+            "{what}: down_us must be zero or positive, got {}",
+            f.down_us
+        ));
+    }
+    if let Some(up) = f.up_us {
+        if !(up.is_finite() && up > f.down_us) {
+            return fabric_err(format!(
+                "{what}: up_us ({up}) must come after down_us ({})",
+                f.down_us
+            ));
+        }
+    }
+    match f.index {
+        None => Ok(links),
+        Some(k) if (k as usize) < links.len() => Ok(vec![links[k as usize]]),
+        Some(k) => fabric_err(format!(
+            "{what}: index {k} but there are only {} parallel links (0..{})",
+            links.len(),
+            links.len() - 1
+        )),
+    }
+}
+
+/// Check every failure names a real link, and, on iWARP, that the links
+/// that stay down for good leave every host able to reach every other one
+/// (its TCP streams would retry for ever). On RoCE a host cut off for good
+/// is a run that fails: its peers' QPs exhaust their retry count
+/// (`nic.retry_cnt`) and their work completes in error.
+pub(crate) fn validate(
+    failures: &[LinkFailure],
+    topo: &Topology,
+    ib: bool,
+    iwarp: bool,
+) -> Result<()> {
+    if failures.is_empty() {
+        return Ok(());
+    }
+    if ib {
+        return fabric_err(
+            "link_failures are not modelled on InfiniBand fabrics (the subnet manager's \
+             re-route is not modelled); remove [[link_failures]] or use an Ethernet transport",
+        );
+    }
+    let mut gone = vec![false; topo.links.len()];
+    for (i, f) in failures.iter().enumerate() {
+        let links = resolve(f, i, topo)?;
+        if f.up_us.is_none() {
+            for li in links {
+                gone[li] = true;
+            }
+        }
+    }
+    if !iwarp {
+        return Ok(());
+    }
+    if let Some((x, y)) = disconnected_pair(topo, &gone) {
+        return fabric_err(format!(
+            "the link failures without up_us cut {} off from {} for good (iWARP's TCP streams \
+             would retry for ever); give one of those failures an up_us, or fail fewer links",
+            topo.nodes[y].name, topo.nodes[x].name
+        ));
+    }
+    Ok(())
+}
+
+/// Two hosts with no path between them once the `gone` links are removed
+/// (hosts are not transit).
+fn disconnected_pair(topo: &Topology, gone: &[bool]) -> Option<(usize, usize)> {
+    let n = topo.nodes.len();
+    let mut adj = vec![Vec::new(); n];
+    for (li, l) in topo.links.iter().enumerate() {
+        if !gone[li] {
+            adj[l.a].push(l.b);
+            adj[l.b].push(l.a);
+        }
+    }
+    // Hosts never forward, so two hosts are connected iff their switches
+    // are (or they share one): one search over switches from host 0's
+    // side finds every host it reaches.
+    let h = topo.n_hosts;
+    let mut seen = vec![false; n];
+    let mut stack = vec![0usize];
+    seen[0] = true;
+    while let Some(u) = stack.pop() {
+        if u != 0 && u < h {
+            continue;
+        }
+        for &v in &adj[u] {
+            if !seen[v] {
+                seen[v] = true;
+                stack.push(v);
+            }
+        }
+    }
+    (1..h).find(|&x| !seen[x]).map(|x| (0, x))
+}

@@ -1,0 +1,35 @@
+//! The whole check of a fabric spec: every section's values
+//! ([`FabricSpec::check_sections`], in the configuration layer), then what
+//! only the built graph can tell (connectivity, host links, the links that
+//! `[[link_failures]]` name).
+//!
+//! These two methods of [`FabricSpec`] live here, above the configuration
+//! layer, because they build the [`Topology`]; the configuration layer
+//! never does.
+
+use super::{failures, Topology};
+use crate::config::FabricSpec;
+use crate::error::Result;
+
+impl FabricSpec {
+    /// Check every value is possible and the graph is a fabric; the
+    /// message names the field to change.
+    pub fn validate(&self) -> Result<()> {
+        self.check_sections()?;
+        let topo = Topology::build(self)?;
+        failures::validate(
+            &self.link_failures,
+            &topo,
+            self.is_infiniband(),
+            self.is_iwarp(),
+        )
+    }
+
+    /// Names of the hosts, in order (`h0`, `h1`, ... for leaf-spine);
+    /// empty when the graph cannot be built.
+    pub fn host_names(&self) -> Vec<String> {
+        Topology::build(self)
+            .map(|t| t.host_names())
+            .unwrap_or_default()
+    }
+}
