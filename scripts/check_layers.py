@@ -14,7 +14,7 @@ re-exporting a child (`pub use x::Y`) is. Paths are resolved to the longest
 prefix that is a file, so `crate::config::FabricSpec` names
 `config/mod.rs` even when the item is defined in a child it re-exports.
 
-Usage: python3 scripts/check_layers.py [--graph]
+Usage: python3 scripts/check_layers.py [--graph] [--src DIR]
 """
 
 from __future__ import annotations
@@ -178,6 +178,9 @@ def cycles(graph: dict[Path, set[Path]]) -> list[list[Path]]:
 
 
 def main() -> int:
+    global SRC
+    if "--src" in sys.argv:
+        SRC = Path(sys.argv[sys.argv.index("--src") + 1]).resolve()
     files = sorted(SRC.rglob("*.rs"))
     graph = {f: imports(f) for f in files}
     problems: list[str] = []
