@@ -14,6 +14,12 @@ re-exporting a child (`pub use x::Y`) is. Paths are resolved to the longest
 prefix that is a file, so `crate::config::FabricSpec` names
 `config/mod.rs` even when the item is defined in a child it re-exports.
 
+What it cannot see: a method called on a value (`spec.validate()`) whose
+`impl` block sits in a higher layer. The one such block,
+`topology/validate.rs`'s `impl FabricSpec`, is called only from the
+topology layer and above (the configuration layer's own entry point is
+`FabricSpec::parse_toml`).
+
 Usage: python3 scripts/check_layers.py [--graph] [--src DIR]
 """
 

@@ -31,7 +31,7 @@ pub use ib::{IbCcSpec, IbSpec, Transport, IB_SWITCH_LATENCY_NS, MAX_VLS};
 pub use iwarp::IwarpSpec;
 pub use mpi::{MpiParams, MpiSpec, QpSharing, Rndv};
 pub use pfc_guard::{DeadlockAction, DeadlockSpec, PfcStorm, WatchdogAction, WatchdogSpec};
-pub use presets::{preset, preset_names, preset_toml};
+pub use presets::{mark_edited_copy, preset, preset_names, preset_toml};
 pub use routing::{Ordering, RoutingMode, RoutingSpec};
 pub use sim::{Backend, SimSpec, DEFAULT_FLOW_QUANTUM_NS};
 pub use tcp::{TcpCc, TcpSpec};
@@ -421,7 +421,11 @@ impl Default for EcnSpec {
 
 impl FabricSpec {
     /// Parse a fabric from TOML text.
-    pub fn from_toml(text: &str) -> Result<FabricSpec> {
+    ///
+    /// This parses and checks each section's values
+    /// ([`FabricSpec::check_sections`]); [`FabricSpec::from_toml`], in the
+    /// topology layer, also checks the graph.
+    pub fn parse_toml(text: &str) -> Result<FabricSpec> {
         let mut spec: FabricSpec = toml::from_str(text).map_err(|e| {
             Error::Parse(format!(
                 "fabric TOML: {}",
@@ -429,7 +433,7 @@ impl FabricSpec {
             ))
         })?;
         ib::apply_defaults(&mut spec, text)?;
-        spec.validate()?;
+        spec.check_sections()?;
         Ok(spec)
     }
 

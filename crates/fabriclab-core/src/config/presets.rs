@@ -66,9 +66,33 @@ pub fn preset_toml(name: &str) -> Result<&'static str> {
         })
 }
 
-/// A preset, parsed and validated.
+/// A preset, parsed with each section checked. Every preset's graph is
+/// checked too, once, by this module's tests (the configuration layer
+/// does not build graphs).
 pub fn preset(name: &str) -> Result<FabricSpec> {
-    FabricSpec::from_toml(preset_toml(name)?)
+    FabricSpec::parse_toml(preset_toml(name)?)
+}
+
+/// A fabric that keeps a preset's `name` but differs from that preset (a
+/// preset's TOML saved and edited) is renamed `"<name> (edited)"`, and its
+/// description says what it was copied from, so that reports and headers
+/// never call it by the preset's name. A fabric identical to the preset,
+/// or named otherwise, is left as it is; so is one that differs only in
+/// `[sim]` (how it is simulated, such as `backend = "flow"`, is not a
+/// different fabric).
+pub fn mark_edited_copy(spec: &mut FabricSpec) {
+    let Ok(mut original) = preset(&spec.name) else {
+        return;
+    };
+    original.sim = spec.sim.clone();
+    if original.to_toml() == spec.to_toml() {
+        return;
+    }
+    spec.description = format!(
+        "edited copy of preset {}; the preset: {}",
+        spec.name, spec.description
+    );
+    spec.name = format!("{} (edited)", spec.name);
 }
 
 #[cfg(test)]
@@ -80,6 +104,29 @@ mod tests {
         for name in preset_names() {
             let spec = preset(name).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(spec.name, name);
+            spec.validate().unwrap_or_else(|e| panic!("{name}: {e}"));
         }
+    }
+
+    #[test]
+    fn an_edited_preset_is_not_called_by_the_preset_name() {
+        let mut same = preset("heps").unwrap();
+        same.sim.backend = crate::config::Backend::Flow;
+        mark_edited_copy(&mut same);
+        assert_eq!(same.name, "heps", "another backend is the same fabric");
+        let text = preset_toml("heps")
+            .unwrap()
+            .replace("kmax_bytes = ", "kmax_bytes = 1");
+        let mut edited = FabricSpec::parse_toml(&text).unwrap();
+        mark_edited_copy(&mut edited);
+        assert_eq!(edited.name, "heps (edited)");
+        assert!(edited
+            .description
+            .starts_with("edited copy of preset heps; the preset: "));
+        // Renamed by its user: left alone.
+        let mut own =
+            FabricSpec::parse_toml(&text.replace("name = \"heps\"", "name = \"mine\"")).unwrap();
+        mark_edited_copy(&mut own);
+        assert_eq!(own.name, "mine");
     }
 }

@@ -12,6 +12,16 @@ use crate::config::FabricSpec;
 use crate::error::Result;
 
 impl FabricSpec {
+    /// Parse a fabric file and check it whole ([`FabricSpec::parse_toml`],
+    /// then [`FabricSpec::validate`]). A file that keeps a preset's name
+    /// but differs from it is renamed (`config::mark_edited_copy`).
+    pub fn from_toml(text: &str) -> Result<FabricSpec> {
+        let mut spec = FabricSpec::parse_toml(text)?;
+        spec.validate()?;
+        crate::config::mark_edited_copy(&mut spec);
+        Ok(spec)
+    }
+
     /// Check every value is possible and the graph is a fabric; the
     /// message names the field to change.
     pub fn validate(&self) -> Result<()> {
