@@ -15,7 +15,8 @@ import json
 import pytest
 
 import fabriclab
-from fabriclab import _core, scenario
+from fabriclab import _core
+from fabriclab.kinds import KINDS
 from fabriclab.mpi import OPTION_GROUPS, core_options
 
 #: Keyword arguments that are not tool options (the run's, not the tool's).
@@ -29,14 +30,15 @@ _RENAMES = {
     "iperf": {"bitrate": "bitrate_bps", "duration": "time_s", "interval": "interval_s"},
 }
 
-#: Scenario keys of each kind, and keys a scenario item gives at its own
-#: level (``name`` and ``seed`` of every item).
+#: Scenario keys of each kind (the registry's), and keys a scenario item
+#: gives at its own level (``name`` and ``seed`` of every item).
 _SCENARIO = {
-    "imb": scenario._IMB_KEYS,
-    "osu": scenario._OSU_KEYS,
-    "cbench": scenario._CBENCH_KEYS,
-    "hpl": scenario._HPL_KEYS,
-    "fio": scenario._FIO_KEYS | {"name"},
+    "imb": KINDS["imb"].keys,
+    "osu": KINDS["osu"].keys,
+    "cbench": KINDS["cbench"].keys,
+    "hpl": KINDS["hpl"].keys,
+    "fio": KINDS["fio"].keys | {"name"},
+    "perftest": KINDS["perftest"].keys,
 }
 
 TOOLS = ["perftest", "iperf", "imb", "osu", "cbench", "hpl", "fio"]

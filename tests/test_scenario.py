@@ -10,7 +10,7 @@ import pytest
 import fabriclab
 from conftest import ROOT, TWO_HOSTS_TOML, run_cli
 from fabriclab.errors import FabricError, ParseError, UnknownHostError
-from fabriclab.scenario import load_scenario, toml_dumps
+from fabriclab.scenario import Scenario, item_headers, load_scenario, toml_dumps
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -153,3 +153,35 @@ def test_toml_dumps_fabric_round_trip():
     doc = tomllib.loads(text)
     again = fabriclab.Fabric.from_toml(toml_dumps(doc))
     assert again.normalized_toml == text
+
+
+def test_a_scenario_loads_from_a_dict_as_from_its_file(tmp_path):
+    (tmp_path / "fabrics").mkdir()
+    (tmp_path / "fabrics" / "two.toml").write_text(TWO_HOSTS_TOML)
+    text = (
+        'fabric = "fabrics/two.toml"\nseed = 3\n'
+        '[[flows]]\nname = "f"\nflows = [{src = "a", dst = "b", bytes = 1000}]\n'
+        '[[perftest]]\ntest = "ib_send_bw"\nclient = "a"\nserver = "b"\nseed = 7\n'
+        '[[flows]]\nflows = [{src = "b", dst = "a", bytes = 10}]\n'
+    )
+    path = tmp_path / "exp.toml"
+    path.write_text(text)
+    from_file = load_scenario(path)
+    doc = tomllib.loads(text)
+    kept = tomllib.loads(text)
+    sc = Scenario.from_dict(doc, origin=path, order=item_headers(text))
+    assert doc == kept  # not changed
+    assert sc.path == str(path) and sc.fabric.toml == from_file.fabric.toml
+    assert sc.items == from_file.items
+    assert [(i.kind, i.name, i.seed) for i in sc.items] == [("flows", "f", 3), ("perftest", None, 7), ("flows", None, 3)]
+    # Without an order: kind by kind, in the document's order; relative
+    # paths from base_dir.
+    sc = Scenario.from_dict(doc, base_dir=tmp_path)
+    assert [i.kind for i in sc.items] == ["flows", "flows", "perftest"] and sc.path is None
+    # Errors name the origin, as they name the file.
+    with pytest.raises(ParseError, match=r"scenario mine\.toml: unknown key 'colour'"):
+        Scenario.from_dict({"fabric": "heps", "colour": "red"}, origin="mine.toml")
+    with pytest.raises(ParseError, match=r"scenario mine\.toml: \[\[imb\]\] number 1: missing np"):
+        Scenario.from_dict({"imb": [{"benchmarks": ["PingPong"]}]}, origin="mine.toml")
+    with pytest.raises(ParseError, match="a scenario is a table"):
+        Scenario.from_dict(["fabric"])  # type: ignore[arg-type]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shlex
 import signal
@@ -16,10 +15,12 @@ import pytest
 import fabriclab
 from cluster_help import NoClient, assert_cli_error, local_client, main_in_process
 from conftest import run_cli
+from fabriclab import sweep_dask, sweep_writer
 from fabriclab.cli_sweep import parse_values
 from fabriclab.errors import InvalidArgumentError, ParseError, UnknownHostError
 from fabriclab.scenario import load_scenario
-from fabriclab.sweeps import SweepPoint, _Writer, expand_grid, sweep_points
+from fabriclab.sweep_writer import open_writer
+from fabriclab.sweeps import SweepPoint, expand_grid, sweep_points
 
 # the module behind fabriclab.sweep (to monkeypatch it)
 sweep_module = sys.modules["fabriclab.sweeps"]
@@ -194,7 +195,7 @@ def test_preset_and_file_fabrics_are_inlined(tmp_path):
         ({"fabric.cc.bogus": [1]}, ParseError, ["unknown field `bogus`"]),
         ({"fabric": ["no-such-preset"]}, InvalidArgumentError, ["no preset named"]),
         # what the core checks only when it runs is checked up front too
-        ({"perftest.sise": [1]}, ParseError, ["perftest[0]: unknown perftest key 'sise'", "size"]),
+        ({"perftest.sise": [1]}, ParseError, ["point 0 (perftest.sise = 1)", "[[perftest]] number 1: unknown key 'sise' (did you mean 'size'?)"]),
         ({"perftest.size": ["big"]}, InvalidArgumentError, ["size must be an integer"]),
         ({"flows.bogus": [1]}, ParseError, ["unknown key 'bogus'"]),
         ({"perftest.server": ["h9"]}, UnknownHostError, ['server: the fabric has no host "h9"']),
@@ -214,7 +215,7 @@ def test_validation_errors_before_any_run(scenario, grid, error, words):
 def test_out_and_worker_errors(scenario, tmp_path, monkeypatch):
     with pytest.raises(InvalidArgumentError, match="write a .csv or a .parquet file"):
         fabriclab.sweep(scenario, GRID, client=NoClient(), out=tmp_path / "x.txt")
-    monkeypatch.setattr(sweep_module, "_has_pyarrow", lambda: False)
+    monkeypatch.setattr(sweep_writer, "has_pyarrow", lambda: False)
     with pytest.raises(InvalidArgumentError, match=r"needs pyarrow \(pip install pyarrow\)"):
         fabriclab.sweep(scenario, GRID, client=NoClient(), out=tmp_path / "x.parquet")
     with pytest.raises(InvalidArgumentError, match="cannot write"):
@@ -227,7 +228,7 @@ def test_out_and_worker_errors(scenario, tmp_path, monkeypatch):
 
 def test_csv_written_incrementally(tmp_path):
     out = tmp_path / "rows.csv"
-    w = _Writer.open(out, ["seed"])
+    w = open_writer(out, ["seed"])
     w.add([{"point": 2, "seed": 3, "item": "perftest[0]", "kind": "perftest", "name": None, "bytes": 8, "error": None}])
     first = pd.read_csv(out)
     assert list(first.columns) == ["point", "seed", "item", "kind", "name", "bytes", "error"]
@@ -308,14 +309,14 @@ def test_failed_points_do_not_lose_the_others(scenario, client, monkeypatch):
     assert df[df.point != 1].error.isna().all() and df[df.point == 2].iters.iloc[0] == 60
 
     # a point whose task fails outside the items (a worker lost, say): one error row
-    real = sweep_module._run_point
+    real = sweep_dask.run_point
 
     def flaky(text, origin):
         if "seed = 2" in text:
             raise RuntimeError("worker lost")
         return real(text, origin)
 
-    monkeypatch.setattr(sweep_module, "_run_point", flaky)
+    monkeypatch.setattr(sweep_dask, "run_point", flaky)
     df = fabriclab.sweep(scenario, {"seed": [1, 2, 3]}, client=client)
     assert df.attrs["failed"] == [1]
     lost = df[df.point == 1]
@@ -464,13 +465,13 @@ def test_resume_runs_only_the_missing_and_failed_points(scenario, tmp_path, clie
     part.loc[part.point == 2, "error"] = "KilledWorker: ..."
     part.to_csv(out, index=False)
     ran: list[int] = []
-    real = sweep_module._run_all
+    real = sweep_module.run_all
 
     def counting(c, points, *a, **k):
         ran.extend(p.index for p in points)
         return real(c, points, *a, **k)
 
-    monkeypatch.setattr(sweep_module, "_run_all", counting)
+    monkeypatch.setattr(sweep_module, "run_all", counting)
     df = fabriclab.sweep(scenario, GRID, client=client, out=out, resume=True)
     assert sorted(ran) == [1, 2, 3]
     pd.testing.assert_frame_equal(df.reset_index(drop=True), full.reset_index(drop=True), check_dtype=False)
@@ -493,50 +494,106 @@ def test_resume_needs_the_same_sweeps_file(scenario, tmp_path, capsys):
     assert r.returncode == 2 and "--resume needs -o FILE" in r.stderr
 
 
-def test_the_results_file_grows_by_appends_not_rewrites(tmp_path, monkeypatch):
-    # 200 points of the same columns: the CSV is written whole once (its
-    # header), then appended; a point with a new column rewrites it once.
-    # Parquet is rewritten at most every few seconds, and flush() writes
-    # what is pending. Either way the file holds every row.
-    from fabriclab import sweeps
+def _rows(n: int, start: int = 0) -> list[dict]:
+    return [{"point": i, "x": i, "item": 0, "kind": "flows", "name": "a", "fct_us": 1.5 * i} for i in range(start, start + n)]
 
+
+def _count_rewrites(monkeypatch, cls) -> dict[str, int]:
+    """Count the whole-file writes of writer class ``cls``."""
     calls = {"n": 0}
-    real = sweeps._Writer._replace
+    real = cls.rewrite
 
     def counted(self, df):
         calls["n"] += 1
         real(self, df)
 
-    monkeypatch.setattr(sweeps._Writer, "_replace", counted)
-    rows = [{"point": i, "x": i, "item": 0, "kind": "flows", "name": "a", "fct_us": 1.5 * i} for i in range(200)]
+    monkeypatch.setattr(cls, "rewrite", counted)
+    return calls
+
+
+def test_the_csv_file_grows_by_appends_not_rewrites(tmp_path, monkeypatch):
+    # 200 points of the same columns: the CSV is written whole once (its
+    # header), then appended; a point with a new column rewrites it once.
+    calls = _count_rewrites(monkeypatch, sweep_writer.CsvWriter)
     csv = tmp_path / "r.csv"
-    w = sweeps._Writer.open(csv, ["x"])
-    for r in rows:
+    w = open_writer(csv, ["x"])
+    for r in _rows(200):
         w.add([r])
     assert calls["n"] == 1
     w.add([{"point": 200, "x": 200, "item": 0, "kind": "flows", "name": "a", "fct_us": 1.0, "extra": 7}])
     assert calls["n"] == 2
     back = pd.read_csv(csv)
     assert len(back) == 201 and list(back["x"]) == list(range(201)) and back["extra"].iloc[-1] == 7
-    if importlib.util.find_spec("pyarrow") is None:
-        return
-    calls["n"] = 0
+
+
+@pytest.mark.parametrize("n", [20, 200])
+def test_the_parquet_file_grows_by_parts_not_rewrites(tmp_path, monkeypatch, n):
+    # Every point's rows go to a part of their own (no wait between parts
+    # here); the file itself is written once, when the sweep stops, however
+    # many points there are. A point with a new column or a value of
+    # another type is just another part.
+    pytest.importorskip("pyarrow")
+    calls = _count_rewrites(monkeypatch, sweep_writer.ParquetWriter)
+    monkeypatch.setattr(sweep_writer, "PARQUET_EVERY_S", 0.0)
+    monkeypatch.setattr(sweep_writer, "PARQUET_RUN_SHARE", 0.0)
     pq = tmp_path / "r.parquet"
-    w = sweeps._Writer.open(pq, ["x"])
-    for r in rows:
+    w = open_writer(pq, ["x"])
+    for r in _rows(n - 2):
         w.add([r])
-    assert calls["n"] <= 2
-    w.flush()
-    assert len(pd.read_parquet(pq)) == 200
+    w.add([{**_rows(1, n - 2)[0], "extra": 7}])  # a new column
+    w.add([{**_rows(1, n - 1)[0], "x": "text"}])  # another type
+    parts = tmp_path / "r.parquet.parts"
+    assert calls["n"] == 0 and len(list(parts.iterdir())) == n and not pq.exists()
+    # A killed driver leaves the parts: a resume reads them.
+    done = sweep_writer.read_done(str(pq), ["x"])
+    assert sorted(done["point"]) == list(range(n))
+    # Stopped (Ctrl-C, an exception): one write, every row, no parts left.
+    w.close()
+    assert calls["n"] == 1 and not parts.exists()
+    back = pd.read_parquet(pq)
+    assert list(back["point"]) == list(range(n)) and back["extra"].iloc[-2] == 7
+    assert list(back.columns) == ["point", "x", "item", "kind", "name", "fct_us", "extra", "error"]
+    assert sorted(sweep_writer.read_done(str(pq), ["x"])["point"]) == list(range(n))
+
+
+def test_parquet_parts_wait_and_resume_keeps_the_file_first(tmp_path):
+    pytest.importorskip("pyarrow")
+    pq = tmp_path / "r.parquet"
+    w = open_writer(pq, ["x"])
+    for r in _rows(50):
+        w.add([r])  # within 2 s of the start: no part yet
+    assert not (tmp_path / "r.parquet.parts").exists()
+    w.write_part()
+    w.finish(pd.DataFrame(_rows(50)))
+    assert len(pd.read_parquet(pq)) == 50 and not (tmp_path / "r.parquet.parts").exists()
+    # A resume starts from the kept rows; a part holding a point the file
+    # also has (a resume killed as it started) does not double it.
+    w = open_writer(pq, ["x"], keep=_rows(10))
+    w.add(_rows(1, 5))
+    w.write_part()
+    w.add(_rows(1, 10))
+    w.write_part()
+    done = sweep_writer.read_done(str(pq), ["x"])
+    assert sorted(done["point"]) == list(range(11))
 
 
 def test_a_torn_last_line_is_dropped_with_its_point_on_resume(tmp_path):
-    from fabriclab import sweeps
-
     csv = tmp_path / "r.csv"
     csv.write_text("point,x,item,kind,name,fct_us,error\n0,0,0,flows,a,1.5,\n1,1,0,flows,a,2.5,\n1,1,1,flows,b,3.5,\n2,2,0,fl")
-    done = sweeps._read_done(str(csv), ["x"])
+    done = sweep_writer.read_done(str(csv), ["x"])
     # Point 2 is torn; point 1 wrote the last whole line, so it runs again too.
     assert sorted(set(done["point"])) == [0]
     csv.write_text("point,x,item,kind,name,fct_us,error\n0,0,0,flows,a,1.5,\n1,1,0,flows,a,2.5,\n")
-    assert sorted(set(sweeps._read_done(str(csv), ["x"])["point"])) == [0, 1]
+    assert sorted(set(sweep_writer.read_done(str(csv), ["x"])["point"])) == [0, 1]
+
+
+def test_hosts_are_checked_with_the_tools_host_syntax(tmp_path):
+    # An [[imb]] item's hosts take ranges as imb() does; a host the fabric
+    # lacks is named before anything runs (the core checks hosts only when
+    # an item runs).
+    path = tmp_path / "imb.toml"
+    path.write_text('fabric = "eantc-hpc"\n[[imb]]\nbenchmarks = ["PingPong"]\nnp = 2\nhosts = "h0-h1"\n')
+    (pt,) = sweep_points(path, {"seed": [1]})
+    assert tomllib.loads(pt.toml)["imb"][0]["hosts"] == "h0-h1"
+    with pytest.raises(UnknownHostError, match=r'point 0 \(imb.hosts = "h0,h999"\): imb\[0\]: hosts: the fabric has no host "h999"'):
+        sweep_points(path, {"imb.hosts": ["h0,h999"]})

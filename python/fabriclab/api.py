@@ -9,22 +9,27 @@ only checks Python types the JSON form cannot carry.
 A *fabric* argument is a :class:`Fabric`, the name of a preset (see
 :func:`presets`) or the path of a fabric TOML file (a ``str`` ending in
 ``.toml`` or containing a path separator, or any :class:`os.PathLike`).
+The other tool modules turn a fabric argument into the core's text with
+:func:`fabric_arg` (:func:`with_backend`, :func:`as_fabric`,
+:func:`resolve_fabric`) and a list of flows with :func:`flow_list`: the
+one place each is done. Type checks of single arguments are in
+:mod:`fabriclab._checks`.
 """
 
 from __future__ import annotations
 
 import json
-import math
-import operator
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Union, cast
+from typing import Any, Union
 
 import pandas as pd
 
 from . import _core
-from .errors import ArgumentTypeError, InvalidArgumentError
+from ._checks import as_bool, as_float, as_int, as_list, as_seed, as_str, dumps
+from ._tables import frame, tuples
+from .errors import ArgumentTypeError
 from .progress import ProgressArg, progress_callback
 
 __all__ = [
@@ -134,110 +139,6 @@ PORT_SAMPLE_COLUMNS = ["time_ps", "node", "port", "peer", "queue_bytes", "tx_byt
 LINK_COLUMNS = ["a", "b", "gbps", "delay_ns"]
 
 
-def _frame(rows: Sequence[Mapping[str, Any]], columns: list[str]) -> pd.DataFrame:
-    """Rows as a DataFrame whose known columns come first, in order (and
-    exist even with no rows); columns the core added later follow."""
-    if not rows:
-        return pd.DataFrame(columns=columns)
-    df = pd.DataFrame.from_records(list(rows))
-    extra = [c for c in df.columns if c not in columns]
-    return df.reindex(columns=[c for c in columns if c in df.columns] + extra)
-
-
-def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
-    """``df.to_dict("records")`` of a frame whose column labels are strings."""
-    return cast("list[dict[str, Any]]", df.to_dict("records"))
-
-
-def _tuples(df: pd.DataFrame, index: bool = True) -> Iterator[Any]:
-    """``df.itertuples(index=index)``: rows whose fields are typed Any, as
-    the code reads them by column name (pandas types them as any scalar)."""
-    return df.itertuples(index=index)
-
-
-def _json_default(obj: Any) -> Any:
-    """JSON for the objects users pass that json does not know: Flow
-    dataclasses and numpy scalars."""
-    if isinstance(obj, Flow):
-        return obj.to_dict()
-    item = getattr(obj, "item", None)
-    if callable(item):  # numpy scalar
-        return item()
-    raise ArgumentTypeError(f"{type(obj).__name__} object cannot be passed to fabriclab")
-
-
-def _dumps(obj: Any) -> str:
-    try:
-        return json.dumps(obj, default=_json_default, allow_nan=False)
-    except ValueError:
-        raise InvalidArgumentError(
-            f"an argument is NaN or infinite ({_non_finite(obj)}): give a finite number"
-        ) from None
-    except RecursionError:
-        raise InvalidArgumentError("an argument refers to itself (a circular list or dict)") from None
-
-
-def _non_finite(obj: Any, path: str = "") -> str:
-    """Where in ``obj`` a NaN or infinity is (for the error message)."""
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return f"{path or 'value'} = {obj}"
-    items = obj.items() if isinstance(obj, Mapping) else enumerate(obj) if isinstance(obj, (list, tuple)) else ()
-    for k, v in items:
-        where = _non_finite(v, f"{path}.{k}" if path else str(k))
-        if where:
-            return where
-    return ""
-
-
-def _mapping(name: str, value: Any) -> Mapping[str, Any]:
-    """``value`` if it is a dict, else an ArgumentTypeError."""
-    if not isinstance(value, Mapping):
-        raise ArgumentTypeError(f"{name} must be a dict, not {type(value).__name__}")
-    return value
-
-
-# --------------------------------------------------------------------------
-# Type checks (the core checks values; these only catch what JSON cannot
-# carry or would silently change).
-
-
-def _int(name: str, value: Any) -> int:
-    if isinstance(value, bool):
-        raise ArgumentTypeError(f"{name} must be an integer, not bool")
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise ArgumentTypeError(f"{name} must be an integer, not {type(value).__name__}") from None
-
-
-def _seed(value: Any) -> int:
-    """A run seed: an integer in 0 .. 2^64 - 1 (the core's u64)."""
-    seed = _int("seed", value)
-    if not 0 <= seed < 1 << 64:
-        raise InvalidArgumentError(f"seed must be between 0 and 2^64 - 1, got {seed}")
-    return seed
-
-
-def _float(name: str, value: Any) -> float:
-    if isinstance(value, (bool, str, bytes)) or not hasattr(value, "__float__"):
-        raise ArgumentTypeError(f"{name} must be a number, not {type(value).__name__}")
-    return float(value)
-
-
-def _bool(name: str, value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    if type(value).__name__ == "bool_":  # numpy
-        return bool(value)
-    raise ArgumentTypeError(f"{name} must be True or False, not {type(value).__name__}")
-
-
-def _str(name: str, value: Any) -> str:
-    if not isinstance(value, str):
-        raise ArgumentTypeError(f"{name} must be a string, not {type(value).__name__}")
-    return value
-
-
 # --------------------------------------------------------------------------
 # Fabrics
 
@@ -250,7 +151,7 @@ def presets() -> list[str]:
 
 def preset_toml(name: str) -> str:
     """The TOML text of preset ``name``, with its calibration comments."""
-    return _core.preset_toml(_str("name", name))
+    return _core.preset_toml(as_str("name", name))
 
 
 def _read_fabric_file(path: str | os.PathLike[str]) -> str:
@@ -262,7 +163,7 @@ def _looks_like_path(s: str) -> bool:
     return s.endswith(".toml") or "/" in s or os.sep in s or os.path.isfile(s)
 
 
-def _resolve(fabric: FabricLike, base_dir: str | None = None) -> tuple[str, str | None]:
+def resolve_fabric(fabric: FabricLike, base_dir: str | None = None) -> tuple[str, str | None]:
     """What the core takes for a fabric (its TOML text: a preset's from
     ``_core.preset_toml``), and the file it was read from. Relative paths
     are taken from ``base_dir`` when given (scenario files)."""
@@ -295,23 +196,23 @@ def _resolve(fabric: FabricLike, base_dir: str | None = None) -> tuple[str, str 
 BACKENDS = ("packet", "flow")
 
 
-def _fabric_arg(fabric: FabricLike, base_dir: str | None = None, backend: str | None = None) -> str:
+def fabric_arg(fabric: FabricLike, base_dir: str | None = None, backend: str | None = None) -> str:
     """What the core takes for a fabric: its TOML text, with
     ``[sim] backend`` replaced when ``backend`` is given ("packet" or
     "flow"; the core words the error for anything else)."""
-    arg = _resolve(fabric, base_dir)[0]
+    arg = resolve_fabric(fabric, base_dir)[0]
     if backend is None:
         return arg
-    return _core.fabric_with_backend(arg, _str("backend", backend))
+    return _core.fabric_with_backend(arg, as_str("backend", backend))
 
 
 FabricLike = Union["Fabric", str, "os.PathLike[str]"]
 
 
-def _with_backend(fabric: FabricLike, backend: str | None) -> FabricLike:
+def with_backend(fabric: FabricLike, backend: str | None) -> FabricLike:
     """``fabric`` as it is, or as TOML text with ``[sim] backend`` set
     (what every tool's ``backend=`` argument does)."""
-    return fabric if backend is None else _fabric_arg(fabric, backend=backend)
+    return fabric if backend is None else fabric_arg(fabric, backend=backend)
 
 
 class Fabric:
@@ -325,7 +226,7 @@ class Fabric:
         """``source`` is a preset name or fabric TOML text (prefer the class
         methods, which say which): a single word is a preset name (an
         unknown one gets the list of presets), anything else TOML."""
-        _str("source", source)
+        as_str("source", source)
         if _preset is None:
             _preset = source in presets() or not any(c in source for c in "\n=[")
         #: The TOML the fabric was made from (a preset's comes with its
@@ -341,7 +242,7 @@ class Fabric:
         #: Switch names.
         self.switches: list[str] = list(info["switches"])
         #: Links: columns a, b, gbps, delay_ns.
-        self.links: pd.DataFrame = _frame(info["links"], LINK_COLUMNS)
+        self.links: pd.DataFrame = frame(info["links"], LINK_COLUMNS)
         #: Every setting of the fabric, defaults filled in, as TOML.
         self.normalized_toml: str = info["toml"]
         #: The file this fabric was loaded from, if any.
@@ -351,13 +252,13 @@ class Fabric:
     @classmethod
     def preset(cls, name: str) -> Fabric:
         """A built-in preset (see :func:`presets`)."""
-        _str("name", name)
+        as_str("name", name)
         return cls(name, _preset=True)  # the core's error for an unknown name
 
     @classmethod
     def from_toml(cls, text: str) -> Fabric:
         """A fabric from the text of a fabric TOML file."""
-        return cls(_str("text", text), _preset=False)
+        return cls(as_str("text", text), _preset=False)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Fabric:
@@ -371,13 +272,13 @@ class Fabric:
         )
 
 
-def _as_fabric(fabric: FabricLike, base_dir: str | None = None) -> Fabric:
+def as_fabric(fabric: FabricLike, base_dir: str | None = None) -> Fabric:
     """A :class:`Fabric` for any fabric argument."""
     if isinstance(fabric, Fabric):
         return fabric
     if isinstance(fabric, str) and fabric in presets():
         return Fabric.preset(fabric)
-    text, path = _resolve(fabric, base_dir)
+    text, path = resolve_fabric(fabric, base_dir)
     return Fabric(text, path=path, _preset=False)
 
 
@@ -405,36 +306,27 @@ class Flow:
     def to_dict(self) -> dict[str, Any]:
         """The core's JSON form."""
         d: dict[str, Any] = {
-            "src": _str("src", self.src),
-            "dst": _str("dst", self.dst),
-            "bytes": _int("bytes", self.bytes),
-            "op": _str("op", self.op),
-            "start_us": _float("start_us", self.start_us),
-            "repeat": _bool("repeat", self.repeat),
+            "src": as_str("src", self.src),
+            "dst": as_str("dst", self.dst),
+            "bytes": as_int("bytes", self.bytes),
+            "op": as_str("op", self.op),
+            "start_us": as_float("start_us", self.start_us),
+            "repeat": as_bool("repeat", self.repeat),
         }
         if self.priority is not None:
-            d["priority"] = _int("priority", self.priority)
+            d["priority"] = as_int("priority", self.priority)
         return d
 
 
-def _seq(name: str, value: Any, what: str) -> list[Any]:
-    """``value`` as a list, or an ArgumentTypeError saying it must be a list
-    of ``what`` (a string, a mapping or a scalar is not)."""
-    if isinstance(value, (str, bytes, Mapping)):
-        raise ArgumentTypeError(f"{name} must be a list of {what}, not {type(value).__name__}")
-    try:
-        return list(value)
-    except TypeError:
-        raise ArgumentTypeError(f"{name} must be a list of {what}, not {type(value).__name__}") from None
-
-
-def _flow_list(name: str, items: Iterable[Flow | Mapping[str, Any]] | None) -> list[Any]:
+def flow_list(name: str, items: Iterable[Flow | Mapping[str, Any]] | None) -> list[Any]:
+    """Flows (:class:`Flow` objects or dicts) as the core's JSON objects;
+    None is none."""
     if items is None:
         return []
     if isinstance(items, Flow):
         raise ArgumentTypeError(f"{name} must be a list of flows (Flow objects or dicts)")
     out: list[Any] = []
-    for f in _seq(name, items, "flows (Flow objects or dicts)"):
+    for f in as_list(name, items, "flows (Flow objects or dicts)"):
         if isinstance(f, Flow):
             out.append(f.to_dict())
         elif isinstance(f, Mapping):
@@ -491,7 +383,7 @@ class FlowsResult:
         lines = [
             f"{'src':<8} {'dst':<8} {'bytes':>12} {'start_us':>10} {'fct_us':>12} {'messages':>8}"
         ]
-        for r in _tuples(self.flows, index=False):
+        for r in tuples(self.flows, index=False):
             fct = "-" if pd.isna(r.fct_us) else f"{r.fct_us:.3f}"
             lines.append(
                 f"{r.src:<8} {r.dst:<8} {r.bytes:>12} {r.start_ps / 1e6:>10.3f} {fct:>12} {r.messages:>8}"
@@ -523,27 +415,27 @@ def flows(
     (``samples``: bytes acknowledged and received, current rate) and per
     port (``port_samples``: queue depth, bytes sent, PFC pause state).
     """
-    fabric = _with_backend(fabric, backend)
-    fl = _flow_list("flows", flows)
+    fabric = with_backend(fabric, backend)
+    fl = flow_list("flows", flows)
     out = json.loads(
         _core.flows(
-            _fabric_arg(fabric),
-            _dumps(fl),
-            _seed(seed),
-            None if sample_us is None else _float("sample_us", sample_us),
-            None if limit_us is None else _float("limit_us", limit_us),
+            fabric_arg(fabric),
+            dumps(fl),
+            as_seed(seed),
+            None if sample_us is None else as_float("sample_us", sample_us),
+            None if limit_us is None else as_float("limit_us", limit_us),
         )
     )
-    fdf = _frame(out["flows"], FLOW_COLUMNS[:-1])
+    fdf = frame(out["flows"], FLOW_COLUMNS[:-1])
     # A time or NaN (not None), as sweeps' tables have it.
     fdf["failed_ps"] = fdf["failed_ps"].astype("float64")
     fdf["fct_us"] = (fdf["completed_ps"].astype("float64") - fdf["start_ps"].astype("float64")) / 1e6
     return FlowsResult(
         flows=fdf,
-        ports=_frame(out["ports"], PORT_COLUMNS),
-        qps=_frame(out["qps"], QP_COLUMNS),
-        samples=_frame(out["samples"], SAMPLE_COLUMNS),
-        port_samples=_frame(out["port_samples"], PORT_SAMPLE_COLUMNS),
+        ports=frame(out["ports"], PORT_COLUMNS),
+        qps=frame(out["qps"], QP_COLUMNS),
+        samples=frame(out["samples"], SAMPLE_COLUMNS),
+        port_samples=frame(out["port_samples"], PORT_SAMPLE_COLUMNS),
         outcome=out["outcome"],
         sim_time_us=out["sim_time_ps"] / 1e6,
         events=out["events"],
@@ -579,40 +471,40 @@ def perftest_options(
 ) -> dict[str, Any]:
     """The core's option object for a perftest run (type-checked)."""
     opts: dict[str, Any] = {
-        "test": _str("test", test),
-        "client": _str("client", client),
-        "server": _str("server", server),
-        "all_sizes": _bool("all_sizes", all_sizes),
-        "bidirectional": _bool("bidirectional", bidirectional),
-        "report_gbits": _bool("report_gbits", report_gbits),
-        "qps": _int("qps", qps),
+        "test": as_str("test", test),
+        "client": as_str("client", client),
+        "server": as_str("server", server),
+        "all_sizes": as_bool("all_sizes", all_sizes),
+        "bidirectional": as_bool("bidirectional", bidirectional),
+        "report_gbits": as_bool("report_gbits", report_gbits),
+        "qps": as_int("qps", qps),
     }
     for name, value in (("size", size), ("iters", iters), ("tx_depth", tx_depth), ("mtu", mtu), ("cq_mod", cq_mod)):
         if value is not None:
-            opts[name] = _int(name, value)
+            opts[name] = as_int(name, value)
     if duration_s is not None:
-        opts["duration_s"] = _float("duration_s", duration_s)
-    bg = _flow_list("background", background)
+        opts["duration_s"] = as_float("duration_s", duration_s)
+    bg = flow_list("background", background)
     if bg:
         opts["background"] = bg
     return opts
 
 
 def _run_perftest(fabric: FabricLike, opts: Mapping[str, Any], seed: int) -> pd.DataFrame:
-    out = json.loads(_core.perftest(_fabric_arg(fabric), _dumps(dict(opts)), _seed(seed)))
+    out = json.loads(_core.perftest(fabric_arg(fabric), dumps(dict(opts)), as_seed(seed)))
     rep = out["report"]
     if out["test"].endswith("_bw"):
-        df = _frame(rep["bw"], BW_COLUMNS)
+        df = frame(rep["bw"], BW_COLUMNS)
     else:
-        df = _frame(rep["lat"], LAT_COLUMNS)
+        df = frame(rep["lat"], LAT_COLUMNS)
     df.attrs.update(
         {
             "test": out["test"],
             "backend": out["backend"],
             "text": out["text"],
             "out_json": out["out_json"],
-            "ports": _frame(rep["ports"], PORT_COLUMNS),
-            "qps": _frame(rep["qps"], QP_COLUMNS),
+            "ports": frame(rep["ports"], PORT_COLUMNS),
+            "qps": frame(rep["qps"], QP_COLUMNS),
             "ports_table": out["ports_table"],
             "qps_table": out["qps_table"],
             "outcome": rep["outcome"],
@@ -661,7 +553,7 @@ def perftest(
     (its ``--out_json`` document), ``"ports"`` and ``"qps"`` (counter
     DataFrames of the last size's run), ``"outcome"`` and a few more.
     """
-    fabric = _with_backend(fabric, backend)
+    fabric = with_backend(fabric, backend)
     opts = perftest_options(
         test,
         client,
@@ -692,7 +584,7 @@ def bench(name: str, cc: str = "", progress: ProgressArg = False, backend: str =
     return its figures (wall_s, events_per_s, ...). With ``progress``,
     progress lines go to stderr."""
     figures: dict[str, Any] = json.loads(
-        _core.bench(_str("name", name), _str("cc", cc), progress_callback("bench", progress), _str("backend", backend))
+        _core.bench(as_str("name", name), as_str("cc", cc), progress_callback("bench", progress), as_str("backend", backend))
     )
     return figures
 

@@ -24,9 +24,11 @@ from typing import Any
 import pandas as pd
 
 from . import _core
-from .api import FabricLike, Flow, _dumps, _fabric_arg, _frame, _int, _seed, _str, _with_backend
+from ._checks import as_int, as_seed, as_str, dumps
+from ._tables import frame
+from .api import FabricLike, Flow, fabric_arg, with_backend
 from .errors import InvalidArgumentError
-from .mpi import _attrs, _extras, _job, core_options
+from .mpi import add_extras, add_job, attach_attrs, core_options
 from .progress import ProgressArg, progress_callback
 
 __all__ = ["cbench", "CBENCH_TESTS", "CBENCH_COLUMNS", "CBENCH_ROTATION_COLUMNS"]
@@ -73,21 +75,21 @@ def cbench(
     :data:`CBENCH_ROTATION_COLUMNS`), ``summary`` (overall min, max,
     average link and average aggregate), port, QP and MPI counters.
     """
-    fabric = _with_backend(fabric, backend)
-    opts: dict[str, Any] = {"test": _str("test", test)}
-    _job(opts, np, ppn, hosts, placement)
+    fabric = with_backend(fabric, backend)
+    opts: dict[str, Any] = {"test": as_str("test", test)}
+    add_job(opts, np, ppn, hosts, placement)
     for name, value, least in (("bytes", bytes, 0), ("iterations", iterations, 1), ("tests", tests, 1), ("rotations", rotations, 1)):
         if value is not None:
-            opts[name] = _int(name, value)
+            opts[name] = as_int(name, value)
             if opts[name] < least:
                 raise InvalidArgumentError(f"{name} must be at least {least}, got {opts[name]}")
-    _extras(opts, None, None, background, background_iperf, telemetry_us)
-    out = json.loads(_core.cbench(_fabric_arg(fabric), _dumps(core_options(opts)), _seed(seed), progress_callback("Cbench", progress)))
+    add_extras(opts, None, None, background, background_iperf, telemetry_us)
+    out = json.loads(_core.cbench(fabric_arg(fabric), dumps(core_options(opts)), as_seed(seed), progress_callback("Cbench", progress)))
     rep = out["report"]
-    df = _attrs(_frame(rep["pairs"], CBENCH_COLUMNS), out)
+    df = attach_attrs(frame(rep["pairs"], CBENCH_COLUMNS), out)
     df.attrs["test"] = rep["test"]
     df.attrs["backend"] = out["backend"]
-    df.attrs["rotations"] = _frame(rep["rotations"], CBENCH_ROTATION_COLUMNS)
+    df.attrs["rotations"] = frame(rep["rotations"], CBENCH_ROTATION_COLUMNS)
     df.attrs["summary"] = {
         k: rep[k] for k in ("overall_min", "overall_max", "average_link", "average_aggregate", "rotations_total")
     }

@@ -44,7 +44,7 @@ from typing import Any, NoReturn, cast
 
 from . import api, cli_compare, cli_dashboard, cli_fio, cli_hpl, cli_iperf, cli_lab, cli_mpi, cli_sweep
 from .errors import AuditError, DeadlockError, FabriclabError, InvalidArgumentError, RunFailedError, TransportRetryError
-from .linpack import parse_grids
+from .kinds import kind_of
 from .scenario import load_scenario, run_item
 
 PROG = "fabriclab"
@@ -295,7 +295,7 @@ def _cmd_fabric(a: argparse.Namespace) -> None:
             f = api.Fabric.preset(name)
             _out(f"{name:<{width}}{f.description}")
         return
-    fab = api._as_fabric(a.fabric)
+    fab = api.as_fabric(a.fabric)
     if a.toml:
         _out(fab.toml if fab.is_preset else fab.normalized_toml)
         return
@@ -398,7 +398,7 @@ def _cmd_flows(a: argparse.Namespace) -> None:
 def _cmd_run(a: argparse.Namespace) -> None:
     sc = load_scenario(a.scenario)
     if a.backend is not None:
-        sc.fabric = api.Fabric(api._fabric_arg(sc.fabric, backend=a.backend))
+        sc.fabric = api.Fabric(api.fabric_arg(sc.fabric, backend=a.backend))
     _out(f"scenario {a.scenario}: fabric {sc.fabric.name or '(unnamed)'}, {len(sc.items)} item(s)")
     for i, item in enumerate(sc.items, 1):
         what = item_what(item)
@@ -414,44 +414,32 @@ def _cmd_run(a: argparse.Namespace) -> None:
 def item_what(item: Any) -> str:
     """A scenario item's settings in a few words (the header lines of
     ``fabriclab run`` and ``fabriclab lab run``)."""
-    o = item.options
-    if item.kind == "flows":
-        what = f"{len(o['flows'])} flow(s)"
-    elif item.kind == "imb":
-        what = f"{' '.join(o.get('benchmarks', ['all']))}, -np {o['np']}"
-    elif item.kind in ("osu", "cbench"):
-        what = f"{o['test']}, -np {o['np']}"
-    elif item.kind == "fio":
-        what = (
-            f"{o.get('rw', 'randwrite')} bs={o.get('bs', 4096)} iodepth={o.get('iodepth', 1)}, "
-            f"clients {o.get('clients', 'h0')} -> targets {o.get('targets', 'h12')}"
-        )
-    elif item.kind == "hpl":
-        what = _hpl_what(o)
-    else:
-        what = o.get("test", "")
-    return what
+    return kind_of(item.kind).what(item.options)
+
+
+#: How each kind of scenario item's result is printed (every kind of
+#: fabriclab.kinds has one: tests/test_kinds.py).
+PRINTERS: dict[str, Callable[[Any, bool], None]] = {
+    "perftest": _print_perftest,
+    "flows": _print_flows,
+    "imb": cli_mpi.print_result,
+    "osu": cli_mpi.print_result,
+    "cbench": cli_mpi.print_result,
+    "fio": cli_fio.print_result,
+    "hpl": cli_hpl.print_result,
+}
 
 
 def print_item(kind: str, res: Any, counters: bool = False) -> None:
     """A scenario item's result as its tool prints it (``fabriclab run``,
     ``fabriclab lab run``)."""
-    if kind == "perftest":
-        _print_perftest(res, counters)
-    elif kind in ("imb", "osu", "cbench"):
-        cli_mpi.print_result(res, counters)
-    elif kind == "fio":
-        cli_fio.print_result(res, counters)
-    elif kind == "hpl":
-        cli_hpl.print_result(res, counters)
-    else:
-        _print_flows(res, counters)
+    PRINTERS[kind](res, counters)
 
 
 def _item_dashboard(prefix: str, i: int, item: Any, res: Any, sc: Any) -> None:
     """``fabriclab run --dashboard PREFIX``: item ``i``'s port samples as
     PREFIX-<i>.html, if it has any."""
-    ps = res.port_samples if item.kind == "flows" else res.attrs.get("port_samples")
+    ps = kind_of(item.kind).shape.port_samples(res)
     if ps is None or len(ps) == 0:
         _out(f"no dashboard for item {i}: it has no port samples (set telemetry_us, or sample_us for flows)")
         return
@@ -459,22 +447,6 @@ def _item_dashboard(prefix: str, i: int, item: Any, res: Any, sc: Any) -> None:
 
     path = dashboard(ps, f"{prefix}-{i}.html", fabric=sc.fabric, title=f"{item.kind} {item.name or ''}".strip())
     print(f"dashboard written to {path}", file=sys.stderr)
-
-
-def _hpl_what(o: dict[str, Any]) -> str:
-    """An [[hpl]] item's settings, as the scenario gives them."""
-    parts = [f"HPL.dat {os.path.basename(o['dat'])}"] if "dat" in o else []
-    for key, label in (("n", "N"), ("nb", "NB"), ("grids", "grids"), ("bcast", "bcast"), ("np", "-np")):
-        if key not in o:
-            continue
-        v = o[key]
-        try:
-            if key == "grids":
-                v = [f"{p}x{q}" for p, q in parse_grids(v)]
-        except (TypeError, ValueError):
-            pass  # the run says what is wrong with it
-        parts.append(f"{label} {' '.join(map(str, v)) if isinstance(v, list) else v}")
-    return ", ".join(parts)
 
 
 _BENCH_ROWS = [
@@ -554,7 +526,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         backend = getattr(args, "backend", None)
         if backend is not None and args.command not in ("run", "bench") and hasattr(args, "fabric"):
             # Every tool takes a Fabric wherever it takes a fabric name.
-            args.fabric = api.Fabric(api._fabric_arg(args.fabric, backend=backend))
+            args.fabric = api.Fabric(api.fabric_arg(args.fabric, backend=backend))
         if backend == "flow":
             # A header line on the tool's text; beside JSON, on stderr.
             as_json = getattr(args, "json", False) or getattr(args, "output_format", "") == "json"

@@ -23,7 +23,7 @@ from typing import Any
 
 import pandas as pd
 
-from .cli_sweep import _set_spec, _short, _show, _table, cluster_errors, cluster_opts
+from .cli_sweep import cell_text, cluster_errors, cluster_opts, set_spec, short_error, text_table
 from .comparisons import compare, delta_text, pct_text, row_label, sides_text, value_text
 from .errors import InvalidArgumentError
 
@@ -44,7 +44,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--set",
         dest="sets",
-        type=_set_spec,
+        type=set_spec,
         action="append",
         default=[],
         metavar="PATH=VALUE",
@@ -69,7 +69,7 @@ def _overrides(sets: Sequence[tuple[str, list[Any]]]) -> dict[str, Any]:
         if path in out:
             raise InvalidArgumentError(f"--set {path} is given twice; side B takes one value per path")
         if len(values) != 1:
-            shown = ", ".join(_show(v) for v in values)
+            shown = ", ".join(cell_text(v) for v in values)
             raise InvalidArgumentError(
                 f"--set {path}: compare takes one value per path (side B's), got {len(values)} ({shown}); "
                 "to run several values, use fabriclab sweep"
@@ -93,11 +93,11 @@ def table_text(df: pd.DataFrame) -> str:
     headers = ["item", *(["name"] if names else []), "row", "metric", *_NUMBERS]
     rows = []
     for r in df.to_dict("records"):
-        cells = [r["item"], *([_show(r["name"])] if names else []), row_label(r), r["metric"]]
+        cells = [r["item"], *([cell_text(r["name"])] if names else []), row_label(r), r["metric"]]
         cells += [value_text(r[c]) for c in ("a_min", "a_avg", "a_max", "b_min", "b_avg", "b_max")]
         cells += [delta_text(r["delta"]), pct_text(r["pct"])]
         rows.append(cells)
-    return _table(headers, rows, right=_NUMBERS)
+    return text_table(headers, rows, right=_NUMBERS)
 
 
 def cmd_compare(a: argparse.Namespace) -> int:
@@ -127,7 +127,7 @@ def cmd_compare(a: argparse.Namespace) -> int:
         print(f"comparison written to {path}", file=sys.stderr)
     failed = df.attrs.get("failed", [])
     for f in failed:
-        print(f"fabriclab: side {f['side']}, seed {f['seed']}, {f['item'] or 'the whole run'}: {_short(f['error'])}", file=sys.stderr)
+        print(f"fabriclab: side {f['side']}, seed {f['seed']}, {f['item'] or 'the whole run'}: {short_error(f['error'])}", file=sys.stderr)
     if failed:
         print(f"fabriclab: {len(failed)} run(s) of an item failed: the figures leave them out", file=sys.stderr)
         return 1

@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from .api import _as_fabric
+from .api import as_fabric
 from .dashboards import dashboard
 from .errors import InvalidArgumentError
 
@@ -41,7 +41,7 @@ def cmd_dashboard(a: argparse.Namespace) -> None:
         samples = pd.read_csv(a.ports_csv)
     except (pd.errors.EmptyDataError, pd.errors.ParserError) as e:
         raise InvalidArgumentError(f"{a.ports_csv}: not a port telemetry CSV ({e})") from None
-    fabric = _as_fabric(a.fabric) if a.fabric else None  # its errors before any drawing
+    fabric = as_fabric(a.fabric) if a.fabric else None  # its errors before any drawing
     out = Path(a.output) if a.output else _default_output(a.ports_csv)
     title = a.title if a.title is not None else Path(a.ports_csv).name
     try:

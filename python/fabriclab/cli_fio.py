@@ -13,7 +13,7 @@ import argparse
 import sys
 from typing import Any
 
-from .cli_iperf import _size
+from .cli_iperf import size_arg
 from .storage import FIO_RW
 from .storage import fio as run_fio
 
@@ -25,7 +25,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
     p.add_argument("--name", default="fio", help="job name (default fio)")
     p.add_argument("--rw", default="randwrite", choices=FIO_RW, help="I/O pattern (default randwrite)")
-    p.add_argument("--bs", type=_size, default=4096, metavar="BYTES", help="block size, K/M suffixes (default 4K)")
+    p.add_argument("--bs", type=size_arg, default=4096, metavar="BYTES", help="block size, K/M suffixes (default 4K)")
     p.add_argument("--iodepth", type=int, default=1, help="I/Os in flight per job (default 1)")
     p.add_argument("--numjobs", type=int, default=1, help="jobs per client (default 1)")
     p.add_argument("--runtime", type=float, default=0.05, metavar="SECS", help="seconds counted (default 0.05)")

@@ -24,7 +24,7 @@ def _rate(text: str) -> float:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
-def _size(text: str) -> int:
+def size_arg(text: str) -> int:
     try:
         return parse_size(text)
     except ValueError as e:
@@ -61,7 +61,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "-i", "--interval", type=float, default=0.1, metavar="SECS", help="seconds between reports (default 0.1; 0 = none)"
     )
-    p.add_argument("-l", "--length", type=_size, default=131072, metavar="BYTES", help="write length, K/M suffixes (default 128K)")
+    p.add_argument("-l", "--length", type=size_arg, default=131072, metavar="BYTES", help="write length, K/M suffixes (default 128K)")
     p.add_argument("-C", "--congestion", metavar="ALGO", help="congestion control: reno, cubic or dctcp (default: the fabric's)")
     p.add_argument("-J", "--json", action="store_true", help="print iperf3's JSON document instead of the text")
     p.add_argument("--counters", action="store_true", help="also print the port and TCP counters")

@@ -29,8 +29,8 @@ from typing import Any, Callable
 
 import pandas as pd
 
+from ._toml import toml_value
 from .errors import FabriclabError, InvalidArgumentError
-from .scenario import _value
 from .sweeps import sweep, sweep_points
 
 if sys.version_info >= (3, 11):
@@ -107,7 +107,7 @@ def parse_values(text: str) -> list[Any]:
     return [v for piece in _split_values(text) for v in _parse_one(piece, text)]
 
 
-def _set_spec(text: str) -> tuple[str, list[Any]]:
+def set_spec(text: str) -> tuple[str, list[Any]]:
     path, sep, values = text.partition("=")
     if not sep or not path.strip():
         raise argparse.ArgumentTypeError(
@@ -165,7 +165,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--set",
         dest="sets",
-        type=_set_spec,
+        type=set_spec,
         action="append",
         required=True,
         metavar="PATH=V1,V2,...",
@@ -187,7 +187,7 @@ def add_parser(sub: Any) -> None:
 # The summary table
 
 
-def _show(v: Any) -> str:
+def cell_text(v: Any) -> str:
     """A cell of the table."""
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "-"
@@ -196,11 +196,11 @@ def _show(v: Any) -> str:
     if isinstance(v, str):
         return v
     if isinstance(v, (bool, list, tuple, dict)):
-        return _value(v)
+        return toml_value(v)
     return str(v)
 
 
-def _short(message: str) -> str:
+def short_error(message: str) -> str:
     text = " ".join(str(message).split())
     return text if len(text) <= _ERROR_WIDTH else text[: _ERROR_WIDTH - 3] + "..."
 
@@ -289,7 +289,7 @@ def _result_text(g: pd.DataFrame) -> str:
     """The key figure of one item at one point (or its error)."""
     errors = g["error"].dropna()
     if len(errors):
-        return "error: " + _short(errors.iloc[0])
+        return "error: " + short_error(errors.iloc[0])
     text = _KIND_TEXT.get(g["kind"].iloc[0], _rows_text)(g)
     outcome = g["outcome"].iloc[0] if "outcome" in g else None
     if isinstance(outcome, str) and outcome != "Finished":
@@ -297,7 +297,7 @@ def _result_text(g: pd.DataFrame) -> str:
     return text
 
 
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[str] = ("point",)) -> str:
+def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[str] = ("point",)) -> str:
     widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
 
     def line(cells: Sequence[str]) -> str:
@@ -318,18 +318,18 @@ def summary(df: pd.DataFrame) -> str:
     rows = []
     for _, g in df.groupby(["point", "item"], sort=False, dropna=False):
         first = g.iloc[0]
-        cells = [str(first["point"]), *(_show(first[p]) for p in params), _show(first["item"])]
+        cells = [str(first["point"]), *(cell_text(first[p]) for p in params), cell_text(first["item"])]
         if names:
-            cells.append(_show(first["name"]))
+            cells.append(cell_text(first["name"]))
         cells.append(_result_text(g))
         rows.append(cells)
-    return _table(headers, rows)
+    return text_table(headers, rows)
 
 
 def _points_text(points: Sequence[Any]) -> str:
     params = list(dict.fromkeys(p for pt in points for p in pt.params))
-    rows = [[str(pt.index), *(_show(pt.params.get(p)) for p in params)] for pt in points]
-    return _table(["point", *params], rows)
+    rows = [[str(pt.index), *(cell_text(pt.params.get(p)) for p in params)] for pt in points]
+    return text_table(["point", *params], rows)
 
 
 # --------------------------------------------------------------------------

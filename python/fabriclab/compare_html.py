@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from .comparisons import delta_text, pct_text, row_label, sides_text, value_text
-from .dashboards import _page, _section
+from .dashboards import html_page, html_section
 
 __all__ = ["compare_html", "write_html"]
 
@@ -55,7 +55,7 @@ def _failed(failed: list[dict[str, Any]]) -> str:
         f"{html.escape(str(f['item'] or 'the whole run'))}: {html.escape(str(f['error']))}</li>\n"
         for f in failed
     )
-    return _section("Runs that failed", f"<p>Their figures are left out.</p>\n<ul>\n{items}</ul>\n")
+    return html_section("Runs that failed", f"<p>Their figures are left out.</p>\n<ul>\n{items}</ul>\n")
 
 
 def compare_html(df: pd.DataFrame, title: str = "fabriclab compare") -> str:
@@ -67,13 +67,13 @@ def compare_html(df: pd.DataFrame, title: str = "fabriclab compare") -> str:
     for label, rows in df.groupby("item", sort=False):
         name = rows["name"].iloc[0]
         named = f" {name}" if isinstance(name, str) and name else ""
-        sections.append(_section(f"{label}{named}", _item_table(rows)))
+        sections.append(html_section(f"{label}{named}", _item_table(rows)))
     failed = df.attrs.get("failed", [])
     if failed:
         sections.append(_failed(failed))
     if not sections:
-        sections.append(_section("No rows", "<p>No item gave a value on either side.</p>\n"))
-    return _page(title, meta, sections, style=_STYLE)
+        sections.append(html_section("No rows", "<p>No item gave a value on either side.</p>\n"))
+    return html_page(title, meta, sections, style=_STYLE)
 
 
 def write_html(df: pd.DataFrame, out: str | os.PathLike[str], title: str = "fabriclab compare") -> Path:

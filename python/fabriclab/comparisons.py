@@ -38,15 +38,18 @@ from typing import Any
 
 import pandas as pd
 
+from ._toml import toml_value
 from .api import BW_COLUMNS, FLOW_COLUMNS, LAT_COLUMNS
 from .bisection import CBENCH_COLUMNS
 from .errors import InvalidArgumentError
+from .kinds import NAMES as ITEM_KINDS
 from .lab_runs import fmt
 from .linpack import HPL_COLUMNS
 from .mpi import IMB_COLUMNS, OSU_COLUMNS
-from .scenario import _KINDS, _value, file_order, read_toml
+from .scenario import file_order, read_toml
 from .storage import FIO_COLUMNS
-from .sweeps import ITEM_COLUMNS, _dask_client, _worker_count, sweep, sweep_points
+from .sweep_dask import dask_client, worker_count
+from .sweeps import ITEM_COLUMNS, sweep, sweep_points
 
 __all__ = ["compare", "run_sides", "compare_runs", "row_label", "sides_text", "KEY_COLUMNS", "DEFAULT_METRICS", "COMPARE_COLUMNS"]
 
@@ -138,8 +141,8 @@ def _metric_list(metric: str | Iterable[str] | None) -> list[str] | None:
 def scenario_items(path: str | os.PathLike[str]) -> dict[str, str | None]:
     """A scenario file's items in file order: ``{"imb[0]": name, ...}``."""
     text, doc = read_toml(os.fspath(path))
-    counts = {k: len(doc[k]) if isinstance(doc.get(k), list) else 0 for k in _KINDS}
-    seen = {k: 0 for k in _KINDS}
+    counts = {k: len(doc[k]) if isinstance(doc.get(k), list) else 0 for k in ITEM_KINDS}
+    seen = {k: 0 for k in ITEM_KINDS}
     items: dict[str, str | None] = {}
     for kind in file_order(text, counts):
         table = doc[kind][seen[kind]]
@@ -223,8 +226,8 @@ def run_sides(
     grid_b: dict[str, list[Any]] = {**{p: [v] for p, v in overrides.items()}, "seed": seeds}
     sweep_points(path_a, grid_a)  # every point of both sides checked before anything runs
     sweep_points(path_b, grid_b)
-    n = _worker_count(workers, 2 * k) if client is None else 0
-    with _dask_client(client, n) as (c, _where):
+    n = worker_count(workers, 2 * k) if client is None else 0
+    with dask_client(client, n) as (c, _where):
         runs_a = sweep(path_a, grid_a, client=c, progress=progress)
         runs_b = sweep(path_b, grid_b, client=c, progress=progress)
     runs_a.insert(0, "side", "A")
@@ -398,7 +401,7 @@ def row_label(row: Any) -> str:
 def sides_text(df: pd.DataFrame) -> str:
     """What A and B of a comparison are, and how many runs each (three lines)."""
     seeds = df.attrs.get("seeds", [])
-    overrides = ", ".join(f"{k} = {_value(v)}" for k, v in df.attrs.get("set", {}).items())
+    overrides = ", ".join(f"{k} = {toml_value(v)}" for k, v in df.attrs.get("set", {}).items())
     b = df.attrs.get("b", "")
     return (
         f"A: {df.attrs.get('a', '')}\nB: {f'{b} with {overrides}' if overrides else b}\n"

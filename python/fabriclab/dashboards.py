@@ -39,7 +39,8 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from .api import PORT_SAMPLE_COLUMNS, FabricLike, _as_fabric, _tuples
+from ._tables import tuples
+from .api import PORT_SAMPLE_COLUMNS, FabricLike, as_fabric
 from .errors import InvalidArgumentError
 
 __all__ = ["CAPTIONS", "Panels", "busiest_ports", "check_port_samples", "dashboard", "panels", "port_rates"]
@@ -267,7 +268,7 @@ class Panels:
 def panels(port_samples: pd.DataFrame, fabric: FabricLike | None = None) -> Panels:
     """The data of each panel of :func:`dashboard` (pure pandas)."""
     df = check_port_samples(port_samples)
-    fab = None if fabric is None else _as_fabric(fabric)
+    fab = None if fabric is None else as_fabric(fabric)
     hosts, switches = _classify(df, fab)
     times = pd.Index(sorted(df["time_ps"].unique()), name="time_ps")
     rates = _rates(df)
@@ -320,7 +321,7 @@ def panels(port_samples: pd.DataFrame, fabric: FabricLike | None = None) -> Pane
 # Figures
 
 
-def _matplotlib() -> tuple[Any, Any, Any]:
+def matplotlib_parts() -> tuple[Any, Any, Any]:
     """matplotlib's Figure, Agg canvas and colormap registry (no pyplot, so
     the caller's backend and figures are left alone)."""
     try:
@@ -336,11 +337,11 @@ def _matplotlib() -> tuple[Any, Any, Any]:
     return Figure, FigureCanvasAgg, colormaps
 
 
-class _Plotter:
+class Plotter:
     """Makes figures on one time axis and returns them as PNG data URIs."""
 
     def __init__(self, t_first_ps: int, t_last_ps: int):
-        self.Figure, self.Canvas, self.colormaps = _matplotlib()
+        self.Figure, self.Canvas, self.colormaps = matplotlib_parts()
         span_us = (t_last_ps - t_first_ps) / 1e6
         self.ps_per_unit, unit = (1e9, "ms") if span_us > 20_000 else (1e6, "us")
         self.xlabel = f"simulated time, {unit}"
@@ -427,19 +428,19 @@ def dashboard(
     (``pip install 'fabriclab[plot]'``).
     """
     p = panels(port_samples, fabric)
-    plot = _Plotter(int(p.times[0]), int(p.times[-1]))
+    plot = Plotter(int(p.times[0]), int(p.times[-1]))
     many = len(p.host_gbps.columns) > 10
-    sections = [_section("Host NIC transmit rate", _figure(plot.lines(p.host_gbps, "Gb/s", many), CAPTIONS["hosts"]))]
+    sections = [html_section("Host NIC transmit rate", _figure(plot.lines(p.host_gbps, "Gb/s", many), CAPTIONS["hosts"]))]
     if p.link_heat.empty:
         body = "<p>No switch-to-switch links in these samples.</p>\n"
     else:
         body = _figure(plot.lines(p.link_gbps, "Gb/s"), CAPTIONS["links"])
         vmax = 100.0 if p.link_unit.startswith("%") else None
         body += _figure(plot.heat(p.link_heat, p.link_unit, vmax), CAPTIONS["heat"])
-    sections.append(_section("Switch-to-switch links", body))
-    sections.append(_section("Switch queues", _figure(plot.lines(p.queue_kb, "KB"), CAPTIONS["queues"])))
-    sections.append(_section("PFC pauses", _figure(plot.lines(p.paused_ports, "ports paused"), CAPTIONS["pfc"])))
-    sections.append(_section("Busiest ports", _table(p.busiest, CAPTIONS["busiest"])))
+    sections.append(html_section("Switch-to-switch links", body))
+    sections.append(html_section("Switch queues", _figure(plot.lines(p.queue_kb, "KB"), CAPTIONS["queues"])))
+    sections.append(html_section("PFC pauses", _figure(plot.lines(p.paused_ports, "ports paused"), CAPTIONS["pfc"])))
+    sections.append(html_section("Busiest ports", _table(p.busiest, CAPTIONS["busiest"])))
 
     t0, t1 = int(p.times[0]), int(p.times[-1])
     period_ps = float(pd.Series(p.times).diff().median())
@@ -450,7 +451,7 @@ def dashboard(
         + (f"fabric {p.fabric_name}." if p.fabric_name else "no fabric given: link utilisation in Gb/s.")
     )
     path = Path(out)
-    path.write_text(_page(title or "fabriclab port telemetry", meta, sections), encoding="utf-8")
+    path.write_text(html_page(title or "fabriclab port telemetry", meta, sections), encoding="utf-8")
     return path
 
 
@@ -461,7 +462,7 @@ def _figure(src: str, caption: str) -> str:
     )
 
 
-def _section(heading: str, body: str) -> str:
+def html_section(heading: str, body: str) -> str:
     return f"<section>\n<h2>{html.escape(heading)}</h2>\n{body}</section>\n"
 
 
@@ -474,7 +475,7 @@ def _table(top: pd.DataFrame, caption: str) -> str:
         f"<tr><td>{html.escape(r.node)}</td><td>{r.port}</td><td>{html.escape(r.peer)}</td>"
         f"<td>{r.gb_sent:.4f}</td><td>{r.avg_gbps:.2f}</td><td>{r.peak_queue_kb:.1f}</td>"
         f"<td>{100 * r.paused_share:.1f} %</td></tr>\n"
-        for r in _tuples(top)
+        for r in tuples(top)
     )
     return (
         f"<figure><table>\n<tr>{head}</tr>\n{rows}</table>"
@@ -493,7 +494,7 @@ th:nth-child(-n+3), td:nth-child(-n+3) { text-align: left; }
 """
 
 
-def _page(title: str, meta: str, sections: list[str], style: str = "") -> str:
+def html_page(title: str, meta: str, sections: list[str], style: str = "") -> str:
     """A self-contained page: the title, a line of meta text, the sections;
     ``style`` adds CSS rules after the dashboard's (the compare report's)."""
     t = html.escape(title)

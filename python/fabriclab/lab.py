@@ -71,7 +71,8 @@ from pathlib import Path
 from typing import Any, Union
 
 from .errors import InvalidArgumentError, ParseError
-from .scenario import _KINDS, file_order
+from .kinds import NAMES as ITEM_KINDS
+from .scenario import file_order
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -90,7 +91,7 @@ OPS = ("value", "difference", "ratio", "reduction_pct")
 PLOT_KINDS = ("lines", "bars")
 
 _LAB_KEYS = {"name", "seed", "title", "reproduces", "runtime_s", "quick_runtime_s", "notes"}
-_RUN_KEYS = {"name", "fabric", "seed", "set", "quick", *_KINDS}
+_RUN_KEYS = {"name", "fabric", "seed", "set", "quick", *ITEM_KINDS}
 _METRIC_KEYS = {
     "label", "unit", "published", "printed", "place", "kind", "tolerance_pct", "tolerance", "note",
     "select", "base", "op", "by", "agg", "scale", "divide_by", "quick",
@@ -188,7 +189,7 @@ class LabRun:
 
     def item_names(self) -> list[str | None]:
         """The items' names in file order."""
-        seen = {k: 0 for k in _KINDS}
+        seen = {k: 0 for k in ITEM_KINDS}
         out = []
         for kind in self.order:
             out.append(self.doc[kind][seen[kind]].get("name"))
@@ -301,7 +302,7 @@ def _run_orders(text: str, nruns: int) -> list[list[str]] | None:
     """The item kinds of each [[run]] in file order, from the headers
     (None if the headers cannot be read)."""
     orders: list[list[str]] = []
-    pattern = r"(?m)^[ \t]*\[\[[ \t]*run(?:[ \t]*\.[ \t]*(" + "|".join(_KINDS) + r"))?[ \t]*\]\]"
+    pattern = r"(?m)^[ \t]*\[\[[ \t]*run(?:[ \t]*\.[ \t]*(" + "|".join(ITEM_KINDS) + r"))?[ \t]*\]\]"
     for m in re.finditer(pattern, text):
         if m.group(1) is None:
             orders.append([])
@@ -371,14 +372,14 @@ def _parse_run(w: _Where, i: int, r: Any, order: list[str] | None) -> LabRun:
     key = f"run {name!r}"
     doc = {k: v for k, v in r.items() if k not in ("name", "set", "quick")}
     counts = {}
-    for kind in _KINDS:
+    for kind in ITEM_KINDS:
         tables = doc.get(kind, [])
         if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
             raise w.error(f"{key} {kind}", f"write items as [[run.{kind}]] tables")
         counts[kind] = len(tables)
     if not sum(counts.values()):
         raise w.error(key, "has no items ([[run.imb]], [[run.perftest]], ...)")
-    everything = [k for k in _KINDS for _ in range(counts[k])]
+    everything = [k for k in ITEM_KINDS for _ in range(counts[k])]
     kinds = order if order is not None and sorted(order) == sorted(everything) else file_order("", counts)
     run = LabRun(name, doc, tuple(kinds), _overrides(w, f"{key} set", r.get("set", {})), _overrides(w, f"{key} quick", r.get("quick", {})))
     names = [n for n in run.item_names() if n is not None]

@@ -22,8 +22,8 @@ from typing import Any
 
 import pandas as pd
 
-from .api import _tuples
-from .dashboards import _matplotlib, _Plotter
+from ._tables import tuples
+from .dashboards import Plotter, matplotlib_parts
 from .lab import Plot
 from .lab_measure import select_rows
 from .lab_runs import LabResult, delta_text, fmt
@@ -64,7 +64,7 @@ def _index(results: Sequence[LabResult]) -> str:
 def _verdict_table(r: LabResult) -> str:
     head = "".join(f"<th>{h}</th>" for h in ("", "metric", "published", "fabriclab", "delta", "verdict"))
     body = []
-    for i, row in enumerate(_tuples(r.rows, index=False), 1):
+    for i, row in enumerate(tuples(r.rows, index=False), 1):
         unit = f" [{row.unit}]" if row.unit else ""
         cls = _VERDICT_CLASS.get(row.verdict, "skip")
         body.append(
@@ -73,7 +73,7 @@ def _verdict_table(r: LabResult) -> str:
             f'<td class="{cls}">{html.escape(row.verdict)}</td></tr>\n'
         )
     notes = []
-    for i, (m, row) in enumerate(zip(r.lab.metrics, _tuples(r.rows, index=False)), 1):
+    for i, (m, row) in enumerate(zip(r.lab.metrics, tuples(r.rows, index=False)), 1):
         tol = f"; tolerance {row.tolerance}" if row.tolerance and m.kind == "compare" else ""
         note = f". {m.note}" if m.note else ""
         notes.append(f"<li value=\"{i}\">{html.escape(m.place + tol + note)}</li>")
@@ -83,7 +83,7 @@ def _verdict_table(r: LabResult) -> str:
     )
 
 
-def _lines(r: LabResult, plot: Plot, plotter: _Plotter) -> str | None:
+def _lines(r: LabResult, plot: Plot, plotter: Plotter) -> str | None:
     fig, ax = plotter.axes()
     drawn = 0
     for s in plot.series:
@@ -116,7 +116,7 @@ def _lines(r: LabResult, plot: Plot, plotter: _Plotter) -> str | None:
     return plotter.png(fig)
 
 
-def _bars(r: LabResult, plot: Plot, plotter: _Plotter) -> str | None:
+def _bars(r: LabResult, plot: Plot, plotter: Plotter) -> str | None:
     rows = r.rows.set_index("metric")
     fabriclab, low, high = rows["fabriclab"], rows["published_low"], rows["published_high"]
     labels = [m for m in plot.metrics if not math.isnan(float(fabriclab[m]))]
@@ -139,11 +139,11 @@ def _bars(r: LabResult, plot: Plot, plotter: _Plotter) -> str | None:
     return plotter.png(fig)
 
 
-class _Axes(_Plotter):
+class _Axes(Plotter):
     """dashboard's plotter without its time axis."""
 
     def __init__(self) -> None:
-        self.Figure, self.Canvas, self.colormaps = _matplotlib()
+        self.Figure, self.Canvas, self.colormaps = matplotlib_parts()
 
     def axes(self, height_in: float = 3.2) -> tuple[Any, Any]:
         fig = self.Figure(figsize=(9, height_in), dpi=100, layout="constrained")
@@ -153,7 +153,7 @@ class _Axes(_Plotter):
         return fig, ax
 
 
-def _plots(r: LabResult, plotter: _Plotter) -> str:
+def _plots(r: LabResult, plotter: Plotter) -> str:
     out = []
     for plot in r.lab.plots:
         src = (_lines if plot.kind == "lines" else _bars)(r, plot, plotter)
@@ -168,7 +168,7 @@ def _plots(r: LabResult, plotter: _Plotter) -> str:
     return "".join(out)
 
 
-def _section(r: LabResult, plotter: _Plotter) -> str:
+def _section(r: LabResult, plotter: Plotter) -> str:
     lab = r.lab
     mode = "--quick" if r.quick else "full"
     meta = f"Seed {lab.seed}. Reproduces: {lab.reproduces}. Run: {mode}, {r.wall_s:.1f} s of wall time."

@@ -29,12 +29,12 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from .api import _tuples
+from ._tables import tuples
 from .errors import FabriclabError, InvalidArgumentError
 from .lab import Lab, LabLike, LabRun, load_lab, load_labs
 from .lab_measure import measure, verdict
 from .scenario import Scenario, ScenarioItem, run_item
-from .sweeps import _Base, _check_targets, _load_point, _parse_path, _point_doc, _scenario_text
+from .sweep_scenario import SweptFile, load_point, parse_paths, point_doc
 
 __all__ = ["LAB_COLUMNS", "LIST_COLUMNS", "LabResult", "dumps", "lab_list", "lab_run", "run_lab", "scenario_of", "table_text", "to_json"]
 
@@ -68,16 +68,12 @@ def scenario_of(lab: Lab, run: LabRun, quick: bool) -> Scenario:
     then ``[run.quick]`` if ``quick``); errors name the lab file and run."""
     params = {**run.set, **(run.quick if quick else {})}
     prefix = f"run {run.name!r}" + (" (--quick)" if quick and run.quick else "")
-    base = _Base(lab.path, _lab_dir(lab), dict(run.doc), list(run.order))
+    base = SweptFile(lab.path, _lab_dir(lab), dict(run.doc), list(run.order))
     try:
-        paths = {p: _parse_path(p) for p in params}
-        for p in paths.values():
-            _check_targets(p, base.doc)
-        doc = _point_doc(base, params, paths)
-        text = _scenario_text(doc, base.order)
+        doc = point_doc(base, params, parse_paths(params, base.doc))
     except FabriclabError as e:
         raise type(e)(f"lab {lab.path}: {prefix}: {e}") from None
-    return _load_point(text, lab.path, f"lab {lab.path}: {prefix}")
+    return load_point(base, doc, f"lab {lab.path}: {prefix}")
 
 
 def _lab_dir(lab: Lab) -> str:
@@ -222,7 +218,7 @@ def delta_text(row: Any) -> str:
 
 def _cells(r: LabResult) -> list[list[str]]:
     out = []
-    for row in _tuples(r.rows, index=False):
+    for row in tuples(r.rows, index=False):
         unit = f" [{row.unit}]" if row.unit else ""
         out.append([f"{row.metric}{unit}", row.published, fmt(row.fabriclab), delta_text(row), row.verdict])
     return out
@@ -249,7 +245,7 @@ def table_text(r: LabResult) -> str:
         *(line(c) for c in cells),
         "",
     ]
-    for i, (m, row) in enumerate(zip(lab.metrics, _tuples(r.rows, index=False)), 1):
+    for i, (m, row) in enumerate(zip(lab.metrics, tuples(r.rows, index=False)), 1):
         tol = f"; tolerance {row.tolerance}" if row.tolerance and m.kind == "compare" else ""
         lines.append(f"[{i}] {m.place}{tol}{f'. {m.note}' if m.note else ''}")
     counts = r.rows.verdict.value_counts()

@@ -35,9 +35,11 @@ from typing import Any, Union
 import pandas as pd
 
 from . import _core
-from .api import FabricLike, Flow, _dumps, _fabric_arg, _float, _frame, _int, _seed, _str, _with_backend
+from ._checks import as_float, as_int, as_seed, as_str, dumps
+from ._tables import frame
+from .api import FabricLike, Flow, fabric_arg, with_backend
 from .errors import ArgumentTypeError, FabriclabError, InvalidArgumentError, ParseError
-from .mpi import _extras, _job, common_attrs, core_options
+from .mpi import add_extras, add_job, common_attrs, core_options
 from .progress import ProgressArg, progress_callback
 
 __all__ = ["hpl", "read_dat", "parse_grids", "HPL_COLUMNS", "HPL_SAMPLE_COLUMNS", "HPL_BCASTS"]
@@ -105,7 +107,7 @@ def _grid(value: Any) -> list[int]:
             raise InvalidArgumentError(f"grid {value!r}: write PxQ, e.g. 2x4")
         return [int(m.group(1)), int(m.group(2))]
     if isinstance(value, (list, tuple)) and len(value) == 2:
-        return [_int("grid P", value[0]), _int("grid Q", value[1])]
+        return [as_int("grid P", value[0]), as_int("grid Q", value[1])]
     raise ArgumentTypeError(f"a grid must be 'PxQ' or a (P, Q) pair, not {value!r}")
 
 
@@ -126,8 +128,8 @@ def _ints(name: str, value: int | Iterable[int]) -> list[int]:
     if isinstance(value, (str, bytes)):
         raise ArgumentTypeError(f"{name} must be an integer or a list of integers, not str")
     if isinstance(value, Iterable):
-        return [_int(name, v) for v in value]
-    return [_int(name, value)]
+        return [as_int(name, v) for v in value]
+    return [as_int(name, value)]
 
 
 def _names(name: str, value: str | int | Iterable[str | int]) -> list[str]:
@@ -141,7 +143,7 @@ def _names(name: str, value: str | int | Iterable[str | int]) -> list[str]:
         if isinstance(v, int) and not isinstance(v, bool):
             out.append(str(v))  # HPL.dat's code, e.g. bcast 1
         elif v != "":
-            out.append(_str(name, v))
+            out.append(as_str(name, v))
     return out
 
 
@@ -149,7 +151,7 @@ def _code(name: str, value: str | int) -> str:
     """One setting HPL gives as a name or a code (pmap, swap)."""
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
-    return _str(name, value)
+    return as_str(name, value)
 
 
 def _options(
@@ -174,17 +176,17 @@ def _options(
             opts[key] = _ints(key, value)
     for key, value in single.items():
         if value is not None:
-            opts[key] = _code(key, value) if key in ("pmap", "swap") else _int(key, value)
-    _job(opts, job["np"], job["ppn"], job["hosts"], job["placement"])
+            opts[key] = _code(key, value) if key in ("pmap", "swap") else as_int(key, value)
+    add_job(opts, job["np"], job["ppn"], job["hosts"], job["placement"])
     for key, value in rates.items():
         if value is not None:
-            opts[key] = _float(key, value)
+            opts[key] = as_float(key, value)
     return opts
 
 
 def _samples(tests: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     rows = [{"test": i, **s} for i, t in enumerate(tests) for s in t["samples"]]
-    return _frame(rows, HPL_SAMPLE_COLUMNS)
+    return frame(rows, HPL_SAMPLE_COLUMNS)
 
 
 def _attach(df: pd.DataFrame, out: Mapping[str, Any]) -> pd.DataFrame:
@@ -212,7 +214,7 @@ def _run(fabric: FabricLike, opts: Mapping[str, Any], seed: int, progress: Progr
     """Call the core; its HPL.dat errors name the file ``dat``."""
     try:
         out: dict[str, Any] = json.loads(
-            _core.hpl(_fabric_arg(fabric), _dumps(core_options(opts)), _seed(seed), progress_callback("HPL", progress))
+            _core.hpl(fabric_arg(fabric), dumps(core_options(opts)), as_seed(seed), progress_callback("HPL", progress))
         )
         return out
     except FabriclabError as e:
@@ -281,7 +283,7 @@ def hpl(
     MPI counters of the last test, and ``sim_time_us``, ``events`` and
     ``wall_s`` of all tests.
     """
-    fabric = _with_backend(fabric, backend)
+    fabric = with_backend(fabric, backend)
     opts = _options(
         None if dat is None else read_dat(dat),
         {"n": n, "nb": nb, "grids": grids, "pfact": pfact, "nbmin": nbmin, "ndiv": ndiv, "rfact": rfact, "bcast": bcast, "depth": depth},
@@ -289,8 +291,8 @@ def hpl(
         {"np": np, "ppn": ppn, "hosts": hosts, "placement": placement},
         {"dgemm_gflops": dgemm_gflops, "pfact_gflops": pfact_gflops},
     )
-    _extras(opts, None, None, background, background_iperf, telemetry_us)
+    add_extras(opts, None, None, background, background_iperf, telemetry_us)
     out = _run(fabric, opts, seed, progress, dat)
     tests = out["report"]["tests"]
     rows = [{k: v for k, v in t.items() if k not in _NOT_COLUMNS} for t in tests]
-    return _attach(_frame(rows, HPL_COLUMNS), out)
+    return _attach(frame(rows, HPL_COLUMNS), out)

@@ -23,23 +23,9 @@ from typing import Any
 import pandas as pd
 
 from . import _core
-from .api import (
-    PORT_SAMPLE_COLUMNS,
-    FabricLike,
-    Flow,
-    _bool,
-    _dumps,
-    _fabric_arg,
-    _float,
-    _flow_list,
-    _frame,
-    _int,
-    _mapping,
-    _seed,
-    _seq,
-    _str,
-    _with_backend,
-)
+from ._checks import as_bool, as_float, as_int, as_list, as_mapping, as_seed, as_str, dumps
+from ._tables import frame
+from .api import PORT_SAMPLE_COLUMNS, FabricLike, Flow, fabric_arg, flow_list, with_backend
 from .errors import InvalidArgumentError
 from .progress import ProgressArg, progress_callback
 from .storage import parse_hosts
@@ -109,20 +95,20 @@ def core_options(opts: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _job(opts: dict[str, Any], np: int | None, ppn: int | None, hosts: Sequence[str] | str | None, placement: str | None) -> None:
+def add_job(opts: dict[str, Any], np: int | None, ppn: int | None, hosts: Sequence[str] | str | None, placement: str | None) -> None:
     """The job's keys, checked (``np`` may be left to the tool: HPL's is
     its largest grid)."""
     if np is not None:
-        opts["np"] = _int("np", np)
+        opts["np"] = as_int("np", np)
     if ppn is not None:
-        opts["ppn"] = _int("ppn", ppn)
+        opts["ppn"] = as_int("ppn", ppn)
     if hosts is not None:
         opts["hosts"] = parse_hosts(hosts)  # ranges like h0-h7
     if placement is not None:
-        opts["placement"] = _str("placement", placement).replace("-", "_")
+        opts["placement"] = as_str("placement", placement).replace("-", "_")
 
 
-def _extras(
+def add_extras(
     opts: dict[str, Any],
     library: str | None,
     max_volume: int | None,
@@ -132,18 +118,18 @@ def _extras(
 ) -> None:
     """The options IMB and OSU share beyond the job's placement."""
     if telemetry_us is not None:
-        opts["telemetry_us"] = _float("telemetry_us", telemetry_us)
+        opts["telemetry_us"] = as_float("telemetry_us", telemetry_us)
     if library is not None:
-        opts["library"] = _str("library", library)
+        opts["library"] = as_str("library", library)
     if max_volume is not None:
-        opts["max_volume"] = _int("max_volume", max_volume)
-    bg = _flow_list("background", background)
+        opts["max_volume"] = as_int("max_volume", max_volume)
+    bg = flow_list("background", background)
     if bg:
         opts["background"] = bg
     if background_iperf:
         opts["background_iperf"] = [
-            iperf_options(**dict(_mapping("background_iperf", b)))
-            for b in _seq("background_iperf", background_iperf, "iperf option dicts")
+            iperf_options(**dict(as_mapping("background_iperf", b)))
+            for b in as_list("background_iperf", background_iperf, "iperf option dicts")
         ]
 
 
@@ -157,16 +143,16 @@ def _pair(name: str, value: Any) -> list[int]:
         except ValueError:
             raise InvalidArgumentError(f"{name} must look like MIN:MAX, got {value!r}") from None
         return [lo, hi]
-    pair = _seq(name, value, "two integers (MIN, MAX)")
+    pair = as_list(name, value, "two integers (MIN, MAX)")
     if len(pair) != 2:
         raise InvalidArgumentError(f"{name} must be MIN:MAX or a (MIN, MAX) pair, got {value!r}")
-    return [_int(name, pair[0]), _int(name, pair[1])]
+    return [as_int(name, pair[0]), as_int(name, pair[1])]
 
 
 def port_samples_frame(rep: Mapping[str, Any]) -> pd.DataFrame:
     """The report's port telemetry (``telemetry_us``) as a DataFrame of
     :data:`fabriclab.api.PORT_SAMPLE_COLUMNS` (empty without it)."""
-    return _frame(rep.get("port_samples", []), PORT_SAMPLE_COLUMNS)
+    return frame(rep.get("port_samples", []), PORT_SAMPLE_COLUMNS)
 
 
 def common_attrs(out: Mapping[str, Any]) -> dict[str, Any]:
@@ -186,7 +172,7 @@ def common_attrs(out: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _attrs(df: pd.DataFrame, out: Mapping[str, Any]) -> pd.DataFrame:
+def attach_attrs(df: pd.DataFrame, out: Mapping[str, Any]) -> pd.DataFrame:
     rep = out["report"]
     df.attrs.update(common_attrs(out))
     df.attrs.update({k: rep[k] for k in ("sim_time_us", "events", "wall_s")})
@@ -262,31 +248,31 @@ def imb(
     :data:`IMB_COLUMNS`; ``df.attrs["text"]`` is IMB's output,
     ``df.attrs["mpi"]`` the runtime counters.
     """
-    fabric = _with_backend(fabric, backend)
+    fabric = with_backend(fabric, backend)
     opts: dict[str, Any] = {}
     if benchmarks is not None:
         if isinstance(benchmarks, str):
             benchmarks = benchmarks.split()
-        opts["benchmarks"] = [_str("benchmarks", b) for b in _seq("benchmarks", benchmarks, "benchmark names")]
-    _job(opts, np, ppn, hosts, placement)
+        opts["benchmarks"] = [as_str("benchmarks", b) for b in as_list("benchmarks", benchmarks, "benchmark names")]
+    add_job(opts, np, ppn, hosts, placement)
     if msglog is not None:
         opts["msglog"] = _pair("msglog", msglog)
     for name, value in (("npmin", npmin), ("iter", iters)):
         if value is not None:
-            opts[name] = _int(name, value)
-    opts["root_shift"] = _bool("root_shift", root_shift)
+            opts[name] = as_int(name, value)
+    opts["root_shift"] = as_bool("root_shift", root_shift)
     if algorithms:
         opts["algorithms"] = {
-            _str("algorithms", k): _str("algorithms", v) for k, v in _mapping("algorithms", algorithms).items()
+            as_str("algorithms", k): as_str("algorithms", v) for k, v in as_mapping("algorithms", algorithms).items()
         }
-    _extras(opts, library, max_volume, background, background_iperf, telemetry_us)
-    out = json.loads(_core.imb(_fabric_arg(fabric), _dumps(core_options(opts)), _seed(seed), progress_callback("IMB", progress)))
+    add_extras(opts, library, max_volume, background, background_iperf, telemetry_us)
+    out = json.loads(_core.imb(fabric_arg(fabric), dumps(core_options(opts)), as_seed(seed), progress_callback("IMB", progress)))
     rows = [
         {"bench": s["bench"], "np": s["np"], **row}
         for s in out["report"]["sections"]
         for row in s["rows"]
     ]
-    return _attrs(_frame(rows, IMB_COLUMNS), out)
+    return attach_attrs(frame(rows, IMB_COLUMNS), out)
 
 
 def osu(
@@ -321,19 +307,19 @@ def osu(
     Returns one row per size with :data:`OSU_COLUMNS`;
     ``df.attrs["text"]`` is OSU's output.
     """
-    fabric = _with_backend(fabric, backend)
-    opts: dict[str, Any] = {"test": _str("test", test)}
-    _job(opts, np, ppn, hosts, placement)
+    fabric = with_backend(fabric, backend)
+    opts: dict[str, Any] = {"test": as_str("test", test)}
+    add_job(opts, np, ppn, hosts, placement)
     if sizes is not None:
         opts["sizes"] = _pair("sizes", sizes)
     for name, value in (("iterations", iterations), ("warmup", warmup)):
         if value is not None:
-            opts[name] = _int(name, value)
-    opts["full"] = _bool("full", full)
+            opts[name] = as_int(name, value)
+    opts["full"] = as_bool("full", full)
     if algorithm is not None:
-        opts["algorithm"] = _str("algorithm", algorithm)
-    _extras(opts, library, max_volume, background, background_iperf, telemetry_us)
-    out = json.loads(_core.osu(_fabric_arg(fabric), _dumps(core_options(opts)), _seed(seed), progress_callback("OSU", progress)))
-    df = _frame(out["report"]["rows"], OSU_COLUMNS)
+        opts["algorithm"] = as_str("algorithm", algorithm)
+    add_extras(opts, library, max_volume, background, background_iperf, telemetry_us)
+    out = json.loads(_core.osu(fabric_arg(fabric), dumps(core_options(opts)), as_seed(seed), progress_callback("OSU", progress)))
+    df = frame(out["report"]["rows"], OSU_COLUMNS)
     df.attrs["test"] = out["report"]["test"]
-    return _attrs(df, out)
+    return attach_attrs(df, out)

@@ -75,55 +75,46 @@ the file gives them. The format::
 result's ``attrs["port_samples"]`` (``fabriclab run --dashboard PREFIX``
 draws them).
 
-Unknown keys are errors (:class:`fabriclab.errors.ParseError` for the
-scenario's own keys; the core rejects unknown perftest options and flow
-keys).
+Unknown keys are errors (:class:`fabriclab.errors.ParseError`, naming the
+item and the nearest key; the core rejects unknown keys of flows). The
+kinds of item and their keys come from one registry, :mod:`fabriclab.kinds`
+(each kind's keys are its API function's keyword arguments).
+:func:`load_scenario` reads a file; :meth:`Scenario.from_dict` loads an
+already-parsed document (what sweeps do with each point). Left out:
+running items in parallel (see :mod:`fabriclab.sweeps`).
 """
 
 from __future__ import annotations
 
-import math
+import copy
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
-import pandas as pd
-
-from . import api, mpi
-from .bisection import cbench
+from . import api
+from ._toml import toml_dumps
 from .errors import ArgumentTypeError, ParseError
-from .linpack import hpl, read_dat
-from .mpi import OPTION_GROUPS
-from .storage import fio
+from .kinds import NAMES, Result, kind_of
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["run_scenario", "load_scenario", "Scenario", "ScenarioItem", "toml_dumps"]
+__all__ = ["run_scenario", "load_scenario", "Scenario", "ScenarioItem", "toml_dumps", "read_toml", "file_order", "item_headers", "run_item"]
 
-_KINDS = ("perftest", "flows", "imb", "osu", "cbench", "fio", "hpl")
-_TOP_KEYS = {"fabric", "seed", *_KINDS}
-_FLOWS_KEYS = {"name", "seed", "flows", "sample_us", "limit_us"}
-# The keys every MPI tool shares come from one table (mpi.OPTION_GROUPS).
-_JOB_ENV_KEYS = {*OPTION_GROUPS["job"], *OPTION_GROUPS["env"]}
-_TUNING_KEYS = set(OPTION_GROUPS["tuning"])
-_IMB_KEYS = {"benchmarks", "msglog", "npmin", "iters", "root_shift", "algorithms", *_JOB_ENV_KEYS, *_TUNING_KEYS}
-_CBENCH_KEYS = {"test", "bytes", "iterations", "tests", "rotations", *_JOB_ENV_KEYS}
-_FIO_KEYS = {"rw", "bs", "iodepth", "numjobs", "runtime", "ramp_time", "clients", "targets", "target_write_mbps", "target_read_mbps", "target_latency_us", "submit_us", "avg_time_ms"}
-_HPL_KEYS = {"dat", "n", "nb", "grids", "pmap", "pfact", "nbmin", "ndiv", "rfact", "bcast", "depth", "swap", "swap_threshold", "dgemm_gflops", "pfact_gflops", "samples", *_JOB_ENV_KEYS}
-_OSU_KEYS = {"test", "sizes", "iterations", "warmup", "full", "algorithm", *_JOB_ENV_KEYS, *_TUNING_KEYS}
+_TOP_KEYS = {"fabric", "seed", *NAMES}
+_HEADER = re.compile(r"(?m)^[ \t]*\[\[[ \t]*(" + "|".join(NAMES) + r")[ \t]*\]\]")
 
 
 @dataclass
 class ScenarioItem:
     """One ``[[kind]]`` table."""
 
-    kind: str  # "perftest", "flows", "imb", "osu", "cbench", "fio" or "hpl"
+    kind: str  # one of fabriclab.kinds.NAMES
     name: str | None
     seed: int
     options: dict[str, Any]
@@ -138,84 +129,26 @@ class Scenario:
     items: list[ScenarioItem]
     path: str | None = None
 
-
-# --------------------------------------------------------------------------
-# A small TOML writer, for inline [fabric] tables (the core takes TOML text).
-
-_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
-
-
-def _key(k: str) -> str:
-    return k if _BARE_KEY.match(k) else _string(k)
-
-
-def _string(s: str) -> str:
-    out = ['"']
-    for ch in s:
-        if ch == '"':
-            out.append('\\"')
-        elif ch == "\\":
-            out.append("\\\\")
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
-
-
-def _value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        if math.isnan(v):
-            return "nan"
-        if math.isinf(v):
-            return "inf" if v > 0 else "-inf"
-        return repr(v)
-    if isinstance(v, str):
-        return _string(v)
-    if isinstance(v, dict):
-        return "{" + ", ".join(f"{_key(k)} = {_value(x)}" for k, x in v.items()) + "}"
-    if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(_value(x) for x in v) + "]"
-    raise ArgumentTypeError(f"cannot write a {type(v).__name__} as TOML")
-
-
-def toml_dumps(doc: dict[str, Any]) -> str:
-    """``doc`` (as tomllib reads it: dicts, lists, str, int, float, bool) as
-    TOML text: scalars and arrays first, then one ``[table]`` per sub-dict;
-    arrays of tables are written as arrays of inline tables."""
-    lines: list[str] = []
-
-    def table(d: dict[str, Any], prefix: list[str]) -> None:
-        subs = [(k, v) for k, v in d.items() if isinstance(v, dict)]
-        for k, v in d.items():
-            if not isinstance(v, dict):
-                lines.append(f"{_key(k)} = {_value(v)}")
-        for k, v in subs:
-            path = prefix + [k]
-            lines.append("")
-            lines.append("[" + ".".join(_key(p) for p in path) + "]")
-            table(v, path)
-
-    table(doc, [])
-    return "\n".join(lines).lstrip("\n") + "\n"
+    @classmethod
+    def from_dict(
+        cls,
+        doc: Mapping[str, Any],
+        *,
+        origin: str | os.PathLike[str] | None = None,
+        base_dir: str | os.PathLike[str] | None = None,
+        order: Sequence[str] | None = None,
+    ) -> Scenario:
+        """Check and load a scenario document, as :mod:`tomllib` reads a
+        scenario file. ``origin`` names it in errors (and becomes
+        :attr:`path`); relative paths in it (a fabric file, an HPL.dat) are
+        taken from ``base_dir`` (default: ``origin``'s directory, else the
+        current one); ``order`` gives the kinds of its items in file order
+        (a table's items interleave there, not in a dict: default, kind by
+        kind in the document's order). ``doc`` is not changed."""
+        return scenario_from_dict(doc, origin=origin, base_dir=base_dir, order=order)
 
 
 # --------------------------------------------------------------------------
-
-
-def _item_order(text: str) -> list[str]:
-    """The kinds of the [[perftest]] / [[flows]] headers in file order
-    (tomllib keeps each array's order, not how the two interleave)."""
-    return re.findall(r"(?m)^[ \t]*\[\[[ \t]*(perftest|flows|imb|osu|cbench|fio|hpl)[ \t]*\]\]", text)
 
 
 def _seed(where: str, v: Any) -> int:
@@ -236,115 +169,88 @@ def read_toml(path: str) -> tuple[str, dict[str, Any]]:
         raise ParseError(f"scenario {path}: {e}") from None
 
 
-def file_order(text: str, counts: dict[str, int]) -> list[str]:
+def item_headers(text: str) -> list[str]:
+    """The kinds of the ``[[kind]]`` headers of scenario text ``text``, in
+    file order (tomllib keeps each array's order, not how the arrays
+    interleave): the ``order`` of :meth:`Scenario.from_dict`."""
+    return list(_HEADER.findall(text))
+
+
+def file_order(text: str, counts: Mapping[str, int]) -> list[str]:
     """The kinds of the items in file order, given how many tables of each
     kind the document has (kind by kind if the headers cannot be read)."""
-    order = _item_order(text)
-    everything = [k for k in _KINDS for _ in range(counts[k])]
-    return order if sorted(order) == sorted(everything) else everything
+    return _checked_order(item_headers(text), counts, NAMES)
+
+
+def _checked_order(order: Sequence[str], counts: Mapping[str, int], kinds: Sequence[str]) -> list[str]:
+    everything = [k for k in kinds for _ in range(counts.get(k, 0))]
+    return list(order) if sorted(order) == sorted(everything) else everything
 
 
 def load_scenario(path: str | os.PathLike[str]) -> Scenario:
     """Read and check a scenario file (``FileNotFoundError`` if absent)."""
     path = os.fspath(path)
     text, doc = read_toml(path)
+    return scenario_from_dict(doc, origin=path, order=item_headers(text))
+
+
+def scenario_from_dict(
+    doc: Mapping[str, Any],
+    *,
+    origin: str | os.PathLike[str] | None = None,
+    base_dir: str | os.PathLike[str] | None = None,
+    order: Sequence[str] | None = None,
+) -> Scenario:
+    """:meth:`Scenario.from_dict`."""
+    path = None if origin is None else os.fspath(origin)
+    label = f"scenario {path}" if path is not None else "scenario"
+    if not isinstance(doc, Mapping):
+        raise ParseError(f"{label}: a scenario is a table (dict), not {type(doc).__name__}")
     unknown = sorted(set(doc) - _TOP_KEYS)
     if unknown:
         raise ParseError(
-            f"scenario {path}: unknown key {unknown[0]!r}; the keys are fabric, seed, "
-            "[[perftest]], [[flows]], [[imb]], [[osu]], [[cbench]], [[fio]] and [[hpl]]"
+            f"{label}: unknown key {unknown[0]!r}; the keys are fabric, seed, "
+            + ", ".join(f"[[{k}]]" for k in NAMES[:-1])
+            + f" and [[{NAMES[-1]}]]"
         )
-    base = os.path.dirname(os.path.abspath(path))
+    if base_dir is not None:
+        base = os.fspath(base_dir)
+    else:
+        base = os.path.dirname(os.path.abspath(path)) if path is not None else os.getcwd()
     fab = doc.get("fabric", "heps")
     if isinstance(fab, dict):
         fabric = api.Fabric.from_toml(toml_dumps(fab))
     elif isinstance(fab, str):
-        fabric = api._as_fabric(fab, base_dir=base)
+        fabric = api.as_fabric(fab, base_dir=base)
     else:
-        raise ParseError(
-            f"scenario {path}: fabric must be a preset name, a file path or a [fabric] table"
-        )
-    seed = _seed(f"scenario {path}", doc.get("seed", 1))
+        raise ParseError(f"{label}: fabric must be a preset name, a file path or a [fabric] table")
+    seed = _seed(label, doc.get("seed", 1))
 
     tables: dict[str, list[Any]] = {}
-    for kind in _KINDS:
+    for kind in NAMES:
         v = doc.get(kind, [])
         if not isinstance(v, list) or not all(isinstance(t, dict) for t in v):
-            raise ParseError(f"scenario {path}: {kind} must be written as [[{kind}]] tables")
+            raise ParseError(f"{label}: {kind} must be written as [[{kind}]] tables")
         tables[kind] = list(v)
-    order = file_order(text, {k: len(v) for k, v in tables.items()})
+    counts = {k: len(v) for k, v in tables.items()}
+    if order is None:  # kind by kind, in the document's order
+        kinds_order = [k for k in doc if k in tables for _ in range(counts[k])]
+    else:
+        kinds_order = _checked_order(order, counts, NAMES)
 
     items: list[ScenarioItem] = []
-    counters = {k: 0 for k in _KINDS}
-    for kind in order:
-        t = dict(tables[kind][counters[kind]])
+    counters = {k: 0 for k in NAMES}
+    for kind in kinds_order:
+        t = copy.deepcopy(tables[kind][counters[kind]])
         counters[kind] += 1
-        where = f"scenario {path}: [[{kind}]] number {counters[kind]}"
+        where = f"{label}: [[{kind}]] number {counters[kind]}"
         name = t.pop("name", None)
         if name is not None and not isinstance(name, str):
             raise ParseError(f"{where}: name must be a string")
         item_seed = _seed(where, t.pop("seed", seed))
-        if kind == "flows":
-            unknown = sorted(set(t) - _FLOWS_KEYS)
-            if unknown:
-                raise ParseError(
-                    f"{where}: unknown key {unknown[0]!r}; the keys are flows, sample_us, "
-                    "limit_us, name, seed"
-                )
-            if "flows" not in t:
-                raise ParseError(f"{where}: missing the flows list")
-        elif kind == "fio":
-            unknown = sorted(set(t) - _FIO_KEYS)
-            if unknown:
-                raise ParseError(
-                    f"{where}: unknown key {unknown[0]!r}; the keys are {', '.join(sorted(_FIO_KEYS))}, name, seed"
-                )
-        elif kind == "hpl":
-            _check_hpl(where, t, base)
-        elif kind in ("imb", "osu", "cbench"):
-            keys = {"imb": _IMB_KEYS, "osu": _OSU_KEYS, "cbench": _CBENCH_KEYS}[kind]
-            unknown = sorted(set(t) - keys)
-            if unknown:
-                raise ParseError(
-                    f"{where}: unknown key {unknown[0]!r}; the keys are {', '.join(sorted(keys))}, name, seed"
-                )
-            need = "np" if kind == "imb" else "test"
-            if need not in t or "np" not in t:
-                raise ParseError(f"{where}: missing {need if need not in t else 'np'}")
-        elif "test" not in t:
-            raise ParseError(f"{where}: missing test (ib_write_bw, ib_write_lat, ...)")
+        kind_of(kind).check_table(where, t, base)
         items.append(ScenarioItem(kind, name, item_seed, t))
     return Scenario(fabric=fabric, seed=seed, items=items, path=path)
-
-
-def _check_hpl(where: str, t: dict[str, Any], base: str) -> None:
-    """An [[hpl]] table's keys, and its ``dat`` made a readable path
-    relative to the scenario file (in place)."""
-    unknown = sorted(set(t) - _HPL_KEYS)
-    if unknown:
-        raise ParseError(
-            f"{where}: unknown key {unknown[0]!r}; the keys are {', '.join(sorted(_HPL_KEYS))}, name, seed"
-        )
-    if "dat" in t:
-        if not isinstance(t["dat"], str):
-            raise ParseError(f"{where}: dat must be the path of an HPL.dat file")
-        t["dat"] = os.path.join(base, t["dat"])
-        read_dat(t["dat"])  # a missing file is named before anything runs
-    elif "n" not in t:
-        raise ParseError(f"{where}: missing n (the problem sizes) or dat (an HPL.dat)")
-    elif "grids" not in t and "np" not in t:
-        raise ParseError(f"{where}: missing grids (or np, or dat: an HPL.dat)")
-
-
-Result = Union[pd.DataFrame, "api.FlowsResult"]
-
-
-def _mpi_kwargs(o: dict[str, Any]) -> dict[str, Any]:
-    out = dict(o)
-    for k in ("msglog", "sizes"):
-        if isinstance(out.get(k), list):
-            out[k] = tuple(out[k])
-    return out
 
 
 def run_item(scenario: Scenario, item: ScenarioItem, progress: bool = False) -> Result:
@@ -352,44 +258,16 @@ def run_item(scenario: Scenario, item: ScenarioItem, progress: bool = False) -> 
     see :func:`fabriclab.perftest`, :func:`fabriclab.imb`, ...,
     :func:`fabriclab.hpl`) or a :class:`fabriclab.FlowsResult`; the item's
     name is in ``df.attrs["name"]`` / ``result.name``. ``progress`` prints
-    progress lines of long MPI runs to stderr. A key of the wrong type
-    (``np = "x"``) is a :class:`fabriclab.errors.ParseError` naming the
-    item."""
+    progress lines of long MPI runs to stderr. An unknown key, or one of
+    the wrong type (``np = "x"``), is a :class:`fabriclab.errors.ParseError`
+    naming the item; any other error is raised as it is."""
+    where = f"[[{item.kind}]]{f' {item.name!r}' if item.name else ''}"
+    kind = kind_of(item.kind)
+    kind.check_keys(where, item.options)
     try:
-        return _run_item(scenario, item, progress)
-    except TypeError as e:
-        raise ParseError(f"[[{item.kind}]]{f' {item.name!r}' if item.name else ''}: {e}") from None
-
-
-def _run_item(scenario: Scenario, item: ScenarioItem, progress: bool) -> Result:
-    if item.kind == "perftest":
-        df = api._run_perftest(scenario.fabric, item.options, item.seed)
-        df.attrs["name"] = item.name
-        return df
-    if item.kind in ("imb", "osu", "cbench"):
-        runs: dict[str, Callable[..., pd.DataFrame]] = {"imb": mpi.imb, "osu": mpi.osu, "cbench": cbench}
-        run = runs[item.kind]
-        df = run(fabric=scenario.fabric, seed=item.seed, progress=progress, **_mpi_kwargs(item.options))
-        df.attrs["name"] = item.name
-        return df
-    if item.kind == "fio":
-        df = fio(fabric=scenario.fabric, seed=item.seed, progress=progress, name=item.name or "fio", **item.options)
-        df.attrs["name"] = item.name
-        return df
-    if item.kind == "hpl":
-        df = hpl(scenario.fabric, seed=item.seed, progress=progress, **item.options)
-        df.attrs["name"] = item.name
-        return df
-    o = item.options
-    res = api.flows(
-        o["flows"],
-        fabric=scenario.fabric,
-        seed=item.seed,
-        sample_us=o.get("sample_us"),
-        limit_us=o.get("limit_us"),
-    )
-    res.name = item.name
-    return res
+        return kind.run(scenario.fabric, item.seed, item.options, item.name, progress)
+    except ArgumentTypeError as e:  # the API's check of a value's type
+        raise ParseError(f"{where}: {e}") from None
 
 
 def run_scenario(path: str | os.PathLike[str]) -> list[Result]:

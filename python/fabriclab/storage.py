@@ -31,7 +31,9 @@ from typing import Any
 import pandas as pd
 
 from . import _core
-from .api import FabricLike, _dumps, _fabric_arg, _float, _frame, _int, _seed, _seq, _str, _with_backend
+from ._checks import as_float, as_int, as_list, as_seed, as_str, dumps
+from ._tables import frame
+from .api import FabricLike, fabric_arg, with_backend
 from .errors import InvalidArgumentError
 from .progress import ProgressArg, progress_callback
 from .tcp import parse_size
@@ -67,7 +69,7 @@ def parse_hosts(value: Sequence[str] | str) -> list[str]:
     """Host names from a list, or from text like ``"h0-h10,h12"`` (ranges
     of ``hN`` names, comma-separated)."""
     if not isinstance(value, str):
-        return [_str("host", h) for h in _seq("hosts", value, "host names")]
+        return [as_str("host", h) for h in as_list("hosts", value, "host names")]
     out: list[str] = []
     for part in value.split(","):
         part = part.strip()
@@ -144,15 +146,15 @@ def fio(
     ``text`` and ``json`` (fio's outputs), ``ports`` (port counters),
     ``ports_table``, ``sim_time_us``, ``events``, ``outcome``.
     """
-    fabric = _with_backend(fabric, backend)
+    fabric = with_backend(fabric, backend)
     opts: dict[str, Any] = {
-        "name": _str("name", name),
-        "rw": _str("rw", rw),
+        "name": as_str("name", name),
+        "rw": as_str("rw", rw),
         "bs": parse_size(bs),
-        "iodepth": _int("iodepth", iodepth),
-        "numjobs": _int("numjobs", numjobs),
-        "runtime_s": _float("runtime", runtime),
-        "ramp_time_s": _float("ramp_time", ramp_time),
+        "iodepth": as_int("iodepth", iodepth),
+        "numjobs": as_int("numjobs", numjobs),
+        "runtime_s": as_float("runtime", runtime),
+        "ramp_time_s": as_float("ramp_time", ramp_time),
         "clients": parse_hosts(clients),
         "targets": parse_hosts(targets),
     }
@@ -164,10 +166,10 @@ def fio(
         ("avg_time_ms", avg_time_ms),
     ):
         if value is not None:
-            opts[key] = _float(key, value)
-    out = json.loads(_core.fio(_fabric_arg(fabric), _dumps(opts), _seed(seed), progress_callback("fio", progress)))
+            opts[key] = as_float(key, value)
+    out = json.loads(_core.fio(fabric_arg(fabric), dumps(opts), as_seed(seed), progress_callback("fio", progress)))
     rep = out["report"]
-    df = _frame([_row(c) for c in rep["clients"]], FIO_COLUMNS)
+    df = frame([_row(c) for c in rep["clients"]], FIO_COLUMNS)
     df.attrs.update(
         {
             "text": out["text"],

@@ -30,20 +30,9 @@ from typing import Any
 import pandas as pd
 
 from . import _core
-from .api import (
-    FabricLike,
-    Flow,
-    _bool,
-    _dumps,
-    _fabric_arg,
-    _float,
-    _flow_list,
-    _frame,
-    _int,
-    _seed,
-    _str,
-    _with_backend,
-)
+from ._checks import as_bool, as_float, as_int, as_seed, as_str, dumps
+from ._tables import frame
+from .api import FabricLike, Flow, fabric_arg, flow_list, with_backend
 from .errors import InvalidArgumentError
 
 __all__ = ["iperf", "iperf_options", "parse_rate", "parse_size", "IPERF_COLUMNS", "TCP_COLUMNS", "CONGESTION"]
@@ -110,7 +99,7 @@ def parse_rate(value: Any) -> float:
             return float(t) * mult
         except ValueError:
             raise InvalidArgumentError(f"invalid bitrate {value!r}: write e.g. 20G, 100M or 0 for unlimited") from None
-    return _float("bitrate", value)
+    return as_float("bitrate", value)
 
 
 def parse_size(value: Any) -> int:
@@ -126,7 +115,7 @@ def parse_size(value: Any) -> int:
             return int(t, 10) * mult
         except ValueError:
             raise InvalidArgumentError(f"invalid length {value!r}: write e.g. 131072 or 128K") from None
-    return _int("length", value)
+    return as_int("length", value)
 
 
 def iperf_options(
@@ -145,35 +134,35 @@ def iperf_options(
     """The core's option object for an iperf run (type-checked; the core
     checks the values)."""
     opts: dict[str, Any] = {
-        "client": _str("client", client),
-        "server": _str("server", server),
-        "parallel": _int("parallel", parallel),
+        "client": as_str("client", client),
+        "server": as_str("server", server),
+        "parallel": as_int("parallel", parallel),
         "bitrate_bps": parse_rate(bitrate),
-        "time_s": _float("duration", duration),
-        "interval_s": _float("interval", interval),
+        "time_s": as_float("duration", duration),
+        "interval_s": as_float("interval", interval),
         "length": parse_size(length),
     }
     if congestion is not None:
-        opts["congestion"] = _str("congestion", congestion)
-    if _bool("get_server_output", get_server_output):
+        opts["congestion"] = as_str("congestion", congestion)
+    if as_bool("get_server_output", get_server_output):
         opts["get_server_output"] = True
-    bg = _flow_list("background", background)
+    bg = flow_list("background", background)
     if bg:
         opts["background"] = bg
     return opts
 
 
 def _run_iperf(fabric: FabricLike, opts: Mapping[str, Any], seed: int) -> pd.DataFrame:
-    out = json.loads(_core.iperf(_fabric_arg(fabric), _dumps(dict(opts)), _seed(seed)))
+    out = json.loads(_core.iperf(fabric_arg(fabric), dumps(dict(opts)), as_seed(seed)))
     rep = out["report"]
     rows = [{"interval": k, **s} for k, iv in enumerate(rep["intervals"]) for s in iv["streams"]]
-    df = _frame(rows, IPERF_COLUMNS)
+    df = frame(rows, IPERF_COLUMNS)
     df.attrs.update(
         {
             "text": out["text"],
             "json": out["json"],
-            "sums": _frame([iv["sum"] for iv in rep["intervals"]], IPERF_COLUMNS[2:8]),
-            "server_intervals": _frame(
+            "sums": frame([iv["sum"] for iv in rep["intervals"]], IPERF_COLUMNS[2:8]),
+            "server_intervals": frame(
                 [{"interval": k, **s} for k, iv in enumerate(rep["server_intervals"]) for s in iv["streams"]],
                 IPERF_COLUMNS[:7],
             ),
@@ -183,7 +172,7 @@ def _run_iperf(fabric: FabricLike, opts: Mapping[str, Any], seed: int) -> pd.Dat
             "congestion": rep["congestion"],
             "ports_table": out["ports_table"],
             "tcp_table": out["tcp_table"],
-            "tcp": _frame(rep["tcp"], TCP_COLUMNS),
+            "tcp": frame(rep["tcp"], TCP_COLUMNS),
             "outcome": rep["outcome"],
             "backend": out["backend"],
             "options": rep["options"],
@@ -233,7 +222,7 @@ def iperf(
     ``"sum_sent"`` / ``"sum_received"``, ``"tcp"`` (connection counters,
     :data:`TCP_COLUMNS`), ``"ports_table"`` and a few more.
     """
-    fabric = _with_backend(fabric, backend)
+    fabric = with_backend(fabric, backend)
     opts = iperf_options(
         client,
         server,

@@ -1,0 +1,121 @@
+"""Type checks of the arguments users pass, and their JSON for the core.
+
+The core checks every value and words the errors; these functions only
+catch what the JSON form cannot carry or would silently change (a bool
+where a count goes, a string where a number goes, a NaN), as
+:class:`~fabriclab.errors.ArgumentTypeError` naming the argument. Each
+takes the argument's name (for the message) and its value, and returns the
+value as the plain Python type the JSON needs.
+
+Left out: value ranges and domains (the core's), and anything about
+fabrics or options of one tool (their own modules).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import operator
+from collections.abc import Mapping
+from typing import Any
+
+from .errors import ArgumentTypeError, InvalidArgumentError
+
+__all__ = ["as_int", "as_seed", "as_float", "as_bool", "as_str", "as_list", "as_mapping", "dumps"]
+
+
+def as_int(name: str, value: Any) -> int:
+    """An integer (numpy integers too; not a bool)."""
+    if isinstance(value, bool):
+        raise ArgumentTypeError(f"{name} must be an integer, not bool")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise ArgumentTypeError(f"{name} must be an integer, not {type(value).__name__}") from None
+
+
+def as_seed(value: Any) -> int:
+    """A run seed: an integer in 0 .. 2^64 - 1 (the core's u64)."""
+    seed = as_int("seed", value)
+    if not 0 <= seed < 1 << 64:
+        raise InvalidArgumentError(f"seed must be between 0 and 2^64 - 1, got {seed}")
+    return seed
+
+
+def as_float(name: str, value: Any) -> float:
+    """A number (an int or a float; not a bool or a string)."""
+    if isinstance(value, (bool, str, bytes)) or not hasattr(value, "__float__"):
+        raise ArgumentTypeError(f"{name} must be a number, not {type(value).__name__}")
+    return float(value)
+
+
+def as_bool(name: str, value: Any) -> bool:
+    """True or False (numpy's too)."""
+    if isinstance(value, bool):
+        return value
+    if type(value).__name__ == "bool_":  # numpy
+        return bool(value)
+    raise ArgumentTypeError(f"{name} must be True or False, not {type(value).__name__}")
+
+
+def as_str(name: str, value: Any) -> str:
+    """A string."""
+    if not isinstance(value, str):
+        raise ArgumentTypeError(f"{name} must be a string, not {type(value).__name__}")
+    return value
+
+
+def as_list(name: str, value: Any, what: str) -> list[Any]:
+    """``value`` as a list, or an ArgumentTypeError saying it must be a list
+    of ``what`` (a string, a mapping or a scalar is not)."""
+    if isinstance(value, (str, bytes, Mapping)):
+        raise ArgumentTypeError(f"{name} must be a list of {what}, not {type(value).__name__}")
+    try:
+        return list(value)
+    except TypeError:
+        raise ArgumentTypeError(f"{name} must be a list of {what}, not {type(value).__name__}") from None
+
+
+def as_mapping(name: str, value: Any) -> Mapping[str, Any]:
+    """``value`` if it is a dict, else an ArgumentTypeError."""
+    if not isinstance(value, Mapping):
+        raise ArgumentTypeError(f"{name} must be a dict, not {type(value).__name__}")
+    return value
+
+
+def _json_default(obj: Any) -> Any:
+    """JSON for the objects users pass that json does not know: dataclasses
+    with a ``to_dict`` (:class:`fabriclab.Flow`) and numpy scalars."""
+    to_dict = getattr(obj, "to_dict", None)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type) and callable(to_dict):
+        return to_dict()
+    item = getattr(obj, "item", None)
+    if callable(item):  # numpy scalar
+        return item()
+    raise ArgumentTypeError(f"{type(obj).__name__} object cannot be passed to fabriclab")
+
+
+def dumps(obj: Any) -> str:
+    """``obj`` as the core's JSON: NaN, infinities and circular lists are
+    an :class:`~fabriclab.errors.InvalidArgumentError` naming where."""
+    try:
+        return json.dumps(obj, default=_json_default, allow_nan=False)
+    except ValueError:
+        raise InvalidArgumentError(
+            f"an argument is NaN or infinite ({_non_finite(obj)}): give a finite number"
+        ) from None
+    except RecursionError:
+        raise InvalidArgumentError("an argument refers to itself (a circular list or dict)") from None
+
+
+def _non_finite(obj: Any, path: str = "") -> str:
+    """Where in ``obj`` a NaN or infinity is (for the error message)."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return f"{path or 'value'} = {obj}"
+    items = obj.items() if isinstance(obj, Mapping) else enumerate(obj) if isinstance(obj, (list, tuple)) else ()
+    for k, v in items:
+        where = _non_finite(v, f"{path}.{k}" if path else str(k))
+        if where:
+            return where
+    return ""

@@ -1,0 +1,37 @@
+"""DataFrames from the core's JSON rows, and back.
+
+:func:`frame` builds a tool's table with its known columns first (and
+present even with no rows); :func:`records` and :func:`tuples` read one
+back with the types the code expects. Left out: any tool's columns (each
+tool's module lists its own).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, cast
+
+import pandas as pd
+
+__all__ = ["frame", "records", "tuples"]
+
+
+def frame(rows: Sequence[Mapping[str, Any]], columns: list[str]) -> pd.DataFrame:
+    """Rows as a DataFrame whose known columns come first, in order (and
+    exist even with no rows); columns the core added later follow."""
+    if not rows:
+        return pd.DataFrame(columns=columns)
+    df = pd.DataFrame.from_records(list(rows))
+    extra = [c for c in df.columns if c not in columns]
+    return df.reindex(columns=[c for c in columns if c in df.columns] + extra)
+
+
+def records(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """``df.to_dict("records")`` of a frame whose column labels are strings."""
+    return cast("list[dict[str, Any]]", df.to_dict("records"))
+
+
+def tuples(df: pd.DataFrame, index: bool = True) -> Iterator[Any]:
+    """``df.itertuples(index=index)``: rows whose fields are typed Any, as
+    the code reads them by column name (pandas types them as any scalar)."""
+    return df.itertuples(index=index)

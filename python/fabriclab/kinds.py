@@ -1,0 +1,253 @@
+"""The kinds of scenario item: one entry per ``[[kind]]`` table of a
+scenario file (perftest, flows, imb, osu, cbench, fio and hpl).
+
+Each :class:`Kind` holds what the scenario loader
+(:mod:`fabriclab.scenario`), ``fabriclab run`` and sweeps need of it: the
+API function that runs it (its keyword arguments, less the run's own
+``fabric``, ``seed``, ``progress``, ``backend`` and ``name``, are the
+table's keys), the keys it cannot do without, how to read its result (the
+result's table, the item's figures, its port samples), a few words saying
+what an item does, and an example key for messages. A new kind of item is
+one entry in :data:`KINDS`.
+
+Left out: how the command line prints a result (the CLI's, keyed by these
+names), and checking values (the API functions' and the core's).
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Union
+
+import pandas as pd
+
+from . import api, mpi
+from .bisection import cbench
+from .errors import FabriclabError, ParseError
+from .linpack import hpl, parse_grids, read_dat
+from .progress import ProgressArg
+from .storage import fio
+
+__all__ = ["Kind", "Shape", "KINDS", "NAMES", "RUN_ARGS", "ITEM_KEYS", "FIGURES", "Result", "kind_of"]
+
+#: Keyword arguments of the API functions that are the run's, not the item
+#: table's (the scenario gives the fabric and seed; ``name`` is the item's).
+RUN_ARGS = frozenset({"fabric", "seed", "progress", "backend", "name"})
+#: The keys every item table has besides its kind's: its label and seed.
+ITEM_KEYS = ("name", "seed")
+#: Figures of a whole item run (one value per item, where it has them).
+FIGURES = ("outcome", "sim_time_us", "events")
+
+#: What running an item gives: a DataFrame, or a flows result.
+Result = Union[pd.DataFrame, api.FlowsResult]
+
+
+@dataclass(frozen=True)
+class Shape:
+    """How to read one form of result."""
+
+    #: The result's rows.
+    table: Callable[[Any], pd.DataFrame]
+    #: Its :data:`FIGURES` (those it has).
+    figures: Callable[[Any], dict[str, Any]]
+    #: Its port telemetry samples, or None.
+    port_samples: Callable[[Any], pd.DataFrame | None]
+    #: Label the result with the item's name.
+    set_name: Callable[[Any, str | None], None]
+
+
+def _frame_figures(df: pd.DataFrame) -> dict[str, Any]:
+    return {k: df.attrs[k] for k in FIGURES if k in df.attrs}
+
+
+def _frame_port_samples(df: pd.DataFrame) -> pd.DataFrame | None:
+    ps = df.attrs.get("port_samples")
+    return ps if isinstance(ps, pd.DataFrame) else None
+
+
+def _frame_set_name(df: pd.DataFrame, name: str | None) -> None:
+    df.attrs["name"] = name
+
+
+def _flows_set_name(res: api.FlowsResult, name: str | None) -> None:
+    res.name = name
+
+
+#: A DataFrame with its figures in ``attrs`` (every tool but flows).
+FRAME = Shape(lambda df: df, _frame_figures, _frame_port_samples, _frame_set_name)
+#: A :class:`fabriclab.FlowsResult`: one row per flow.
+FLOWS = Shape(
+    lambda r: r.flows,
+    lambda r: {"outcome": r.outcome, "sim_time_us": r.sim_time_us, "events": r.events},
+    lambda r: r.port_samples,
+    _flows_set_name,
+)
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of scenario item."""
+
+    #: The table's name: ``[[name]]``.
+    name: str
+    #: The API function that runs it.
+    function: Callable[..., Any]
+    #: How to read its result.
+    shape: Shape
+    #: A few words on what an item does (``fabriclab run``'s header lines).
+    what: Callable[[Mapping[str, Any]], str]
+    #: A key to show in examples (``perftest.size``).
+    example_key: str
+    #: Keys an item must give, each with the message when it is missing.
+    required: tuple[tuple[str, str], ...] = ()
+    #: More checks of a table when it is loaded: (where, table, the
+    #: scenario's directory); may rewrite the table in place.
+    prepare: Callable[[str, dict[str, Any], str], None] | None = None
+    #: The API's own check of an item's options without running it (types),
+    #: where the API has one apart from the run.
+    check: Callable[..., Any] | None = None
+
+    @property
+    def keys(self) -> frozenset[str]:
+        """The table's own keys: the function's keyword arguments but the
+        run's (:data:`RUN_ARGS`)."""
+        params = inspect.signature(self.function).parameters.values()
+        named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        return frozenset(p.name for p in params if p.kind in named and p.name not in RUN_ARGS)
+
+    def default(self, key: str) -> Any:
+        """The function's default for ``key`` (None if it has none)."""
+        p = inspect.signature(self.function).parameters.get(key)
+        return None if p is None or p.default is inspect.Parameter.empty else p.default
+
+    def check_keys(self, where: str, options: Mapping[str, Any]) -> None:
+        """A :class:`ParseError` naming the first key of ``options`` that is
+        not one of :attr:`keys` (with the nearest one, if any is near)."""
+        keys = self.keys
+        unknown = sorted(k for k in options if k not in keys)
+        if not unknown:
+            return
+        key = unknown[0]
+        near = difflib.get_close_matches(str(key), sorted(keys | set(ITEM_KEYS)), n=1)
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        raise ParseError(f"{where}: unknown key {key!r}{hint}; the keys are {', '.join(sorted(keys))}, name, seed")
+
+    def check_table(self, where: str, table: dict[str, Any], base_dir: str) -> None:
+        """Check a loaded table (its keys, the required ones, then
+        :attr:`prepare`), naming ``where`` in errors."""
+        self.check_keys(where, table)
+        for key, message in self.required:
+            if key not in table:
+                raise ParseError(f"{where}: {message}")
+        if self.prepare is not None:
+            self.prepare(where, table, base_dir)
+
+    def run(self, fabric: api.Fabric, seed: int, options: Mapping[str, Any], name: str | None = None, progress: ProgressArg = False) -> Result:
+        """Run an item of this kind: :attr:`function` with its options,
+        labelled with ``name``."""
+        params = inspect.signature(self.function).parameters
+        kwargs = dict(options)
+        if "progress" in params:
+            kwargs["progress"] = progress
+        if "name" in params:
+            kwargs["name"] = name or self.name
+        res: Result = self.function(fabric=fabric, seed=seed, **kwargs)
+        self.shape.set_name(res, name)
+        return res
+
+
+# --------------------------------------------------------------------------
+# What each kind of item does, in a few words
+
+
+def _perftest_what(o: Mapping[str, Any]) -> str:
+    return str(o.get("test", ""))
+
+
+def _flows_what(o: Mapping[str, Any]) -> str:
+    return f"{len(o['flows'])} flow(s)"
+
+
+def _imb_what(o: Mapping[str, Any]) -> str:
+    return f"{' '.join(o.get('benchmarks', ['all']))}, -np {o['np']}"
+
+
+def _test_np_what(o: Mapping[str, Any]) -> str:
+    return f"{o['test']}, -np {o['np']}"
+
+
+def _fio_what(o: Mapping[str, Any]) -> str:
+    return (
+        f"{o.get('rw', 'randwrite')} bs={o.get('bs', 4096)} iodepth={o.get('iodepth', 1)}, "
+        f"clients {o.get('clients', 'h0')} -> targets {o.get('targets', 'h12')}"
+    )
+
+
+def _hpl_what(o: Mapping[str, Any]) -> str:
+    """An [[hpl]] item's settings, as the scenario gives them."""
+    parts = [f"HPL.dat {os.path.basename(o['dat'])}"] if "dat" in o else []
+    for key, label in (("n", "N"), ("nb", "NB"), ("grids", "grids"), ("bcast", "bcast"), ("np", "-np")):
+        if key not in o:
+            continue
+        v = o[key]
+        if key == "grids":
+            try:
+                v = [f"{p}x{q}" for p, q in parse_grids(v)]
+            except FabriclabError:
+                pass  # the run says what is wrong with it
+        parts.append(f"{label} {' '.join(map(str, v)) if isinstance(v, list) else v}")
+    return ", ".join(parts)
+
+
+def _hpl_prepare(where: str, t: dict[str, Any], base_dir: str) -> None:
+    """An [[hpl]] table's ``dat`` made a readable path relative to the
+    scenario file (in place), or N and a grid given."""
+    if "dat" in t:
+        if not isinstance(t["dat"], str):
+            raise ParseError(f"{where}: dat must be the path of an HPL.dat file")
+        t["dat"] = os.path.join(base_dir, t["dat"])
+        read_dat(t["dat"])  # a missing file is named before anything runs
+    elif "n" not in t:
+        raise ParseError(f"{where}: missing n (the problem sizes) or dat (an HPL.dat)")
+    elif "grids" not in t and "np" not in t:
+        raise ParseError(f"{where}: missing grids (or np, or dat: an HPL.dat)")
+
+
+_MISSING_TEST = ("test", "missing test")
+_MISSING_NP = ("np", "missing np")
+
+#: Every kind, in the order scenario files list them.
+KINDS: dict[str, Kind] = {
+    k.name: k
+    for k in (
+        Kind(
+            "perftest",
+            api.perftest,
+            FRAME,
+            _perftest_what,
+            "size",
+            required=(("test", "missing test (ib_write_bw, ib_write_lat, ...)"),),
+            check=api.perftest_options,
+        ),
+        Kind("flows", api.flows, FLOWS, _flows_what, "limit_us", required=(("flows", "missing the flows list"),)),
+        Kind("imb", mpi.imb, FRAME, _imb_what, "np", required=(_MISSING_NP,)),
+        Kind("osu", mpi.osu, FRAME, _test_np_what, "np", required=(_MISSING_TEST, _MISSING_NP)),
+        Kind("cbench", cbench, FRAME, _test_np_what, "np", required=(_MISSING_TEST, _MISSING_NP)),
+        Kind("fio", fio, FRAME, _fio_what, "iodepth"),
+        Kind("hpl", hpl, FRAME, _hpl_what, "bcast", prepare=_hpl_prepare),
+    )
+}
+#: The kinds' names, in order.
+NAMES = tuple(KINDS)
+
+
+def kind_of(name: str) -> Kind:
+    """The kind named ``name`` (:class:`ParseError` if there is none)."""
+    kind = KINDS.get(name)
+    if kind is None:
+        raise ParseError(f"unknown item kind {name!r}; the kinds are {', '.join(NAMES)}")
+    return kind

@@ -1,0 +1,186 @@
+"""Where a sweep's points run: Dask's distributed scheduler, a
+``LocalCluster`` started here or the caller's client or scheduler, and the
+progress lines while they run.
+
+:func:`dask_client` gives the client to submit to; :func:`run_all`
+submits one task per point (:func:`fabriclab.sweep_rows.run_point`),
+collects each as it finishes, hands its rows to the results file and
+cancels what is left if the sweep stops. A worker process that dies loses
+only its point, which Dask runs again up to
+:data:`RETRIES_ON_WORKER_DEATH` more times. Left out: starting batch jobs
+(dask-jobqueue does that) and splitting a point over workers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import logging
+import numbers
+import os
+import sys
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from .errors import InvalidArgumentError
+from .sweep_grid import SweepPoint
+from .sweep_rows import ERROR, error_text, point_records, run_point
+from .sweep_writer import Writer
+
+__all__ = ["RETRIES_ON_WORKER_DEATH", "SweepProgress", "dask_client", "distributed", "run_all", "worker_count"]
+
+#: A point whose worker dies is run again on another worker up to this many
+#: more times (Dask's ``distributed.scheduler.allowed-failures``), then
+#: recorded as failed.
+RETRIES_ON_WORKER_DEATH = 2
+
+
+def distributed() -> Any:
+    """Dask's distributed module (imported when a sweep starts, not with
+    fabriclab)."""
+    try:
+        import distributed
+    except ImportError as e:  # pragma: no cover - a dependency of the package
+        raise ImportError(
+            "fabriclab.sweep needs Dask's distributed scheduler: pip install 'dask[distributed]'"
+        ) from e
+    return distributed
+
+
+def worker_count(workers: Any, npoints: int) -> int:
+    """The LocalCluster's size: ``workers`` (default one per CPU), at most
+    one per point."""
+    if workers is None:
+        workers = os.cpu_count() or 1
+    elif isinstance(workers, bool) or not isinstance(workers, numbers.Integral) or workers < 1:
+        raise InvalidArgumentError(f"workers must be a positive integer, got {workers!r}")
+    return max(1, min(int(workers), npoints))
+
+
+@contextlib.contextmanager
+def dask_client(client: Any, n: int) -> Iterator[tuple[Any, str]]:
+    """The client to submit to, and a description of where it runs: a
+    LocalCluster of ``n`` workers started (and closed) here, a client
+    connected (and closed) here to a scheduler address, or the caller's
+    client as it is."""
+    dd = distributed()
+    if client is None:
+        import dask
+
+        with dask.config.set({"distributed.scheduler.allowed-failures": RETRIES_ON_WORKER_DEATH}), dd.LocalCluster(
+            n_workers=n,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address="127.0.0.1:0",  # any free port: never "8787 is in use" beside another cluster
+            silence_logs=logging.ERROR,
+        ) as cluster, dd.Client(cluster, set_as_default=False) as c:
+            where = f"a LocalCluster of {n} worker process(es)"
+            if importlib.util.find_spec("bokeh") is not None:
+                where += f", dashboard {cluster.dashboard_link}"
+            yield c, where
+        return
+    if isinstance(client, str):
+        _check_address(client)
+        try:
+            c = dd.Client(client, set_as_default=False)
+        except OSError as e:
+            raise OSError(f"cannot reach the Dask scheduler at {client}: {e}") from e
+        with c:
+            yield c, _where(c)
+        return
+    yield client, _where(client)
+
+
+def _check_address(address: str) -> None:
+    """A malformed scheduler address, before a Client is made for it (a
+    Client that fails on one lingers until the interpreter exits)."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    try:
+        scheme, location = parse_address(address)
+        if scheme not in ("tcp", "tls", "ws", "wss"):
+            raise InvalidArgumentError(f"sweeps connect over tcp, tls, ws or wss, not {scheme}")
+        parse_host_port(location)
+    except ValueError as e:
+        raise InvalidArgumentError(f"scheduler address {address!r}: {e}; write tcp://HOST:PORT") from None
+
+
+def _where(client: Any) -> str:
+    """``tcp://host:port (N worker(s) now)`` for a progress line."""
+    return f"{client.scheduler.address} ({len(client.nthreads())} worker(s) now)"
+
+
+class SweepProgress:
+    """Progress lines on stderr: points done / total, elapsed, an estimate
+    of the time left; at most one a second, and always the last."""
+
+    def __init__(self, total: int, enabled: bool):
+        self.total, self.enabled = total, enabled
+        self.start = self.last = time.monotonic()
+        self.done = self.failed = 0
+
+    def begin(self) -> None:
+        """The points are submitted: the clock starts (cluster start-up left out)."""
+        self.start = self.last = time.monotonic()
+
+    def note(self, text: str) -> None:
+        """A line of its own."""
+        if self.enabled:
+            print(f"sweep: {text}", file=sys.stderr, flush=True)
+
+    def update(self, failed: bool) -> None:
+        """One more point done."""
+        self.done += 1
+        self.failed += failed
+        now = time.monotonic()
+        if not self.enabled or (now - self.last < 1.0 and self.done < self.total):
+            return
+        self.last = now
+        elapsed = now - self.start
+        line = f"{self.done}/{self.total} points done"
+        if self.failed:
+            line += f" ({self.failed} with errors)"
+        line += f", {elapsed:.1f} s elapsed"
+        if self.done < self.total:
+            line += f", about {elapsed / self.done * (self.total - self.done):.0f} s left"
+        self.note(line)
+
+
+def run_all(client: Any, points: Sequence[SweepPoint], origin: str, writer: Writer | None, progress: SweepProgress) -> dict[int, list[dict[str, Any]]]:
+    """Submit every point; collect (and write) each as it finishes. If the
+    sweep stops (Ctrl-C, an exception), the points not finished are
+    cancelled and the results file keeps the finished ones."""
+    dd = distributed()
+    token = uuid.uuid4().hex[:8]
+    futures = {
+        client.submit(run_point, p.toml, origin, key=f"fabriclab-sweep-{token}-{p.index}", pure=False): p
+        for p in points
+    }
+    done: dict[int, list[dict[str, Any]]] = {}
+    try:
+        for fut in dd.as_completed(list(futures), loop=client.loop):
+            point = futures[fut]
+            try:
+                rows = fut.result()
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except BaseException as e:  # the worker died (KilledWorker), the task was cancelled, ...
+                rows = [{"item": None, "kind": None, "name": None, ERROR: error_text(e)}]
+            fut.release()
+            records = point_records(point, rows)
+            done[point.index] = records
+            if writer is not None:
+                writer.add(records)
+            progress.update(any(r.get(ERROR) for r in rows))
+    except BaseException:
+        if writer is not None:
+            writer.close()  # the finished points' rows are kept, whatever stopped the run
+        raise
+    finally:
+        pending = [f for f in futures if not f.done()]
+        if pending:
+            client.cancel(pending)
+    return done

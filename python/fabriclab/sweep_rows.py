@@ -1,0 +1,105 @@
+"""The rows of a sweep: running one point's items (in a worker process)
+into plain records, and the order of the result's columns.
+
+:func:`run_point` is the task each point becomes: load the point's
+scenario text, run its items one after another, return one record per
+result row (an item that fails gives one record with its ``error``; the
+others still run). :func:`columns` orders a result's columns;
+:func:`point_records` adds a point's index and swept values to its rows.
+Left out: where points run (:mod:`fabriclab.sweep_dask`) and files
+(:mod:`fabriclab.sweep_writer`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from ._tables import records
+from .kinds import FIGURES, KINDS, Result
+from .scenario import run_item
+from .sweep_grid import SweepPoint
+from .sweep_scenario import scenario_from_text
+
+__all__ = [
+    "ERROR", "LEADING_COLUMNS", "ITEM_COLUMNS", "run_point", "error_text", "param_columns", "columns",
+    "cell", "point_records", "rows_frame",
+]
+
+#: The columns every sweep result starts with, the swept paths going
+#: between ``point`` and ``item``.
+LEADING_COLUMNS = ("point", "item", "kind", "name")
+#: Per-item figures that follow an item's own columns (where the item has them).
+ITEM_COLUMNS = FIGURES
+#: The last column: None, or the error of an item or a point.
+ERROR = "error"
+
+
+def error_text(e: BaseException) -> str:
+    """``InvalidArgumentError: ...``."""
+    return f"{type(e).__name__}: {e}"
+
+
+def _result_rows(label: str, kind: str, name: str | None, res: Result) -> list[dict[str, Any]]:
+    """One record per row of an item's result, with the item's figures."""
+    head = {"item": label, "kind": kind, "name": name, ERROR: None}
+    shape = KINDS[kind].shape
+    extra = shape.figures(res)
+    recs = records(shape.table(res)) or [{}]
+    return [{**rec, **extra, **head} for rec in recs]  # the leading columns win any clash
+
+
+def run_point(text: str, origin: str) -> list[dict[str, Any]]:
+    """Run every item of one point's scenario text; one record per result
+    row. An item that fails gives one record with its error; the others run."""
+    try:
+        sc = scenario_from_text(text, origin)
+    except Exception as e:  # checked before the sweep started: should not happen
+        return [{"item": None, "kind": None, "name": None, ERROR: error_text(e)}]
+    rows: list[dict[str, Any]] = []
+    counters = {k: 0 for k in KINDS}
+    for item in sc.items:
+        label = f"{item.kind}[{counters[item.kind]}]"
+        counters[item.kind] += 1
+        try:
+            res = run_item(sc, item)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as e:  # a Rust panic arrives as pyo3's PanicException, a BaseException
+            rows.append({"item": label, "kind": item.kind, "name": item.name, ERROR: error_text(e)})
+            continue
+        rows.extend(_result_rows(label, item.kind, item.name, res))
+    return rows
+
+
+def param_columns(points: Sequence[SweepPoint]) -> list[str]:
+    """The swept paths, in the order the points first give them."""
+    return list(dict.fromkeys(p for pt in points for p in pt.params))
+
+
+def columns(params: Sequence[str], seen: Iterable[str]) -> list[str]:
+    """Leading columns, the swept paths, the items' own columns in the order
+    first seen, the per-item figures, then ``error``."""
+    seen = list(seen)
+    fixed = set(LEADING_COLUMNS) | set(params) | set(ITEM_COLUMNS) | {ERROR}
+    own = [c for c in seen if c not in fixed]
+    extra = [c for c in ITEM_COLUMNS if c in seen]
+    return ["point", *params, "item", "kind", "name", *own, *extra, ERROR]
+
+
+def cell(v: Any) -> Any:
+    """A parameter as a DataFrame cell (lists as tuples, so they group)."""
+    return tuple(cell(x) for x in v) if isinstance(v, list) else v
+
+
+def point_records(point: SweepPoint, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """A point's rows with its index and swept values."""
+    params = {k: cell(v) for k, v in point.params.items()}
+    return [{**r, "point": point.index, **params} for r in rows]
+
+
+def rows_frame(rows: Sequence[Mapping[str, Any]], cols: Sequence[str]) -> pd.DataFrame:
+    """Records as a DataFrame of columns ``cols``."""
+    return pd.DataFrame(list(rows), columns=list(cols))
