@@ -2,8 +2,8 @@
 //!
 //! DCQCN parameter sets are selected by name and every parameter can be
 //! overridden one by one. `connectx` follows the NVIDIA ConnectX firmware
-//! defaults and `paper` the DCQCN paper (SIGCOMM 2015, 40G); see
-//! `docs/reference.md` section 3 of the shared notes for the sources.
+//! defaults and `paper` the DCQCN paper (SIGCOMM 2015, 40G); the sources
+//! of each value are beside it below and in `docs/dcqcn.md`.
 //!
 //! ConnectX names (`mlxconfig` / sysfs `ecn/roce_rp`, `ecn/roce_np`), as
 //! described by NVIDIA's "DCQCN Parameters" page and the `mlxconfig`
@@ -22,7 +22,7 @@
 //! as the weight of the new sample, while NVIDIA's parameters page (and
 //! Google's isekai simulator) make it the weight of the old alpha; with the
 //! default 1019 the latter gives the DCTCP-like gain of about 1/205 that
-//! `docs/reference.md` lists. `min_time_between_cnps` spaces the CNPs of
+//! NVIDIA's parameter page implies. `min_time_between_cnps` spaces the CNPs of
 //! a port (`cnp_scope = "port"`) in `connectx`: the register text (mstflint
 //! `tools_open_roce_cc_ecn`) and the mlx5 kernel's debug parameter both
 //! say "minimum time between sending CNPs from the port", and NVIDIA's

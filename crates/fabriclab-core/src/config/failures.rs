@@ -9,7 +9,7 @@
 //! hardware ECMP member removal), and `converge_us`, after which the whole
 //! fabric routes around it (routing-protocol withdrawal and FIB updates).
 //!
-//! Defaults, from `docs/reference.md` section 7 (approx.): detection 1 ms
+//! Defaults (approx., typical published figures): detection 1 ms
 //! ("sub-millisecond to a few ms"), convergence 100 ms ("tens to hundreds
 //! of ms" for BGP withdrawal and FIB update).
 //!

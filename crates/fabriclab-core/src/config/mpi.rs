@@ -5,7 +5,7 @@
 //! hosts and software stack as much as the links are.
 //!
 //! Defaults follow Open MPI 4.1 over verbs/UCX on ConnectX-class NICs
-//! (reference section 8): 12 KiB network eager limit, 4 KiB shared-memory
+//! (Open MPI's `btl_openib`/UCX defaults): 12 KiB network eager limit, 4 KiB shared-memory
 //! eager limit, rendezvous by RDMA READ in 512 KiB fragments, Open MPI's
 //! coll/tuned fixed rules. The per-message overheads and copy speeds are
 //! typical of current x86 servers *(approx.)*; presets calibrate them.
