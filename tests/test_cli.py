@@ -273,6 +273,19 @@ def test_cli_bad_fabric_files(text, words, toml_file):
     assert_cli_error(run_cli("run", scenario), *words)
 
 
+def test_a_mistyped_option_gets_the_commands_usage_and_a_suggestion() -> None:
+    r = run_cli("imb", "Allreduce", "-np", "4", "--ppm", "2")
+    assert_cli_error(r, "unrecognized arguments: --ppm 2", "(did you mean --ppn?)")
+    assert "usage: fabriclab imb" in r.stderr, r.stderr
+    r = run_cli("fabric", "show", "heps", "--tomll")
+    assert_cli_error(r, "did you mean --toml?")
+    assert "usage: fabriclab fabric show" in r.stderr, r.stderr
+    r = run_cli("perftest", "ib_write_bw", "--clinet", "h0", "--sever", "h4")
+    assert_cli_error(r, "did you mean --client for --clinet, --server for --sever?")
+    # Nothing close: argparse's words alone.
+    assert_cli_error(run_cli("perftest", "ib_write_bw", "--zzzzzz"), "unrecognized arguments: --zzzzzz")
+
+
 def test_version() -> None:
     import fabriclab
 

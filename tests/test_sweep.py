@@ -14,7 +14,7 @@ import pytest
 
 import fabriclab
 from cluster_help import NoClient, assert_cli_error, local_client, main_in_process
-from conftest import run_cli
+from conftest import ROOT, run_cli
 from fabriclab import sweep_dask, sweep_writer
 from fabriclab.cli_sweep import parse_values
 from fabriclab.errors import InvalidArgumentError, ParseError, UnknownHostError
@@ -597,3 +597,31 @@ def test_hosts_are_checked_with_the_tools_host_syntax(tmp_path):
     assert tomllib.loads(pt.toml)["imb"][0]["hosts"] == "h0-h1"
     with pytest.raises(UnknownHostError, match=r'point 0 \(imb.hosts = "h0,h999"\): imb\[0\]: hosts: the fabric has no host "h999"'):
         sweep_points(path, {"imb.hosts": ["h0,h999"]})
+
+
+def test_a_sweep_outside_the_main_guard_is_refused_with_the_fix(tmp_path):
+    """Dask's worker processes re-run the main script: a sweep called at
+    its top level, unguarded, gets the fix instead of "Nanny failed to
+    start" (and no worker is started)."""
+    import subprocess
+    import sys
+
+    scenario = ROOT / "scenarios" / "heps.toml"
+    body = f'import fabriclab\nfabriclab.sweep({str(scenario)!r}, {{"seed": [1, 2]}}, workers=2)\n'
+    script = tmp_path / "unguarded.py"
+    script.write_text(body)
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=False)
+    assert r.returncode != 0
+    assert 'line 2: a sweep on a local Dask cluster must be started under `if __name__ == "__main__":`' in r.stderr, r.stderr
+    assert "Nanny" not in r.stderr
+
+
+def test_the_main_guard_is_read_from_the_script() -> None:
+    import ast
+
+    from fabriclab.sweep_dask import _guarded
+
+    tree = ast.parse('import x\nx.run()\nif __name__ == "__main__":\n    x.run()\n\nif "__main__" == __name__:\n    x.run()\n')
+    assert not _guarded(tree, 2)
+    assert _guarded(tree, 4)
+    assert _guarded(tree, 7)

@@ -36,6 +36,7 @@ violation exits with status 4.
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import os
 import sys
@@ -512,6 +513,37 @@ def _fail(message: str, status: int = 2) -> int:
     return status
 
 
+def _command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The (sub)command's own parser: its usage is the one to show."""
+    p = parser
+    for dest in ("command", "fabric_command", "lab_command"):
+        for action in p._actions:
+            if isinstance(action, argparse._SubParsersAction) and action.dest == dest:
+                name = getattr(args, dest, None)
+                if name in action.choices:
+                    p = action.choices[name]
+                break
+    return p
+
+
+def _unrecognized(p: argparse.ArgumentParser, extra: Sequence[str]) -> str:
+    """argparse's message for unknown arguments, with the closest option of
+    the command for each mistyped one."""
+    options = [o for a in p._actions for o in a.option_strings]
+    hints: list[tuple[str, str]] = []
+    for token in extra:
+        name = token.split("=", 1)[0]
+        close = difflib.get_close_matches(name, options, n=1, cutoff=0.6) if name.startswith("-") else []
+        if close:
+            hints.append((close[0], name))
+    msg = "unrecognized arguments: " + " ".join(extra)
+    if len(hints) == 1:
+        return f"{msg} (did you mean {hints[0][0]}?)"
+    if hints:
+        return f"{msg} (did you mean " + ", ".join(f"{o} for {t}" for o, t in hints) + "?)"
+    return msg
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0, 2 on an input error,
     3 on a run that failed: a PFC deadlock, a transport retry error; 4 when
@@ -519,7 +551,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     command may return its own,
     e.g. 1 for a sweep or a comparison with failed runs)."""
     parser = _parser()
-    args = parser.parse_args(argv)  # exits 2 with "fabriclab: error: ..." on bad usage
+    args, extra = parser.parse_known_args(argv)  # exits 2 with "fabriclab: error: ..." on bad usage
+    if extra:
+        sub = _command_parser(parser, args)
+        sub.error(_unrecognized(sub, extra))
     if args.audit:
         os.environ["FABRICLAB_AUDIT"] = "1"
     try:

@@ -13,8 +13,10 @@ only its point, which Dask runs again up to
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import importlib.util
+import inspect
 import logging
 import numbers
 import os
@@ -22,6 +24,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 from .errors import InvalidArgumentError
@@ -29,7 +32,7 @@ from .sweep_grid import SweepPoint
 from .sweep_rows import ERROR, error_text, point_records, run_point
 from .sweep_writer import Writer
 
-__all__ = ["RETRIES_ON_WORKER_DEATH", "SweepProgress", "dask_client", "distributed", "run_all", "worker_count"]
+__all__ = ["RETRIES_ON_WORKER_DEATH", "SweepProgress", "check_main_guard", "dask_client", "distributed", "run_all", "worker_count"]
 
 #: A point whose worker dies is run again on another worker up to this many
 #: more times (Dask's ``distributed.scheduler.allowed-failures``), then
@@ -59,6 +62,50 @@ def worker_count(workers: Any, npoints: int) -> int:
     return max(1, min(int(workers), npoints))
 
 
+def _guarded(tree: ast.Module, line: int) -> bool:
+    """Whether ``line`` of a module lies inside an ``if __name__ ==
+    "__main__":`` block at its top level."""
+    for node in tree.body:
+        if not (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)):
+            continue
+        parts = [node.test.left, *node.test.comparators]
+        names = {p.id for p in parts if isinstance(p, ast.Name)}
+        consts = {p.value for p in parts if isinstance(p, ast.Constant)}
+        if names == {"__name__"} and consts == {"__main__"} and isinstance(node.test.ops[0], ast.Eq):
+            if node.lineno <= line <= (node.end_lineno or node.lineno):
+                return True
+    return False
+
+
+def check_main_guard() -> None:
+    """Refuse, with the fix, a sweep started from a script's top level
+    outside ``if __name__ == "__main__":``. Dask's worker processes are
+    started by re-running the main script (the ``spawn`` method), which
+    would start the sweep again in each of them: Dask then reports only
+    "Nanny failed to start". Notebooks, ``python -c`` and calls made from
+    inside functions are fine."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if main is None or not path or not str(path).endswith(".py") or not os.path.isfile(path):
+        return
+    frame = inspect.currentframe()
+    while frame is not None:
+        if frame.f_globals is vars(main) and frame.f_code.co_name == "<module>":
+            try:
+                tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+            except (OSError, SyntaxError, ValueError):
+                return
+            if not _guarded(tree, frame.f_lineno):
+                raise InvalidArgumentError(
+                    f"{path}, line {frame.f_lineno}: a sweep on a local Dask cluster must be started under "
+                    '`if __name__ == "__main__":` (its worker processes re-run the script from the top, '
+                    "and would start the sweep again); indent the call under that line, or pass client= "
+                    "a running cluster's address"
+                )
+            return
+        frame = frame.f_back
+
+
 @contextlib.contextmanager
 def dask_client(client: Any, n: int) -> Iterator[tuple[Any, str]]:
     """The client to submit to, and a description of where it runs: a
@@ -67,6 +114,7 @@ def dask_client(client: Any, n: int) -> Iterator[tuple[Any, str]]:
     client as it is."""
     dd = distributed()
     if client is None:
+        check_main_guard()
         import dask
 
         with dask.config.set({"distributed.scheduler.allowed-failures": RETRIES_ON_WORKER_DEATH}), dd.LocalCluster(
