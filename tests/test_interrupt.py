@@ -58,3 +58,20 @@ def test_ctrl_c_raises_keyboard_interrupt_in_python_and_the_next_run_works() -> 
     assert lines[0].startswith("interrupted after"), r.stdout
     assert lines[1].startswith("next run") and int(lines[1].split()[-1]) > 0, r.stdout
     assert took < 3.0, took
+
+
+def test_ctrl_c_prints_what_an_mpi_tool_completed_then_exits_130() -> None:
+    """IMB stopped mid-run prints the measurements it completed (its own
+    output up to there, without the closing MPI_Finalize line), then one
+    line on stderr."""
+    cmd = [sys.executable, "-m", "fabriclab.cli", "imb", "Allreduce", "Alltoall", "--fabric", "eantc-hpc",
+           "-np", "32", "-npmin", "32", "-msglog", "0:20", "--quiet"]
+    r, took = _interrupt(cmd, 6.0)
+    assert r.returncode == 130, (r.returncode, r.stderr[-500:])
+    assert took < 3.0, took
+    assert r.stderr.splitlines()[-1] == "fabriclab: interrupted; the output above is what completed"
+    assert "# Benchmarking Allreduce" in r.stdout, r.stdout
+    rows = [ln for ln in r.stdout.splitlines() if ln.strip() and ln.strip()[0].isdigit()]
+    assert rows and rows[0].split()[0] == "0", r.stdout
+    assert "MPI_Finalize" not in r.stdout
+    assert "Traceback" not in r.stderr

@@ -544,6 +544,23 @@ def _unrecognized(p: argparse.ArgumentParser, extra: Sequence[str]) -> str:
     return msg
 
 
+def _partial_text(e: KeyboardInterrupt) -> str | None:
+    """The text of the measurements a stopped run completed, if its tool
+    reported them (``partial``: the tool's JSON with ``interrupted``)."""
+    partial = getattr(e, "partial", None)
+    if not isinstance(partial, str):
+        return None
+    try:
+        doc = json.loads(partial)
+    except ValueError:
+        return None
+    report = doc.get("report") if isinstance(doc, dict) else None
+    text = doc.get("text") if isinstance(doc, dict) else None
+    if isinstance(report, dict) and report.get("interrupted") and isinstance(text, str):
+        return text
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0, 2 on an input error,
     3 on a run that failed: a PFC deadlock, a transport retry error; 4 when
@@ -606,8 +623,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as e:
+        # A stopped MPI tool hands over what it completed (the tool's own
+        # text for the measurements done): print it, then say it stopped.
+        done = _partial_text(e)
+        if done:
+            print(done, end="" if done.endswith("\n") else "\n", flush=True)
+            print(f"{PROG}: interrupted; the output above is what completed", file=sys.stderr)
+        else:
+            print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
     return status or 0
 

@@ -5,8 +5,10 @@
 //! the user asked to stop ([`set_check`]: the Python boundary checks
 //! Python's signal handlers, so Ctrl-C raises `KeyboardInterrupt`); once a
 //! check says so, the flag stays set, every loop ends at once with
-//! `Outcome::Interrupted`, whatever report the tool builds from that is
-//! partial, and the front end discards it ([`take`]) and raises. Without a
+//! `Outcome::Interrupted`, and the front end raises ([`take`]). The MPI
+//! tools (IMB, OSU, Cbench) report what completed, marked `interrupted`,
+//! and the Python boundary hands that over with the exception (the CLI
+//! prints it); the others' cut-short reports are discarded. Without a
 //! registered check nothing is polled but the flag ([`request`]).
 
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -62,11 +62,11 @@ fn run<T: Send>(py: Python<'_>, f: impl FnOnce() -> Result<T, Error> + Send) -> 
 /// Python callable: each tick calls it (with the GIL) as
 /// `progress(sim_us, events, done, total, unit, label)`. An exception the
 /// callable raises stops the run and is raised in place of its result.
-fn run_progress<T: Send>(
+fn run_progress(
     py: Python<'_>,
     progress: Option<Py<PyAny>>,
-    f: impl FnOnce(front::OnTick<'_>) -> Result<T, Error> + Send,
-) -> PyResult<T> {
+    f: impl FnOnce(front::OnTick<'_>) -> Result<String, Error> + Send,
+) -> PyResult<String> {
     let failed: Mutex<Option<PyErr>> = Mutex::new(None);
     let out = {
         let (failed, progress) = (&failed, progress.as_ref());
@@ -94,7 +94,14 @@ fn run_progress<T: Send>(
         return Err(e);
     }
     if interrupt::take() {
-        return Err(PyKeyboardInterrupt::new_err("interrupted"));
+        // What the stopped run completed, if its tool reports that (the
+        // MPI tools' JSON with `"interrupted": true`), rides on the
+        // exception as `partial` for the CLI to print.
+        let e = PyKeyboardInterrupt::new_err("interrupted");
+        if let Ok(json) = out {
+            e.value(py).setattr("partial", json)?;
+        }
+        return Err(e);
     }
     out.map_err(|e| to_pyerr(py, e))
 }

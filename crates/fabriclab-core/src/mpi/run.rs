@@ -48,6 +48,10 @@ pub struct RunSummary {
     pub wall_s: f64,
     /// Background iperf runs, in the order given.
     pub iperf: Vec<iperf::Report>,
+    /// The run was stopped (Ctrl-C) before its end: the tool's tables hold
+    /// the measurements that completed. Absent from the JSON when false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
 }
 
 /// What runs beside an MPI job and what is recorded of it, shared by every
@@ -234,7 +238,8 @@ pub fn run_program(
             n_phases
         )));
     }
-    if outcome != Outcome::Finished {
+    let interrupted = outcome == Outcome::Interrupted;
+    if outcome != Outcome::Finished && !interrupted {
         return Err(Error::InvalidArgument(format!(
             "the MPI job did not finish ({outcome:?} at {} with {} of {} phases done)",
             sim.net.now(),
@@ -242,7 +247,7 @@ pub fn run_program(
             n_phases
         )));
     }
-    if let Some(p) = progress.as_mut() {
+    if let (Some(p), false) = (progress.as_mut(), interrupted) {
         // In the unit of the ticks before: calls of one long phase (HPL),
         // else phases.
         let (done, total) = if n_phases == 1 {
@@ -274,9 +279,16 @@ pub fn run_program(
                 app.report(&sim.net, o, seed, outcome)
             })
             .collect(),
+        interrupted,
+    };
+    // A stopped run keeps the phases every rank finished.
+    let done = if interrupted {
+        prog.phases_done()
+    } else {
+        n_phases
     };
     Ok(ProgramRun {
-        phases: prog.results().to_vec(),
+        phases: prog.results()[..done.min(prog.results().len())].to_vec(),
         summary,
     })
 }

@@ -122,9 +122,14 @@ pub fn text(r: &Report, fabric: &str) -> String {
         let _ = writeln!(o, "# {b}");
     }
     o.push('\n');
-    for s in &r.sections {
+    // A stopped run (Ctrl-C) ends after its last completed measurement,
+    // as a killed IMB's output does.
+    let stopped = r.run.interrupted;
+    for s in r.sections.iter().filter(|s| !stopped || !s.rows.is_empty()) {
         section(&mut o, s);
     }
-    let _ = writeln!(o, "\n# All processes entering MPI_Finalize\n");
+    if !stopped {
+        let _ = writeln!(o, "\n# All processes entering MPI_Finalize\n");
+    }
     o
 }

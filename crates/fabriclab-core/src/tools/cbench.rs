@@ -238,7 +238,9 @@ pub fn run(
     let names = topo.host_names();
     let name = |r: Rank| names[host(r) as usize].clone();
     let mut pairs = Vec::new();
-    for (r, rp) in pairs_of.iter().enumerate() {
+    // A stopped run (Ctrl-C) reports the rotations it completed.
+    let complete = run.phases.len() / tests as usize;
+    for (r, rp) in pairs_of.iter().enumerate().take(complete) {
         let res = &run.phases[r * tests as usize..(r + 1) * tests as usize];
         for &(a, b) in rp {
             let best = res

@@ -718,6 +718,12 @@ fn run_test(
         keep_samples: true,
     };
     let run = run_program(spec, job, &o.env, program, seed, progress)?;
+    if run.summary.interrupted {
+        // HPL's figures need the whole test; a stopped one has none.
+        return Err(crate::Error::InvalidArgument(
+            "HPL was stopped before its test ended".into(),
+        ));
+    }
     let ph = &run.phases[0];
     // Time of call i (i >= 1), averaged over the ranks: from each rank's
     // end of the call before to its end of this one.
