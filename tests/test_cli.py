@@ -286,6 +286,12 @@ def test_a_mistyped_option_gets_the_commands_usage_and_a_suggestion() -> None:
     assert_cli_error(run_cli("perftest", "ib_write_bw", "--zzzzzz"), "unrecognized arguments: --zzzzzz")
 
 
+def test_a_fabric_file_that_is_not_toml_is_named(toml_file) -> None:
+    path = toml_file('name = "x"\n[topology\n', "broken.toml")
+    for args in (["perftest", "ib_write_bw", "--fabric", str(path)], ["fabric", "show", str(path)]):
+        assert_cli_error(run_cli(*args), f"fabric file {path}:", "line 2")
+
+
 def test_version() -> None:
     import fabriclab
 

@@ -134,7 +134,7 @@ def test_cable_pull_scenario_loads_with_its_failure():
     from fabriclab.scenario import load_scenario
 
     sc = load_scenario(ROOT / "scenarios" / "eantc_cable_pull.toml")
-    assert sc.fabric.name == "eantc-hpc"
+    assert sc.fabric.name == "eantc-hpc-cable-pull"
     assert "[[link_failures]]" in sc.fabric.normalized_toml
     assert 'a = "spine0"' in sc.fabric.normalized_toml
     assert [i.kind for i in sc.items] == ["imb"]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Union
@@ -29,8 +30,13 @@ import pandas as pd
 from . import _core
 from ._checks import as_bool, as_float, as_int, as_list, as_seed, as_str, dumps
 from ._tables import frame, tuples
-from .errors import ArgumentTypeError
+from .errors import ArgumentTypeError, ParseError
 from .progress import ProgressArg, progress_callback
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 __all__ = [
     "Fabric",
@@ -155,8 +161,15 @@ def preset_toml(name: str) -> str:
 
 
 def _read_fabric_file(path: str | os.PathLike[str]) -> str:
+    """A fabric file's text; a file that is not TOML is a ``ParseError``
+    naming the file (the core, which gets only the text, cannot)."""
     with open(path, encoding="utf-8") as f:
-        return f.read()
+        text = f.read()
+    try:
+        tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ParseError(f"fabric file {os.fspath(path)}: not valid TOML: {e}") from None
+    return text
 
 
 def _looks_like_path(s: str) -> bool:
