@@ -61,14 +61,15 @@ def perm(n: int, shift: int, nbytes: int) -> list[fabriclab.Flow]:
 def flows_metric(flows: list[fabriclab.Flow], fab: Any) -> Callable[[str], list[tuple[str, float]]]:
     def run(backend: str) -> list[tuple[str, float]]:
         r = fabriclab.flows(flows, fabric=fab, backend=backend)
-        return [("last completion, us", float(r.flows["completed_ps"].max()) / 1e6)]
+        return [("last completion, us", float(r.df["completed_ps"].max()) / 1e6)]
 
     return run
 
 
 def imb_metric(bench: str, fab: Any, np: int) -> Callable[[str], list[tuple[str, float]]]:
     def run(backend: str) -> list[tuple[str, float]]:
-        df = fabriclab.imb([bench], fabric=fab, np=np, npmin=np, msglog=(16, 20), backend=backend)
+        res = fabriclab.imb([bench], fabric=fab, np=np, npmin=np, msglog=(16, 20), backend=backend)
+        df = res.df
         return [(f"{bench} {int(r.bytes)} B t_avg, us", float(r.t_avg_us)) for r in df.itertuples() if r.bytes >= 65536]
 
     return run
@@ -76,7 +77,8 @@ def imb_metric(bench: str, fab: Any, np: int) -> Callable[[str], list[tuple[str,
 
 def osu_latency(fab: Any, hosts: str) -> Callable[[str], list[tuple[str, float]]]:
     def run(backend: str) -> list[tuple[str, float]]:
-        df = fabriclab.osu("osu_latency", np=2, hosts=hosts, fabric=fab, sizes=(8, 8), backend=backend)
+        res = fabriclab.osu("osu_latency", np=2, hosts=hosts, fabric=fab, sizes=(8, 8), backend=backend)
+        df = res.df
         return [("osu_latency 8 B, us", float(df["avg_us"].iloc[0]))]
 
     return run
@@ -84,7 +86,8 @@ def osu_latency(fab: Any, hosts: str) -> Callable[[str], list[tuple[str, float]]
 
 def cbench_rotate(fab: Any, np: int) -> Callable[[str], list[tuple[str, float]]]:
     def run(backend: str) -> list[tuple[str, float]]:
-        df = fabriclab.cbench("rotate", np=np, fabric=fab, backend=backend)
+        res = fabriclab.cbench("rotate", np=np, fabric=fab, backend=backend)
+        df = res.df
         return [("Cbench rotate mean pair MB/s", float(df["value"].mean()))]
 
     return run
@@ -92,7 +95,8 @@ def cbench_rotate(fab: Any, np: int) -> Callable[[str], list[tuple[str, float]]]
 
 def hpl_metric(fab: Any) -> Callable[[str], list[tuple[str, float]]]:
     def run(backend: str) -> list[tuple[str, float]]:
-        df = fabriclab.hpl(fab, n=16384, nb=192, grids="2x4", backend=backend)
+        res = fabriclab.hpl(fab, n=16384, nb=192, grids="2x4", backend=backend)
+        df = res.df
         return [("HPL Gflops", float(df["gflops"].iloc[0]))]
 
     return run

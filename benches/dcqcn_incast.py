@@ -63,7 +63,7 @@ def run(name: str, cc: str, size: int, senders: int, sample_us: float) -> dict[s
     ps = r.port_samples
     bott = ps[(ps.node == "leaf0") & (ps.peer == "h0")]
     after = bott[bott.time_ps >= 1e9]
-    end_ps = float(r.flows.delivered_ps.max())
+    end_ps = float(r.df.delivered_ps.max())
     ideal_ps = senders * size * 8 / LINE_BPS * 1e12
     # Goodput per sender over the middle half of the run, from the receiving
     # QPs' in-order bytes (the rows of h0's QPs in the QP samples).
@@ -100,8 +100,8 @@ def alltoall(name: str, cc: str, size: int, hosts: int, sample_us: float) -> dic
     wall = time.time() - t0
     ps = r.port_samples
     sw = ps[ps.node.str.startswith(("leaf", "spine"))]
-    fct = r.flows.fct_us
-    end_ps = float(r.flows.delivered_ps.max())
+    fct = r.df.fct_us
+    end_ps = float(r.df.delivered_ps.max())
     # Each NIC sends (hosts - 1) x size at 100G; heps's fabric is 1:1.
     bound_ps = (hosts - 1) * size * 8 / LINE_BPS * 1e12
     return {

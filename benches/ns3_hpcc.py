@@ -101,7 +101,7 @@ def fabric_text(hosts: int, matched: bool) -> str:
     return text
 
 
-def run_flows(hosts: int, backend: str, ref: Path, matched: bool, seed: int = 1) -> tuple[fabriclab.FlowsResult, float]:
+def run_flows(hosts: int, backend: str, ref: Path, matched: bool, seed: int = 1) -> tuple[fabriclab.Result, float]:
     fabric = fabriclab.Fabric.from_toml(fabric_text(hosts, matched))
     t0 = time.perf_counter()
     r = fabriclab.flows(flows_of(ref, hosts), fabric=fabric, backend=backend, seed=seed)
@@ -111,8 +111,8 @@ def run_flows(hosts: int, backend: str, ref: Path, matched: bool, seed: int = 1)
     return r, wall
 
 
-def fcts(r: fabriclab.FlowsResult) -> np.ndarray:
-    return ((r.flows["completed_ps"] - r.flows["start_ps"]) / 1e6).to_numpy(dtype=np.float64)
+def fcts(r: fabriclab.Result) -> np.ndarray:
+    return ((r.df["completed_ps"] - r.df["start_ps"]) / 1e6).to_numpy(dtype=np.float64)
 
 
 def run(hosts: int, backend: str, ref: Path, matched: bool = False) -> tuple[dict[str, float], int | None, float]:
@@ -121,7 +121,7 @@ def run(hosts: int, backend: str, ref: Path, matched: bool = False) -> tuple[dic
     return stats(fcts(r)), pauses, wall
 
 
-def ecmp_split(r: fabriclab.FlowsResult, bytes_per_flow: int = 524_288) -> list[tuple[int, ...]]:
+def ecmp_split(r: fabriclab.Result, bytes_per_flow: int = 524_288) -> list[tuple[int, ...]]:
     """Inter-leaf flows per leaf uplink, sorted per leaf, from a packet run's
     port counters: an uplink's packets are data packets and ACKs (CNPs ride
     on ACKs and no PFC frame is sent in the 16-host case), so its data

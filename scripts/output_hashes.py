@@ -64,14 +64,14 @@ def _api_runs() -> list[tuple[str, str]]:
     import fabriclab
 
     out = []
-    df = fabriclab.imb(["Allreduce"], np=8, ppn=2, msglog=(10, 12), hosts="h0-h3", background=[fabriclab.Flow("h8", "h9", 1 << 20, repeat=True)])
-    out.append(("api-imb", df.to_csv() + json.dumps(df.attrs["mpi"], sort_keys=True)))
-    df = fabriclab.osu("osu_bw", np=2, sizes=(1, 65536), placement="round_robin", ppn=2)
-    out.append(("api-osu", df.to_csv()))
-    df = fabriclab.cbench("rotate", np=6, bytes=32768, telemetry_us=30.0)
-    out.append(("api-cbench", df.to_csv() + str(len(df.attrs.get("port_samples", [])))))
-    r = fabriclab.flows([fabriclab.Flow("h0", "h5", 1 << 20), fabriclab.Flow("h1", "h5", 1 << 20)], "leaf-spine")
-    out.append(("api-flows", r.df.to_csv() if hasattr(r, "df") else str(r)))
+    res = fabriclab.imb(["Allreduce"], np=8, ppn=2, msglog=(10, 12), hosts="h0-h3", background=[fabriclab.Flow("h8", "h9", 1 << 20, repeat=True)])
+    out.append(("api-imb", res.df.to_csv() + json.dumps(res.extras["mpi"], sort_keys=True)))
+    res = fabriclab.osu("osu_bw", np=2, sizes=(1, 65536), placement="round_robin", ppn=2)
+    out.append(("api-osu", res.df.to_csv()))
+    res = fabriclab.cbench("rotate", np=6, bytes=32768, telemetry_us=30.0)
+    out.append(("api-cbench", res.df.to_csv() + str(len(res.port_samples if res.port_samples is not None else []))))
+    res = fabriclab.flows([fabriclab.Flow("h0", "h5", 1 << 20), fabriclab.Flow("h1", "h5", 1 << 20)], "leaf-spine")
+    out.append(("api-flows", res.df.to_csv()))
     return out
 
 

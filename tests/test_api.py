@@ -55,13 +55,13 @@ def test_fabric_from_toml_and_load(toml_file):
 def test_fabric_arguments_are_equivalent(toml_file):
     path = toml_file(TWO_HOSTS_TOML)
     runs = [
-        fabriclab.perftest("ib_write_lat", "a", "b", fabric=fab, iters=50)
+        fabriclab.perftest("ib_write_lat", "a", "b", fabric=fab, iters=50).df
         for fab in (str(path), path, fabriclab.Fabric.load(path), fabriclab.Fabric.from_toml(TWO_HOSTS_TOML))
     ]
     for df in runs[1:]:
         pd.testing.assert_frame_equal(df, runs[0])
     heps = [
-        fabriclab.perftest("ib_write_lat", "h0", "h4", fabric=fab, iters=50)
+        fabriclab.perftest("ib_write_lat", "h0", "h4", fabric=fab, iters=50).df
         for fab in ("heps", fabriclab.Fabric.preset("heps"))
     ]
     pd.testing.assert_frame_equal(heps[0], heps[1])
@@ -76,7 +76,8 @@ def test_missing_fabric_file():
 
 def test_write_bw_heps():
     """The HEPS seed experiment: 92.6 Gb/s (1024 / (1024 + 82) x 100)."""
-    df = fabriclab.perftest("ib_write_bw", "h0", "h4", fabric="heps", report_gbits=True)
+    res = fabriclab.perftest("ib_write_bw", "h0", "h4", fabric="heps", report_gbits=True)
+    df = res.df
     assert list(df.columns) == fabriclab.BW_COLUMNS
     assert len(df) == 1
     row = df.iloc[0]
@@ -88,58 +89,63 @@ def test_write_bw_heps():
 
 
 def test_write_bw_attrs():
-    df = fabriclab.perftest("ib_write_bw", "h0", "h4", iters=200)
-    a = df.attrs
-    assert a["test"] == "ib_write_bw"
-    assert a["outcome"] == "Finished"
-    assert "RDMA_Write BW Test" in a["text"] and "BW average[MiB/sec]" in a["text"]
-    doc = json.loads(a["out_json"])
+    res = fabriclab.perftest("ib_write_bw", "h0", "h4", iters=200)
+    df = res.df
+    assert res.extras["test"] == "ib_write_bw"
+    assert res.outcome == "Finished"
+    assert "RDMA_Write BW Test" in res.text and "BW average[MiB/sec]" in res.text
+    doc = json.loads(res.extras["out_json"])
     assert doc["results"]["MsgSize"] == 65536
     assert doc["results"]["BW_average"] == pytest.approx(df.bw_avg.iloc[0], abs=0.01)
-    assert isinstance(a["ports"], pd.DataFrame) and list(a["ports"].columns) == PORT_COLUMNS
-    assert isinstance(a["qps"], pd.DataFrame) and list(a["qps"].columns) == QP_COLUMNS
-    qp0 = a["qps"].iloc[0]
+    assert isinstance(res.ports, pd.DataFrame) and list(res.ports.columns) == PORT_COLUMNS
+    assert isinstance(res.qps, pd.DataFrame) and list(res.qps.columns) == QP_COLUMNS
+    qp0 = res.qps.iloc[0]
     assert (qp0.host, qp0.peer) == ("h0", "h4")
     assert qp0.acked_bytes == 200 * 65536
     # MiB/s vs Gb/s
     assert df.bw_avg.iloc[0] * 2**20 * 8 / 1e9 == pytest.approx(df.bw_avg_gbps.iloc[0])
-    assert a["mtu"] == 1024 and a["tx_depth"] == 128 and a["iters"] == 200
+    assert res.extras["mtu"] == 1024 and res.extras["tx_depth"] == 128 and res.extras["iters"] == 200
 
 
 def test_write_lat_heps():
-    df = fabriclab.perftest("ib_write_lat", "h0", "h4", fabric="heps", iters=200)
+    res = fabriclab.perftest("ib_write_lat", "h0", "h4", fabric="heps", iters=200)
+    df = res.df
     assert list(df.columns) == fabriclab.LAT_COLUMNS
     row = df.iloc[0]
     assert row.bytes == 2 and row.iters == 200
     assert row.t_typical_us == pytest.approx(3.72, abs=0.01)
     assert row.t_min_us <= row.t_typical_us <= row.t_max_us
-    assert "RDMA_Write Latency Test" in df.attrs["text"]
+    assert "RDMA_Write Latency Test" in res.text
 
 
 @pytest.mark.parametrize("test", fabriclab.TESTS)
 def test_every_test_runs(test):
-    df = fabriclab.perftest(test, "h0", "h4", iters=20, size=4096)
+    res = fabriclab.perftest(test, "h0", "h4", iters=20, size=4096)
+    df = res.df
     cols = fabriclab.BW_COLUMNS if test.endswith("_bw") else fabriclab.LAT_COLUMNS
     assert list(df.columns) == cols
     assert df.bytes.tolist() == [4096]
-    assert df.attrs["outcome"] == "Finished"
+    assert res.outcome == "Finished"
 
 
 def test_options():
-    df = fabriclab.perftest("ib_write_bw", "h0", "h4", all_sizes=True, iters=20, mtu=4096, qps=2, tx_depth=16, cq_mod=4)
+    res = fabriclab.perftest("ib_write_bw", "h0", "h4", all_sizes=True, iters=20, mtu=4096, qps=2, tx_depth=16, cq_mod=4)
+    df = res.df
     assert df.bytes.tolist() == [2**k for k in range(1, 24)]
-    assert df.attrs["mtu"] == 4096 and df.attrs["tx_depth"] == 16
-    assert "Number of qps   : 2" in df.attrs["text"]
-    assert "CQ Moderation   : 4" in df.attrs["text"]
+    assert res.extras["mtu"] == 4096 and res.extras["tx_depth"] == 16
+    assert "Number of qps   : 2" in res.text
+    assert "CQ Moderation   : 4" in res.text
     bi = fabriclab.perftest("ib_write_bw", "h0", "h4", iters=50, bidirectional=True, report_gbits=True)
-    assert "Bidirectional" in bi.attrs["text"]
-    d = fabriclab.perftest("ib_write_bw", "h0", "h4", duration_s=0.002, report_gbits=True)
+    assert "Bidirectional" in bi.text
+    d_res = fabriclab.perftest("ib_write_bw", "h0", "h4", duration_s=0.002, report_gbits=True)
+    d = d_res.df
     assert d.bw_avg_gbps.iloc[0] == pytest.approx(92.6, abs=1.0)
 
 
 def test_background_traffic_shares_the_link():
-    alone = fabriclab.perftest("ib_write_bw", "h0", "h4", iters=200, report_gbits=True)
-    shared = fabriclab.perftest(
+    alone_res = fabriclab.perftest("ib_write_bw", "h0", "h4", iters=200, report_gbits=True)
+    alone = alone_res.df
+    shared_res = fabriclab.perftest(
         "ib_write_bw",
         "h0",
         "h4",
@@ -147,7 +153,8 @@ def test_background_traffic_shares_the_link():
         report_gbits=True,
         background=[fabriclab.Flow("h1", "h4", 1 << 20, repeat=True)],
     )
-    as_dict = fabriclab.perftest(
+    shared = shared_res.df
+    as_dict_res = fabriclab.perftest(
         "ib_write_bw",
         "h0",
         "h4",
@@ -155,6 +162,7 @@ def test_background_traffic_shares_the_link():
         report_gbits=True,
         background=[{"src": "h1", "dst": "h4", "bytes": 1 << 20, "repeat": True}],
     )
+    as_dict = as_dict_res.df
     pd.testing.assert_frame_equal(shared, as_dict)
     assert shared.bw_avg_gbps.iloc[0] < 0.75 * alone.bw_avg_gbps.iloc[0]
 
@@ -165,14 +173,14 @@ def test_flows():
         fabric="heps",
         sample_us=5.0,
     )
-    assert isinstance(r, fabriclab.FlowsResult)
+    assert isinstance(r, fabriclab.Result)
     assert r.outcome == "Finished"
-    assert list(r.flows.columns) == FLOW_COLUMNS
-    assert r.flows.src.tolist() == ["h0", "h1"]
-    assert r.flows.start_ps.tolist() == [0, 1_000_000]
-    assert (r.flows.fct_us > 0).all()
-    assert r.flows.fct_us.iloc[0] == pytest.approx((r.flows.completed_ps.iloc[0]) / 1e6)
-    assert r.sim_time_us == pytest.approx(r.flows.completed_ps.max() / 1e6)
+    assert list(r.df.columns) == FLOW_COLUMNS
+    assert r.df.src.tolist() == ["h0", "h1"]
+    assert r.df.start_ps.tolist() == [0, 1_000_000]
+    assert (r.df.fct_us > 0).all()
+    assert r.df.fct_us.iloc[0] == pytest.approx((r.df.completed_ps.iloc[0]) / 1e6)
+    assert r.sim_time_us == pytest.approx(r.df.completed_ps.max() / 1e6)
     assert list(r.ports.columns) == PORT_COLUMNS
     assert list(r.qps.columns)[: len(QP_COLUMNS)] == QP_COLUMNS
     assert list(r.samples.columns)[: len(SAMPLE_COLUMNS)] == SAMPLE_COLUMNS
@@ -208,20 +216,22 @@ def test_flows_time_limit():
     r = fabriclab.flows([fabriclab.Flow("h0", "h4", 1 << 16, repeat=True)], limit_us=50.0)
     assert r.outcome == "TimeLimit"
     assert r.sim_time_us == pytest.approx(50.0, abs=1.0)
-    assert r.flows.messages.iloc[0] >= 2
+    assert r.df.messages.iloc[0] >= 2
 
 
 def test_determinism():
-    a = fabriclab.perftest("ib_write_bw", "h0", "h4", iters=200, seed=7, background=[fabriclab.Flow("h1", "h4", 65536, repeat=True)])
-    b = fabriclab.perftest("ib_write_bw", "h0", "h4", iters=200, seed=7, background=[fabriclab.Flow("h1", "h4", 65536, repeat=True)])
+    a_res = fabriclab.perftest("ib_write_bw", "h0", "h4", iters=200, seed=7, background=[fabriclab.Flow("h1", "h4", 65536, repeat=True)])
+    a = a_res.df
+    b_res = fabriclab.perftest("ib_write_bw", "h0", "h4", iters=200, seed=7, background=[fabriclab.Flow("h1", "h4", 65536, repeat=True)])
+    b = b_res.df
     pd.testing.assert_frame_equal(a, b)
-    assert a.attrs["text"] == b.attrs["text"]
-    pd.testing.assert_frame_equal(a.attrs["ports"], b.attrs["ports"])
-    pd.testing.assert_frame_equal(a.attrs["qps"], b.attrs["qps"])
+    assert a_res.text == b_res.text
+    pd.testing.assert_frame_equal(a_res.ports, b_res.ports)
+    pd.testing.assert_frame_equal(a_res.qps, b_res.qps)
     flows = [fabriclab.Flow(f"h{i}", "h4", 1 << 18) for i in (0, 1, 2, 8)]
     x = fabriclab.flows(flows, seed=3, sample_us=2.0)
     y = fabriclab.flows(flows, seed=3, sample_us=2.0)
-    for part in ("flows", "ports", "qps", "samples"):
+    for part in ("df", "ports", "qps", "samples"):
         pd.testing.assert_frame_equal(getattr(x, part), getattr(y, part))
 
 

@@ -21,10 +21,10 @@ def test_flows_on_both_backends_end_within_10_percent_and_say_which_ran() -> Non
     packet = fabriclab.flows(flows, fabric="leaf-spine")
     fluid = fabriclab.flows(flows, fabric="leaf-spine", backend="flow")
     assert (packet.backend, fluid.backend) == ("packet", "flow")
-    assert packet.flow_stats is None
-    assert fluid.flow_stats["flows"] == len(flows)
-    end_p = packet.flows["completed_ps"].max()
-    end_f = fluid.flows["completed_ps"].max()
+    assert packet.extras["flow_stats"] is None
+    assert fluid.extras["flow_stats"]["flows"] == len(flows)
+    end_p = packet.df["completed_ps"].max()
+    end_f = fluid.df["completed_ps"].max()
     assert abs(end_f / end_p - 1) < 0.10, (end_p, end_f)
     # Same wire bytes through the fabric on both backends (no drops, no
     # retransmissions here): the hosts' links carry the same data.
@@ -33,15 +33,18 @@ def test_flows_on_both_backends_end_within_10_percent_and_say_which_ran() -> Non
 
 
 def test_a_latency_test_matches_the_packet_backend_on_an_idle_fabric() -> None:
-    p = fabriclab.perftest("ib_write_lat", "h0", "h4", fabric="heps", iters=50)
-    f = fabriclab.perftest("ib_write_lat", "h0", "h4", fabric="heps", iters=50, backend="flow")
-    assert f.attrs["backend"] == "flow" and p.attrs["backend"] == "packet"
+    p_res = fabriclab.perftest("ib_write_lat", "h0", "h4", fabric="heps", iters=50)
+    p = p_res.df
+    f_res = fabriclab.perftest("ib_write_lat", "h0", "h4", fabric="heps", iters=50, backend="flow")
+    f = f_res.df
+    assert f_res.backend == "flow" and p_res.backend == "packet"
     assert f["t_avg_us"].iloc[0] == pytest.approx(p["t_avg_us"].iloc[0], rel=1e-6)
 
 
 def test_mpi_tools_run_on_the_flow_backend() -> None:
-    df = fabriclab.imb(["Alltoall"], fabric="eantc-hpc", np=8, msglog=(16, 17), backend="flow")
-    assert df.attrs["backend"] == "flow"
+    res = fabriclab.imb(["Alltoall"], fabric="eantc-hpc", np=8, msglog=(16, 17), backend="flow")
+    df = res.df
+    assert res.backend == "flow"
     assert (df[df["bytes"] > 0]["t_avg_us"] > 0).all()
 
 
@@ -70,8 +73,9 @@ def test_cli_backend_option() -> None:
 def test_iperf_runs_at_its_fair_share_on_the_flow_backend() -> None:
     # Two streams from one client share its 100G link: the TCP goodput
     # (1,448 B of payload in 1,538 B on the wire), half each.
-    df = fabriclab.iperf("h0", "h4", parallel=2, duration=0.004, interval=0.002, fabric="heps", backend="flow")
-    assert df.attrs["backend"] == "flow"
+    res = fabriclab.iperf("h0", "h4", parallel=2, duration=0.004, interval=0.002, fabric="heps", backend="flow")
+    df = res.df
+    assert res.backend == "flow"
     goodput = 100 * 1448 / 1538
     second = df[df["interval"] == 1]  # the first also fills the send buffers
     assert len(second) == 2 and (second["retransmits"] == 0).all()

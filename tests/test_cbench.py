@@ -35,10 +35,11 @@ def test_the_checker_rejects_a_wrong_layout():
 def test_rotate_output_parses_and_pairs_see_the_fabric():
     # sandia-iwarp: 11 line cards of 12 hosts; ranks 0..11 on card 0 and
     # 12..23 on card 1, so every pair crosses the fabric cards.
-    df = fabriclab.cbench("rotate", np=24, fabric="sandia-iwarp", iterations=2, tests=1, rotations=3)
+    res = fabriclab.cbench("rotate", np=24, fabric="sandia-iwarp", iterations=2, tests=1, rotations=3)
+    df = res.df
     assert list(df.columns) == fabriclab.CBENCH_COLUMNS
     assert len(df) == 3 * 12
-    p = parse_cbench(df.attrs["text"])
+    p = parse_cbench(res.text)
     check_cbench_arithmetic(p)
     assert p["processes"][12] == "h12"
     assert [r["values"] for r in p["rotations"]] == [
@@ -46,14 +47,16 @@ def test_rotate_output_parses_and_pairs_see_the_fabric():
     ]
     # No pair beats the 10GbE iWARP ceiling (1234.8 MB/s at MTU 9000).
     assert df.value.max() < 1234.8
-    rot = df.attrs["rotations"]
+    rot = res.extras["rotations"]
     assert list(rot["aggregate"]) == pytest.approx([df[df.rotation == k].value.sum() for k in range(3)])
-    assert df.attrs["summary"]["rotations_total"] == 12
+    assert res.extras["summary"]["rotations_total"] == 12
 
 
 def test_rotate_latency_is_half_a_round_trip():
-    df = fabriclab.cbench("rotate_latency", np=2, fabric="sandia-iwarp", iterations=50)
-    osu = fabriclab.osu("latency", np=2, fabric="sandia-iwarp", sizes=(0, 0), iterations=50, warmup=0)
+    res = fabriclab.cbench("rotate_latency", np=2, fabric="sandia-iwarp", iterations=50)
+    df = res.df
+    osu_res = fabriclab.osu("latency", np=2, fabric="sandia-iwarp", sizes=(0, 0), iterations=50, warmup=0)
+    osu = osu_res.df
     assert df.value[0] == pytest.approx(osu.avg_us[0], abs=1e-6)
     assert df.time_us[0] == pytest.approx(2 * df.value[0])
 

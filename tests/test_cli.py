@@ -94,8 +94,9 @@ def test_cli_matches_api():
     r = run_cli("perftest", "ib_write_bw", "--client", "h0", "--server", "h4", "--report_gbits", "-n", "200", "--seed", "5")
     assert r.returncode == 0, r.stderr
     ours = perftest_format.parse(r.stdout)
-    df = fabriclab.perftest("ib_write_bw", "h0", "h4", seed=5, iters=200, report_gbits=True)
-    assert r.stdout == df.attrs["text"]
+    res = fabriclab.perftest("ib_write_bw", "h0", "h4", seed=5, iters=200, report_gbits=True)
+    df = res.df
+    assert r.stdout == res.text
     assert ours.rows == [[65536, 200, round(df.bw_peak[0], 2), round(df.bw_avg[0], 2), round(df.msg_rate_mpps[0], 6)]]
 
 

@@ -30,7 +30,7 @@ pmax = 0.01
 """
 
 
-def run(extra: str) -> fabriclab.FlowsResult:
+def run(extra: str) -> fabriclab.Result:
     fab = fabriclab.Fabric.from_toml(BASE + extra)
     res = fabriclab.flows([fabriclab.Flow(f"h{i}", "h0", 8 << 20) for i in (1, 2, 3)], fabric=fab, limit_us=1500)
     assert res.outcome == "TimeLimit"
@@ -79,7 +79,8 @@ def test_eantc_alltoall_is_faster_with_dynamic_ecn():
     # about 30 % and 39 % lower; the 0-byte row does not touch the fabric.
     t = {}
     for fab in ("eantc-hpc", "eantc-hpc-dynamic"):
-        df = fabriclab.imb(["Alltoall"], np=32, npmin=32, msglog=(15, 17), fabric=fab)
+        res = fabriclab.imb(["Alltoall"], np=32, npmin=32, msglog=(15, 17), fabric=fab)
+        df = res.df
         t[fab] = df.set_index("bytes").t_avg_us
     static, dynamic = t["eantc-hpc"], t["eantc-hpc-dynamic"]
     assert dynamic[0] == static[0]

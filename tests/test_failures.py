@@ -63,9 +63,9 @@ def test_pulled_cable_loses_packets_and_the_flow_still_finishes():
     # The fabric routes around the link 300 us into the run; nothing gets
     # through before, so the flow ends after that, and later than without
     # the failure (348 us).
-    done = float(r.flows["delivered_ps"].iloc[0]) / 1e6
+    done = float(r.df["delivered_ps"].iloc[0]) / 1e6
     assert done > 300.0
-    assert done > float(base.flows["delivered_ps"].iloc[0]) / 1e6 + 100.0
+    assert done > float(base.df["delivered_ps"].iloc[0]) / 1e6 + 100.0
     assert int(r.qps["retx_packets"].sum()) > 0
 
 
@@ -90,12 +90,12 @@ def test_a_host_cut_off_for_good_fails_its_flows_with_a_transport_retry_error():
     fab = fabriclab.Fabric.from_toml(_cut_fabric())
     r = fabriclab.flows([fabriclab.Flow("h0", "h3", 65536), fabriclab.Flow("h0", "h4", 65536)], fabric=fab)
     assert r.outcome == "Finished"
-    rows = r.flows.set_index("dst")
+    rows = r.df.set_index("dst")
     assert rows.loc["h3", "error"] == "transport retry counter exceeded"
     # Three timeouts of 4.096 us x 2^8: about 3.1 ms.
     assert 3000 < rows.loc["h3", "failed_ps"] / 1e6 < 3300
     assert rows.loc["h4", "fct_us"] > 0 and pd.isna(rows.loc["h4", "error"])
-    (f,) = r.qp_failures
+    (f,) = r.extras["qp_failures"]
     assert (f["host"], f["peer"], f["retries"]) == ("h0", "h3", 2)
 
 

@@ -27,7 +27,8 @@ def test_preset_shape():
 
 def test_write_bw_across_pods():
     f = fabriclab.Fabric.from_toml(K4 + "[nic]\nroce_mtu = 4096\n")
-    df = fabriclab.perftest("ib_write_bw", client="h0", server="h15", fabric=f, iters=200, report_gbits=True)
+    res = fabriclab.perftest("ib_write_bw", client="h0", server="h15", fabric=f, iters=200, report_gbits=True)
+    df = res.df
     assert df.bw_avg_gbps[0] == pytest.approx(98.0, rel=0.01)  # RoCE MTU 4096 goodput at 100G
 
 

@@ -26,22 +26,22 @@ def run():
 
 
 def test_one_row_per_client_with_fios_figures(run):
-    assert list(run.columns) == fabriclab.FIO_COLUMNS
-    assert list(run.host) == ["h0", "h1", "h2"]
-    assert (run.total_ios > 0).all()
+    assert list(run.df.columns) == fabriclab.FIO_COLUMNS
+    assert list(run.df.host) == ["h0", "h1", "h2"]
+    assert (run.df.total_ios > 0).all()
     # IOPS x block size is the bandwidth; lat = slat + clat.
-    assert ((run.iops * 65536 - run.bw_bytes).abs() < 1e-6 * run.bw_bytes).all()
-    assert ((run.lat_avg_us - run.clat_avg_us - run.slat_avg_us).abs() < 1e-6).all()
-    assert (run.p50_us <= run.p99_us).all() and (run.p99_us <= run.clat_max_us + 1e-9).all()
+    assert ((run.df.iops * 65536 - run.df.bw_bytes).abs() < 1e-6 * run.df.bw_bytes).all()
+    assert ((run.df.lat_avg_us - run.df.clat_avg_us - run.df.slat_avg_us).abs() < 1e-6).all()
+    assert (run.df.p50_us <= run.df.p99_us).all() and (run.df.p99_us <= run.df.clat_max_us + 1e-9).all()
 
 
 def test_the_text_parses_like_the_real_sample_and_agrees_with_the_frame(run):
     real = parse_fio((GOLDEN / "fio_randwrite.txt").read_text())
-    ours = parse_fio(run.attrs["text"])
+    ours = parse_fio(run.text)
     assert len(real) == 1 and len(ours) == 3
     keys = {"name", "jobs", "dir", "iops", "bw_bytes", "io_bytes", "runtime_ms", "slat", "clat", "lat", "percentiles", "issued", "depth"}
     assert keys <= set(real[0]) and keys <= set(ours[0])
-    for job, row in zip(ours, run.itertuples()):
+    for job, row in zip(ours, run.df.itertuples()):
         assert job["host"] == row.host and job["depth"] == 4
         # num2str keeps 3-4 significant digits.
         assert job["iops"] == pytest.approx(row.iops, rel=0.01)
@@ -56,14 +56,14 @@ def test_the_text_parses_like_the_real_sample_and_agrees_with_the_frame(run):
 
 def test_the_json_has_the_real_documents_keys(run):
     real = json.loads((GOLDEN / "fio_randwrite.json").read_text())
-    ours = json.loads(run.attrs["json"])
+    ours = json.loads(run.extras["json"])
     assert set(real) == set(ours)
     rj, oj = real["jobs"][0], ours["jobs"][0]
     assert set(rj["write"]) == set(oj["write"])
     assert set(rj["write"]["clat_ns"]["percentile"]) == set(oj["write"]["clat_ns"]["percentile"])
     assert oj["hostname"] == "h0"
-    assert oj["write"]["total_ios"] == run.total_ios[0]
-    assert math.isclose(oj["write"]["iops"], run.iops[0], rel_tol=1e-6)
+    assert oj["write"]["total_ios"] == run.df.total_ios[0]
+    assert math.isclose(oj["write"]["iops"], run.df.iops[0], rel_tol=1e-6)
 
 
 def test_the_cli_prints_fio_text_and_json(cli):
@@ -103,9 +103,9 @@ def test_fio_items_in_a_scenario(tmp_path, cli):
     path.write_text(
         'fabric = "eantc-storage"\n[[fio]]\nname = "4k"\nbs = "4K"\nclients = "h0-h1"\ntargets = "h12"\nruntime = 0.001\n'
     )
-    (df,) = fabriclab.run_scenario(path)
-    assert df.attrs["name"] == "4k" and list(df.host) == ["h0", "h1"]
-    assert parse_fio(df.attrs["text"])[0]["name"] == "4k"
+    (res,) = fabriclab.run_scenario(path)
+    assert res.name == "4k" and list(res.df.host) == ["h0", "h1"]
+    assert parse_fio(res.text)[0]["name"] == "4k"
     r = cli("run", str(path))
     assert r.returncode == 0, r.stderr
     assert "clients h0-h1 -> targets h12" in r.stdout and len(parse_fio(r.stdout)) == 2

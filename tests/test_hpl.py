@@ -54,11 +54,11 @@ def test_the_checker_rejects_a_wrong_layout():
 
 
 def test_the_golden_dat_gives_the_samples_tests_and_layout(golden_run):
-    df = golden_run
+    df = golden_run.df
     assert list(df.columns) == fabriclab.HPL_COLUMNS
     assert [(r.p, r.q) for r in df.itertuples()] == [(1, 2), (2, 1)]
     assert set(df.variant) == {"WR11C2R4"} and set(df.n) == {2000} and set(df.nb) == {128}
-    text = df.attrs["text"]
+    text = golden_run.text
     check_hpl_layout(text)
     # Only the documented differences: no residual check, figures and dates.
     assert comparable(text) == comparable((GOLDEN / "hpl_sample.txt").read_text())
@@ -70,8 +70,9 @@ def test_the_golden_dat_gives_the_samples_tests_and_layout(golden_run):
 
 
 def test_long_parameter_lists_wrap_as_hpl_wraps_them():
-    df = fabriclab.hpl("leaf-spine", n=[64 * i for i in range(1, 10)], nb=32, grids="1x2", samples=0)
-    text = df.attrs["text"]
+    res = fabriclab.hpl("leaf-spine", n=[64 * i for i in range(1, 10)], nb=32, grids="1x2", samples=0)
+    df = res.df
+    text = res.text
     check_hpl_layout(text)
     assert "\n             576 \n" in text  # the 9th N on a line of its own, indented 8
     assert parse_hpl(text)["params"]["N"] == [str(64 * i) for i in range(1, 10)]
@@ -83,7 +84,7 @@ def test_long_parameter_lists_wrap_as_hpl_wraps_them():
 
 
 def test_gflops_follow_from_hpls_operation_count(golden_run):
-    for r in golden_run.itertuples():
+    for r in golden_run.df.itertuples():
         assert r.gflops == pytest.approx(hpl_flops(r.n) / r.time_s / 1e9, rel=1e-9)
         assert r.peak_gflops == pytest.approx(r.p * r.q * 50.0)
         assert 0 < r.efficiency <= 1
@@ -92,39 +93,47 @@ def test_gflops_follow_from_hpls_operation_count(golden_run):
 
 
 def test_keywords_override_the_dat():
-    df = fabriclab.hpl("heps", dat=DAT, n=1024, grids="2x2", bcast="2ringM", depth=0)
+    res = fabriclab.hpl("heps", dat=DAT, n=1024, grids="2x2", bcast="2ringM", depth=0)
+    df = res.df
     assert len(df) == 1
     r = df.iloc[0]
     assert (r.n, r.nb, r.p, r.q, r.bcast, r.depth) == (1024, 128, 2, 2, "2ringM", 0)
     assert r.variant == "WR03C2R4"  # row-major, depth 0, bcast 3, Crout/2, Right/4
-    assert parse_hpl(df.attrs["text"])["params"]["BCAST"] == ["2ringM"]
+    assert parse_hpl(res.text)["params"]["BCAST"] == ["2ringM"]
 
 
 def test_scalars_and_lists_are_the_same_settings():
-    one = fabriclab.hpl("leaf-spine", n=1024, nb=128, grids=(1, 2), bcast="1ring", depth=0, samples=0)
+    one_res = fabriclab.hpl("leaf-spine", n=1024, nb=128, grids=(1, 2), bcast="1ring", depth=0, samples=0)
+    one = one_res.df
     for grids in ("1x2", ["1x2"], [[1, 2]], [(1, 2)]):
-        other = fabriclab.hpl("leaf-spine", n=[1024], nb=[128], grids=grids, bcast=["1ring"], depth=[0], samples=0)
+        other_res = fabriclab.hpl("leaf-spine", n=[1024], nb=[128], grids=grids, bcast=["1ring"], depth=[0], samples=0)
+        other = other_res.df
         pd.testing.assert_frame_equal(one, other)
-    codes = fabriclab.hpl("leaf-spine", n=1024, nb=128, grids="1x2", bcast=0, depth=0, samples=0)
+    codes_res = fabriclab.hpl("leaf-spine", n=1024, nb=128, grids="1x2", bcast=0, depth=0, samples=0)
+    codes = codes_res.df
     pd.testing.assert_frame_equal(one, codes)
 
 
 def test_the_same_seed_gives_the_same_run():
-    a = fabriclab.hpl("leaf-spine", n=2048, nb=128, grids="2x2", samples=4, seed=3)
-    b = fabriclab.hpl("leaf-spine", n=2048, nb=128, grids="2x2", samples=4, seed=3)
+    a_res = fabriclab.hpl("leaf-spine", n=2048, nb=128, grids="2x2", samples=4, seed=3)
+    a = a_res.df
+    b_res = fabriclab.hpl("leaf-spine", n=2048, nb=128, grids="2x2", samples=4, seed=3)
+    b = b_res.df
     pd.testing.assert_frame_equal(a, b)
-    pd.testing.assert_frame_equal(a.attrs["samples"], b.attrs["samples"])
-    assert a.attrs["text"] == b.attrs["text"]
+    pd.testing.assert_frame_equal(a_res.extras["samples"], b_res.extras["samples"])
+    assert a_res.text == b_res.text
 
 
 def test_sampled_iterations_agree_with_every_iteration():
-    exact = fabriclab.hpl("heps", n=4096, nb=64, grids="2x2", samples=0)
-    sampled = fabriclab.hpl("heps", n=4096, nb=64, grids="2x2")
+    exact_res = fabriclab.hpl("heps", n=4096, nb=64, grids="2x2", samples=0)
+    exact = exact_res.df
+    sampled_res = fabriclab.hpl("heps", n=4096, nb=64, grids="2x2")
+    sampled = sampled_res.df
     e, s = exact.iloc[0], sampled.iloc[0]
-    assert e.simulated_iterations == e.iterations == 64 and exact.attrs["samples"].empty
+    assert e.simulated_iterations == e.iterations == 64 and exact_res.extras["samples"].empty
     assert s.simulated_iterations < s.iterations
     assert s.time_s == pytest.approx(e.time_s, rel=0.02)
-    smp = sampled.attrs["samples"]
+    smp = sampled_res.extras["samples"]
     assert list(smp.columns) == fabriclab.HPL_SAMPLE_COLUMNS and len(smp) == 8
     assert (smp.measured == 2).all()  # Q consecutive iterations per stratum
     assert smp.weight.sum() == s.iterations and set(smp.test) == {0}
@@ -134,8 +143,8 @@ def test_sampled_iterations_agree_with_every_iteration():
 
 
 def test_hosts_take_ranges():
-    df = fabriclab.hpl("heps", n=512, nb=64, grids="2x2", hosts="h4-h7", samples=0)
-    assert df.attrs["rank_hosts"] == ["h4", "h5", "h6", "h7"]
+    res = fabriclab.hpl("heps", n=512, nb=64, grids="2x2", hosts="h4-h7", samples=0)
+    assert res.extras["rank_hosts"] == ["h4", "h5", "h6", "h7"]
 
 
 # --------------------------------------------------------------------------
@@ -230,8 +239,8 @@ def hpl_scenario(tmp_path, extra: str = "") -> str:
 
 def test_scenario_items_run(tmp_path, capsys):
     sc = hpl_scenario(tmp_path)
-    (df,) = fabriclab.run_scenario(sc)
-    assert list(df.n) == [1024, 1024] and df.attrs["name"] == "lu"
+    (res,) = fabriclab.run_scenario(sc)
+    assert list(res.df.n) == [1024, 1024] and res.name == "lu"
     r = main_in_process(capsys, "run", sc)
     assert r.returncode == 0, r.stderr
     assert "=== [1] hpl 'lu': HPL.dat HPL.dat, N 1024 (seed 1) ===" in r.stdout
@@ -271,7 +280,8 @@ def test_a_sweep_runs_hpl_items(tmp_path):
     sc = hpl_scenario(tmp_path, 'grids = ["2x2"]\n')
     df = fabriclab.sweep(sc, {"hpl.bcast": ["1ring", "2ringM"]}, workers=1)
     assert df.error.isna().all() and list(df.bcast) == ["1ring", "2ringM"]
-    direct = fabriclab.hpl("heps", dat=DAT, n=1024, grids="2x2", bcast="2ringM")
+    direct_res = fabriclab.hpl("heps", dat=DAT, n=1024, grids="2x2", bcast="2ringM")
+    direct = direct_res.df
     assert df.gflops.iloc[1] == direct.gflops.iloc[0]
     lines = summary(df).splitlines()
     assert "Gflops (" in lines[1] and "at N=1024 NB=128 2x2 1ring" in lines[1]

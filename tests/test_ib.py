@@ -24,15 +24,17 @@ uplink_gbps = 100
 
 def test_ib_presets_are_listed_and_perftest_reports_an_ib_link():
     assert {"stackhpc-ib", "ihep-ib", "sandia-ib"} <= set(fabriclab.presets())
-    df = fabriclab.perftest("ib_write_bw", "h0", "h1", fabric="ihep-ib", iters=200, report_gbits=True)
+    res = fabriclab.perftest("ib_write_bw", "h0", "h1", fabric="ihep-ib", iters=200, report_gbits=True)
+    df = res.df
     assert df.bw_avg_gbps.iloc[0] == pytest.approx(100 * 4096 / 4122, rel=0.01)
-    assert "Link type       : IB" in df.attrs["text"]
-    ports = df.attrs["ports"]
+    assert "Link type       : IB" in res.text
+    ports = res.ports
     assert "credit_stalled_ps" in ports.columns and (ports.pause_tx == 0).all()
 
 
 def test_imb_pingpong_on_stackhpc_ib():
-    imb = fabriclab.imb(["PingPong"], np=2, fabric="stackhpc-ib", msglog=(0, 0), iters=50)
+    imb_res = fabriclab.imb(["PingPong"], np=2, fabric="stackhpc-ib", msglog=(0, 0), iters=50)
+    imb = imb_res.df
     assert imb.t_max_us.iloc[0] == pytest.approx(1.09, rel=0.10)
 
 

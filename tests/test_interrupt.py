@@ -46,7 +46,8 @@ try:
 except KeyboardInterrupt:
     print(f"interrupted after {time.monotonic() - t0:.2f} s", flush=True)
 # The next run in the process is not cut short.
-df = fabriclab.perftest("ib_write_lat", fabric="heps", client="h0", server="h4", iters=100)
+res = fabriclab.perftest("ib_write_lat", fabric="heps", client="h0", server="h4", iters=100)
+df = res.df
 print("next run", len(df), flush=True)
 """
 

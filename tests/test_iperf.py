@@ -56,18 +56,18 @@ def test_parser_rejects_a_shifted_column():
 
 
 def test_json_has_the_golden_key_structure_recursively(like_golden):
-    ours = json.loads(like_golden.attrs["json"])
+    ours = json.loads(like_golden.extras["json"])
     gold = json.loads(GOLDEN_JSON.read_text())
     assert iperf_format.structure(ours) == iperf_format.structure(gold)
 
 
 def test_json_layout_matches_the_golden_line_by_line(like_golden):
-    assert iperf_format.skeleton(like_golden.attrs["json"]) == iperf_format.skeleton(GOLDEN_JSON.read_text())
-    assert like_golden.attrs["json"].endswith("}\n")
+    assert iperf_format.skeleton(like_golden.extras["json"]) == iperf_format.skeleton(GOLDEN_JSON.read_text())
+    assert like_golden.extras["json"].endswith("}\n")
 
 
 def test_json_of_several_streams_has_one_entry_per_stream(paced):
-    doc = json.loads(paced.attrs["json"])
+    doc = json.loads(paced.extras["json"])
     gold = json.loads(GOLDEN_JSON.read_text())
     assert iperf_format.structure(doc) == iperf_format.structure(gold)
     assert [c["socket"] for c in doc["start"]["connected"]] == [5, 7]
@@ -78,7 +78,7 @@ def test_json_of_several_streams_has_one_entry_per_stream(paced):
 
 
 def test_text_layout_matches_the_golden_columns(like_golden):
-    text = like_golden.attrs["text"]
+    text = like_golden.text
     out = iperf_format.parse(text)
     gold = GOLDEN_TXT.read_text().split("\n")
     ours = text.split("\n")
@@ -96,7 +96,7 @@ def test_text_layout_matches_the_golden_columns(like_golden):
 
 
 def test_text_of_two_paced_streams(paced):
-    out = iperf_format.parse(paced.attrs["text"])
+    out = iperf_format.parse(paced.text)
     assert len(out.intervals) == 10 and len(out.sums) == 5
     assert out.separators == 5  # between intervals, then before the summary
     assert [s["id"] for s in out.senders] == ["5", "7", "SUM"]
@@ -110,24 +110,24 @@ def test_text_of_two_paced_streams(paced):
 
 
 def test_api_returns_one_row_per_stream_and_interval(paced):
-    df = paced
+    df = paced.df
     assert list(df.columns) == fabriclab.IPERF_COLUMNS
     assert len(df) == 10
     assert sorted(set(df.socket)) == [5, 7]
     per = df.groupby("interval").bits_per_second.sum() / 1e9
     assert len(per) == 5 and ((per - 40).abs() < 1.1).all()
-    sums = df.attrs["sums"]
+    sums = paced.extras["sums"]
     assert list(sums.bytes) == list(df.groupby("interval").bytes.sum())
-    assert abs(df.attrs["sum_received"]["bits_per_second"] / 1e9 - 40) < 0.5
-    assert df.attrs["congestion"] == "cubic"
-    tcp = df.attrs["tcp"]
+    assert abs(paced.extras["sum_received"]["bits_per_second"] / 1e9 - 40) < 0.5
+    assert paced.extras["congestion"] == "cubic"
+    tcp = paced.extras["tcp"]
     assert len(tcp) == 2 and (tcp.rx_bytes > 0).all()
 
 
 def test_api_congestion_and_sizes():
-    df = fabriclab.iperf("h0", "h4", duration=0.002, interval=0.001, congestion="reno", length="64K")
-    assert df.attrs["congestion"] == "reno"
-    assert json.loads(df.attrs["json"])["start"]["test_start"]["blksize"] == 65536
+    res = fabriclab.iperf("h0", "h4", duration=0.002, interval=0.001, congestion="reno", length="64K")
+    assert res.extras["congestion"] == "reno"
+    assert json.loads(res.extras["json"])["start"]["test_start"]["blksize"] == 65536
     assert parse_rate("20G") == 20e9 and parse_rate("100M") == 100e6 and parse_rate(5) == 5.0
     assert parse_size("128K") == 131072
 
@@ -140,7 +140,7 @@ def test_module_docstring_examples_run():
 def test_api_is_deterministic():
     a = fabriclab.iperf("h1", "h0", **PACED, seed=4)
     b = fabriclab.iperf("h1", "h0", **PACED, seed=4)
-    assert a.attrs["json"] == b.attrs["json"]
+    assert a.extras["json"] == b.extras["json"]
 
 
 @pytest.mark.parametrize(
@@ -216,12 +216,13 @@ def test_the_servers_figures_never_exceed_the_goodput_from_python_and_the_cli():
     # as iperf3 counts them) may exceed the line rate; what the server read
     # may not exceed the TCP goodput, interval by interval or in sum.
     goodput = 100e9 * 1448 / 1538  # MSS 1448 per 1538 wire bytes at MTU 1500
-    df = fabriclab.iperf("h0", "h4", duration=0.01, interval=0.002, congestion="reno", get_server_output=True)
-    srv = df.attrs["server_intervals"]
+    res = fabriclab.iperf("h0", "h4", duration=0.01, interval=0.002, congestion="reno", get_server_output=True)
+    df = res.df
+    srv = res.extras["server_intervals"]
     assert len(srv) == 5 and (srv["bits_per_second"] <= goodput * 1.0001).all(), srv
-    assert df.attrs["sum_received"]["bits_per_second"] <= goodput
+    assert res.extras["sum_received"]["bits_per_second"] <= goodput
     assert df["bits_per_second"].iloc[0] > 100e9  # the send buffer's fill
-    doc = json.loads(df.attrs["json"])
+    doc = json.loads(res.extras["json"])
     assert doc["server_output_json"]["end"]["sum_received"]["bytes"] == doc["end"]["sum_received"]["bytes"]
     r = run_cli("iperf", "-c", "h4", "--from", "h0", "-t", "0.01", "-i", "0.002", "-C", "reno", "--get-server-output")
     assert r.returncode == 0, r.stderr

@@ -25,12 +25,14 @@ uplink_gbps = 10
 def test_perftest_and_osu_run_on_sandia_iwarp():
     assert "sandia-iwarp" in fabriclab.presets()
     # 8 full FPDUs per message: 8928 B of payload in each 9038-byte frame.
-    df = fabriclab.perftest(
+    res = fabriclab.perftest(
         "ib_write_bw", "h0", "h12", fabric="sandia-iwarp", size=8 * 8928, iters=500, report_gbits=True
     )
+    df = res.df
     assert df.bw_avg_gbps.iloc[0] == pytest.approx(10 * 8928 / 9038, rel=0.01)
-    assert "Link type       : Ethernet" in df.attrs["text"]
-    lat = fabriclab.osu("osu_latency", np=2, fabric="sandia-iwarp", hosts=["h0", "h12"], sizes=(0, 0))
+    assert "Link type       : Ethernet" in res.text
+    lat_res = fabriclab.osu("osu_latency", np=2, fabric="sandia-iwarp", hosts=["h0", "h12"], sizes=(0, 0))
+    lat = lat_res.df
     assert lat.avg_us.iloc[0] == pytest.approx(7.4, rel=0.10)
 
 

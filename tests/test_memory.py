@@ -55,5 +55,6 @@ def test_an_mpi_job_over_the_memory_limit_is_refused_from_the_cli(tmp_path):
 def test_the_same_job_within_the_limit_is_not_refused_by_the_estimate(monkeypatch):
     # A small job under the same limit runs as before.
     monkeypatch.setenv("FABRICLAB_MEMORY_LIMIT", "2G")
-    df = fabriclab.imb("Alltoall", np=8, fabric="heps", msglog=(10, 10), npmin=8)
+    res = fabriclab.imb("Alltoall", np=8, fabric="heps", msglog=(10, 10), npmin=8)
+    df = res.df
     assert list(df["bytes"]) == [0, 1024] and df["t_avg_us"].iloc[1] > 0

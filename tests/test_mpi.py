@@ -27,14 +27,14 @@ def imb_all():
 
 
 def test_imb_text_parses_column_for_column(imb_all):
-    text = imb_all.attrs["text"]
+    text = imb_all.text
     check_imb_layout(text)
     head = parse_imb_header(text)
     assert head["benchmarks"] == list(fabriclab.IMB_BENCHMARKS)
     sections = parse_imb(text)
     assert [s["name"] for s in sections] == list(fabriclab.IMB_BENCHMARKS)
     for s in sections:
-        rows = imb_all[imb_all.bench == s["name"]]
+        rows = imb_all.df[imb_all.df.bench == s["name"]]
         assert len(rows) == len(s["rows"]), s["name"]
         cols = s["columns"]
         for printed, (_, r) in zip(s["rows"], rows.iterrows()):
@@ -50,7 +50,7 @@ def test_imb_text_parses_column_for_column(imb_all):
 
 
 def test_imb_follows_imb_rules(imb_all):
-    df = imb_all
+    df = imb_all.df
     # Reductions run on MPI_FLOAT: no 1- or 2-byte rows.
     red = df[df.bench.isin(["Allreduce", "Reduce", "Reduce_scatter"])]
     assert set(red.bytes) == {0, 4, 8, 16, 32, 64}
@@ -68,8 +68,8 @@ def test_imb_follows_imb_rules(imb_all):
 
 
 def test_imb_npmin_runs_doubling_process_counts_and_reports_waiting():
-    df = fabriclab.imb(["Barrier", "PingPong"], np=8, fabric="eantc-hpc", msglog=(0, 2), iters=10)
-    text = df.attrs["text"]
+    res = fabriclab.imb(["Barrier", "PingPong"], np=8, fabric="eantc-hpc", msglog=(0, 2), iters=10)
+    text = res.text
     secs = parse_imb(text)
     assert [(s["name"], s["np"], s["waiting"]) for s in secs] == [
         ("Barrier", 2, 6),
@@ -80,14 +80,17 @@ def test_imb_npmin_runs_doubling_process_counts_and_reports_waiting():
 
 
 def test_imb_repetitions_shrink_for_large_messages():
-    df = fabriclab.imb(["Bcast"], np=2, fabric="eantc-hpc", msglog=(19, 20))
+    res = fabriclab.imb(["Bcast"], np=2, fabric="eantc-hpc", msglog=(19, 20))
+    df = res.df
     assert dict(zip(df.bytes, df.reps)) == {0: 1000, 1 << 19: 80, 1 << 20: 40}
 
 
 def test_forcing_an_algorithm_changes_the_run():
     kw = dict(np=8, fabric="eantc-hpc", npmin=8, msglog=(16, 16), iters=5)
-    a = fabriclab.imb(["Allreduce"], algorithms={"allreduce": "ring"}, **kw)
-    b = fabriclab.imb(["Allreduce"], algorithms={"allreduce": "recursive_doubling"}, **kw)
+    a_res = fabriclab.imb(["Allreduce"], algorithms={"allreduce": "ring"}, **kw)
+    a = a_res.df
+    b_res = fabriclab.imb(["Allreduce"], algorithms={"allreduce": "recursive_doubling"}, **kw)
+    b = b_res.df
     assert list(a.algorithm) == ["ring", "ring"]
     assert list(b.algorithm) == ["recursive_doubling"] * 2
     assert a.t_avg_us.iloc[-1] != b.t_avg_us.iloc[-1]
@@ -97,7 +100,7 @@ def test_imb_is_deterministic():
     kw = dict(np=4, fabric="eantc-hpc", msglog=(0, 12), iters=10, npmin=4)
     a = fabriclab.imb(["Alltoall", "Allreduce"], **kw)
     b = fabriclab.imb(["Alltoall", "Allreduce"], **kw)
-    assert a.attrs["text"] == b.attrs["text"]
+    assert a.text == b.text
 
 
 OSU_SMALL = {"sizes": (1, 64), "iterations": 20, "warmup": 2}
@@ -106,8 +109,9 @@ OSU_SMALL = {"sizes": (1, 64), "iterations": 20, "warmup": 2}
 @pytest.mark.parametrize("test", fabriclab.OSU_TESTS)
 def test_osu_output_parses(test):
     np = 2 if test in ("osu_latency", "osu_bw", "osu_bibw") else 4
-    df = fabriclab.osu(test, np=np, ppn=2 if np == 4 else 1, fabric="ihep-roce", full=True, **OSU_SMALL)
-    text = df.attrs["text"]
+    res = fabriclab.osu(test, np=np, ppn=2 if np == 4 else 1, fabric="ihep-roce", full=True, **OSU_SMALL)
+    df = res.df
+    text = res.text
     check_osu_layout(text)
     parsed = parse_osu(text)
     assert parsed["version"] == "7.4"
@@ -128,8 +132,10 @@ def test_osu_output_parses(test):
 
 
 def test_osu_latency_is_half_a_round_trip_and_rises_with_hops():
-    same_leaf = fabriclab.osu("latency", np=2, fabric="eantc-hpc", hosts="h0,h1", sizes=(8, 8), iterations=50)
-    across = fabriclab.osu("latency", np=2, fabric="eantc-hpc", hosts="h0,h4", sizes=(8, 8), iterations=50)
+    same_leaf_res = fabriclab.osu("latency", np=2, fabric="eantc-hpc", hosts="h0,h1", sizes=(8, 8), iterations=50)
+    same_leaf = same_leaf_res.df
+    across_res = fabriclab.osu("latency", np=2, fabric="eantc-hpc", hosts="h0,h4", sizes=(8, 8), iterations=50)
+    across = across_res.df
     # Two more switches (leaf -> spine -> leaf) each way.
     extra = across.avg_us[0] - same_leaf.avg_us[0]
     assert 2 * 0.55 < extra < 2 * 0.75, extra
@@ -186,7 +192,7 @@ def test_scenario_with_imb_and_osu(tmp_path, cli):
         '[[osu]]\ntest = "osu_bcast"\nnp = 4\nsizes = [1, 8]\niterations = 10\n'
     )
     res = fabriclab.run_scenario(sc)
-    assert [len(r) for r in res] == [4, 4]
+    assert [len(r.df) for r in res] == [4, 4]
     r = cli("run", str(sc))
     assert r.returncode == 0, r.stderr
     assert "# Benchmarking Allreduce" in r.stdout and "# OSU MPI Broadcast Latency Test v7.4" in r.stdout
@@ -198,9 +204,11 @@ def test_scenario_with_imb_and_osu(tmp_path, cli):
 
 def test_background_traffic_beside_an_mpi_job(cli):
     kw = dict(np=2, fabric="eantc-hpc", hosts="h0,h1", sizes=(65536, 65536), iterations=20)
-    quiet = fabriclab.osu("latency", **kw)
+    quiet_res = fabriclab.osu("latency", **kw)
+    quiet = quiet_res.df
     bg = [fabriclab.Flow(src, "h1", 1 << 20, repeat=True) for src in ("h4", "h5", "h8")]
-    busy = fabriclab.osu("latency", background=bg, **kw)
+    busy_res = fabriclab.osu("latency", background=bg, **kw)
+    busy = busy_res.df
     assert busy.avg_us[0] > 1.3 * quiet.avg_us[0]
     r = cli("imb", "PingPong", "-np", "2", "--hosts", "h0,h1", "-msglog", "16:16", "-iter", "10",
             "--background", "h4:h1:1048576:repeat", "--quiet")
@@ -209,11 +217,11 @@ def test_background_traffic_beside_an_mpi_job(cli):
 
 def test_background_iperf_beside_imb(cli):
     bg = [{"client": "h2", "server": "h19", "bitrate": "20G", "duration": 1000.0, "interval": 0.0}]
-    df = fabriclab.imb(["Allreduce"], np=4, hosts="h0,h1,h4,h5", fabric="eantc-hpc", npmin=4,
+    res = fabriclab.imb(["Allreduce"], np=4, hosts="h0,h1,h4,h5", fabric="eantc-hpc", npmin=4,
                        msglog=(3, 6), iters=20, background_iperf=bg)
-    assert len(df.attrs["iperf_text"]) == 1
-    assert "sender" in df.attrs["iperf_text"][0]
-    assert len(df.attrs["tcp"]) == 1 and df.attrs["tcp"][0]["tx_bytes"] > 0
+    assert len(res.extras["iperf_text"]) == 1
+    assert "sender" in res.extras["iperf_text"][0]
+    assert len(res.extras["tcp"]) == 1 and res.extras["tcp"][0]["tx_bytes"] > 0
     r = cli("imb", "Allreduce", "-np", "4", "--hosts", "h0,h1,h4,h5", "-msglog", "3:4", "-iter", "10",
             "--background-iperf", "h2:h19:20G:2", "--quiet")
     assert r.returncode == 0, r.stderr
@@ -224,11 +232,14 @@ def test_background_iperf_beside_imb(cli):
 
 def test_host_ranges_work_for_every_mpi_tool() -> None:
     # h0-h1 is two hosts for imb, osu and cbench, as for hpl and fio.
-    df = fabriclab.imb(["PingPong"], np=2, hosts="h0-h1", msglog=(0, 1))
+    res = fabriclab.imb(["PingPong"], np=2, hosts="h0-h1", msglog=(0, 1))
+    df = res.df
     assert len(df) > 0
-    df = fabriclab.osu("osu_latency", np=2, hosts="h0-h1", sizes=(8, 8))
+    res = fabriclab.osu("osu_latency", np=2, hosts="h0-h1", sizes=(8, 8))
+    df = res.df
     assert len(df) == 1
-    df = fabriclab.cbench("rotate", np=4, hosts="h0-h3", fabric="sandia-ib", rotations=1)
+    res = fabriclab.cbench("rotate", np=4, hosts="h0-h3", fabric="sandia-ib", rotations=1)
+    df = res.df
     assert len(df) > 0
     r = run_cli("osu", "osu_latency", "-np", "2", "--hosts", "h0-h1", "-m", "8:8")
     assert r.returncode == 0, r.stderr
@@ -238,13 +249,14 @@ def test_a_budget_that_lowers_repetitions_says_so():
     # IMB asks min(1000, 40 MiB / size) = 40 repetitions at 1 MiB; a 1 MiB
     # budget runs one. The result and the CLI say so; max_volume=0 runs
     # IMB's counts and says nothing.
-    df = fabriclab.imb(["Alltoall"], np=4, msglog=(20, 20), max_volume=1 << 20)
-    low = df.attrs["lowered"]
+    res = fabriclab.imb(["Alltoall"], np=4, msglog=(20, 20), max_volume=1 << 20)
+    df = res.df
+    low = res.extras["lowered"]
     assert low and all(x["ran"] < x["asked"] for x in low)
     assert {"label": "Alltoall np=4 1048576 B", "asked": 40, "ran": 1} in low
     row = df[(df.bytes == 1 << 20) & (df.np == 4)].iloc[0]
     assert row.reps == 1
-    assert fabriclab.imb(["PingPong"], np=2, msglog=(0, 4), max_volume=0).attrs["lowered"] == []
+    assert fabriclab.imb(["PingPong"], np=2, msglog=(0, 4), max_volume=0).extras["lowered"] == []
     r = run_cli("imb", "-np", "4", "-msglog", "20:20", "Alltoall", "--max-volume", "1048576", "--quiet")
     assert r.returncode == 0 and "fabriclab: note: the simulation budget" in r.stderr and "1 of 40" in r.stderr
     r = run_cli("osu", "osu_latency", "-np", "2", "-m", "1:64", "--quiet")
@@ -255,7 +267,8 @@ def test_show_algorithm_lists_the_collective_algorithms_that_ran():
     r = run_cli("imb", "-np", "4", "-msglog", "10:12", "Allreduce", "--show-algorithm", "--quiet")
     assert r.returncode == 0, r.stderr
     tail = r.stdout.split("# Collective algorithms that ran:\n")[1]
-    df = fabriclab.imb(["Allreduce"], np=4, msglog=(10, 12))
+    res = fabriclab.imb(["Allreduce"], np=4, msglog=(10, 12))
+    df = res.df
     for alg in set(df["algorithm"]):
         assert f": {alg}\n" in tail, (alg, tail)
     assert "Allreduce np 4, " in tail

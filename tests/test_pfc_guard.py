@@ -31,20 +31,20 @@ RING_FLOWS = [fabriclab.Flow(f"h{i}", f"h{(i + 2) % 5}", 8 << 20) for i in range
 def test_flows_report_a_deadlock_as_their_outcome_with_the_cycle():
     r = fabriclab.flows(RING_FLOWS, fabric=fabriclab.Fabric.from_toml(ring()))
     assert r.outcome == "Deadlock"
-    (d,) = r.deadlocks
+    (d,) = r.extras["deadlocks"]
     assert d["priority"] == 3 and len(d["ports"]) == 5
     assert [p["node"] for p in d["ports"]] == ["s0", "s1", "s2", "s3", "s4"]
     assert [p["peer"] for p in d["ports"]] == ["s1", "s2", "s3", "s4", "s0"]
     assert "PFC deadlock on priority 3" in r.summary()
-    assert "s4 -> s0" in (r.deadlock_error or "")
-    assert r.flows["fct_us"].isna().all()
+    assert "s4 -> s0" in (r.extras["deadlock_error"] or "")
+    assert r.df["fct_us"].isna().all()
     assert {"wd_storms", "wd_restores", "wd_drops"} <= set(r.ports.columns)
 
 
 def test_continue_records_the_deadlock_and_runs_to_the_limit():
     fab = fabriclab.Fabric.from_toml(ring(extra='[pfc.deadlock]\naction = "continue"\n'))
     r = fabriclab.flows(RING_FLOWS, fabric=fab, limit_us=3000)
-    assert r.outcome == "TimeLimit" and len(r.deadlocks) == 1 and r.deadlock_error is None
+    assert r.outcome == "TimeLimit" and len(r.extras["deadlocks"]) == 1 and r.extras["deadlock_error"] is None
 
 
 def test_an_mpi_job_on_a_deadlocking_fabric_raises_deadlock_error():
@@ -76,7 +76,7 @@ def test_the_watchdog_drops_for_a_stuck_nic_and_the_bystanders_finish():
     ports = r.ports.set_index(["node", "peer"])
     assert ports.loc[("leaf0", "h0"), "wd_storms"] == 1
     assert ports.loc[("leaf0", "h0"), "wd_drops"] > 0
-    done = r.flows.set_index(["src", "dst"])["fct_us"]
+    done = r.df.set_index(["src", "dst"])["fct_us"]
     assert done[("h2", "h3")] > 0 and done[("h2", "h1")] > 0
     assert pd.isna(done[("h1", "h0")])
 

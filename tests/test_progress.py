@@ -43,7 +43,7 @@ def test_an_exception_in_the_callable_stops_the_run_and_is_raised() -> None:
         fabriclab.imb(["Alltoall"], np=16, msglog=(18, 19), progress=stop)
     assert time.perf_counter() - t0 < 2.0
     # The run after it is not affected by the stop.
-    assert len(fabriclab.imb(["PingPong"], np=2, msglog=(0, 2))) == 4
+    assert len(fabriclab.imb(["PingPong"], np=2, msglog=(0, 2)).df) == 4
 
 
 def test_progress_true_off_a_terminal_prints_plain_lines(capsys: pytest.CaptureFixture[str]) -> None:

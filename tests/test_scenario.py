@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 
-import pandas as pd
 import pytest
 
 import fabriclab
@@ -22,10 +21,10 @@ def test_heps_scenario():
     results = fabriclab.run_scenario(ROOT / "scenarios" / "heps.toml")
     assert len(results) == 2
     bw, lat = results
-    assert bw.attrs["name"] == "bandwidth" and lat.attrs["name"] == "latency"
-    assert bw.bw_avg_gbps[0] == pytest.approx(92.6, abs=0.15)
-    assert lat.t_typical_us[0] == pytest.approx(3.72, abs=0.01)
-    assert bw.attrs["options"]["client"] == "h0" and bw.attrs["options"]["server"] == "h4"
+    assert bw.name == "bandwidth" and lat.name == "latency"
+    assert bw.df.bw_avg_gbps[0] == pytest.approx(92.6, abs=0.15)
+    assert lat.df.t_typical_us[0] == pytest.approx(3.72, abs=0.01)
+    assert bw.extras["options"]["client"] == "h0" and bw.extras["options"]["server"] == "h4"
 
 
 def test_inline_fabric_order_and_seeds(toml_file):
@@ -68,10 +67,10 @@ flows = [{src = "b", dst = "a", bytes = 1000, op = "send"}]
         ("flows", None, 4),
     ]
     res = fabriclab.run_scenario(path)
-    assert isinstance(res[0], fabriclab.FlowsResult) and res[0].name == "first"
+    assert isinstance(res[0], fabriclab.Result) and res[0].name == "first"
     assert len(res[0].samples) > 0
-    assert isinstance(res[1], pd.DataFrame) and list(res[1].columns) == fabriclab.LAT_COLUMNS
-    assert isinstance(res[2], fabriclab.FlowsResult) and res[2].outcome == "Finished"
+    assert isinstance(res[1], fabriclab.Result) and list(res[1].df.columns) == fabriclab.LAT_COLUMNS
+    assert isinstance(res[2], fabriclab.Result) and res[2].outcome == "Finished"
     r = run_cli("run", path)
     assert r.returncode == 0, r.stderr
     assert r.stdout.index("=== [1] flows 'first'") < r.stdout.index("=== [2] perftest") < r.stdout.index("=== [3] flows")
@@ -82,9 +81,9 @@ def test_fabric_path_relative_to_scenario(tmp_path):
     (tmp_path / "fabrics" / "two.toml").write_text(TWO_HOSTS_TOML)
     sc = tmp_path / "exp.toml"
     sc.write_text('fabric = "fabrics/two.toml"\n[[perftest]]\ntest = "ib_send_bw"\nclient = "a"\nserver = "b"\niters = 50\n')
-    (df,) = fabriclab.run_scenario(sc)
-    assert df.attrs["options"]["client"] == "a"
-    assert df.bw_avg_gbps[0] > 0
+    (res,) = fabriclab.run_scenario(sc)
+    assert res.extras["options"]["client"] == "a"
+    assert res.df.bw_avg_gbps[0] > 0
 
 
 def test_background_in_scenario(toml_file):
@@ -93,8 +92,8 @@ def test_background_in_scenario(toml_file):
         'report_gbits = true\nbackground = [{src = "h1", dst = "h4", bytes = 1048576, repeat = true}]\n',
         "bg.toml",
     )
-    (df,) = fabriclab.run_scenario(path)
-    assert df.bw_avg_gbps[0] < 70
+    (res,) = fabriclab.run_scenario(path)
+    assert res.df.bw_avg_gbps[0] < 70
 
 
 @pytest.mark.parametrize(

@@ -11,15 +11,17 @@ from fabriclab import errors
 
 
 def test_write_bw_on_heps_returns_a_dataframe_near_92_gbps():
-    df = fabriclab.perftest("ib_write_bw", client="h0", server="h4", fabric="heps",
+    res = fabriclab.perftest("ib_write_bw", client="h0", server="h4", fabric="heps",
                             iters=200, report_gbits=True)
+    df = res.df
     assert {"bytes", "bw_avg", "bw_peak"} <= set(df.columns)
     assert abs(df["bw_avg"].iloc[0] - 92.0) / 92.0 < 0.03
-    assert "tx_bytes" in df.attrs["ports"].columns
+    assert "tx_bytes" in res.ports.columns
 
 
 def test_write_lat_on_heps_is_3_72_us():
-    df = fabriclab.perftest("ib_write_lat", client="h0", server="h4", fabric="heps", iters=100)
+    res = fabriclab.perftest("ib_write_lat", client="h0", server="h4", fabric="heps", iters=100)
+    df = res.df
     assert abs(df["t_avg_us"].iloc[0] - 3.72) < 0.05
 
 
@@ -44,6 +46,8 @@ def test_cli_bad_host_exits_2_without_traceback():
 
 
 def test_same_seed_same_result():
-    a = fabriclab.perftest("ib_write_bw", client="h0", server="h4", fabric="heps", iters=50, seed=3)
-    b = fabriclab.perftest("ib_write_bw", client="h0", server="h4", fabric="heps", iters=50, seed=3)
+    a_res = fabriclab.perftest("ib_write_bw", client="h0", server="h4", fabric="heps", iters=50, seed=3)
+    a = a_res.df
+    b_res = fabriclab.perftest("ib_write_bw", client="h0", server="h4", fabric="heps", iters=50, seed=3)
+    b = b_res.df
     assert a.equals(b)

@@ -284,12 +284,12 @@ def test_sweep_matches_direct_runs(scenario, tmp_path, client, capsys):
         bw, fl = fabriclab.run_scenario(direct)
         got = rows[rows.kind == "perftest"]
         pd.testing.assert_frame_equal(
-            got[fabriclab.BW_COLUMNS].reset_index(drop=True), bw[fabriclab.BW_COLUMNS], check_dtype=False
+            got[fabriclab.BW_COLUMNS].reset_index(drop=True), bw.df[fabriclab.BW_COLUMNS], check_dtype=False
         )
-        assert got.outcome.iloc[0] == bw.attrs["outcome"] and got.events.iloc[0] == bw.attrs["events"]
+        assert got.outcome.iloc[0] == bw.outcome and got.events.iloc[0] == bw.events
         got = rows[rows.kind == "flows"]
-        cols = list(fl.flows.columns)
-        pd.testing.assert_frame_equal(got[cols].reset_index(drop=True), fl.flows, check_dtype=False)
+        cols = list(fl.df.columns)
+        pd.testing.assert_frame_equal(got[cols].reset_index(drop=True), fl.df, check_dtype=False)
         assert set(got.outcome) == {fl.outcome} and set(got.sim_time_us) == {fl.sim_time_us}
     # the parameters matter here, so the comparison above means something
     bw = df[df.kind == "perftest"].set_index("point").bw_avg_gbps

@@ -13,13 +13,13 @@ from fabriclab.api import PORT_SAMPLE_COLUMNS
 from fabriclab.errors import InvalidArgumentError
 
 
-def _check(df: pd.DataFrame, period_us: float) -> pd.DataFrame:
-    ps = df.attrs["port_samples"]
+def _check(res: fabriclab.Result, period_us: float) -> pd.DataFrame:
+    ps = res.port_samples
     assert list(ps.columns) == PORT_SAMPLE_COLUMNS
     times = sorted(ps.time_ps.unique())
     assert len(times) > 3
     assert {b - a for a, b in zip(times, times[1:])} == {round(period_us * 1e6)}
-    ports = df.attrs["ports"]
+    ports = res.ports
     assert len(ps) == len(times) * len(ports)  # every port, every sample
     last = ps.groupby(["node", "port"]).tx_bytes.max()
     sent = ports.set_index(["node", "port"]).tx_bytes
@@ -36,8 +36,8 @@ def test_imb_osu_cbench_and_hpl_sample_every_port():
 
 
 def test_telemetry_is_off_by_default_and_checked():
-    df = fabriclab.imb(["PingPong"], np=2, fabric="leaf-spine", msglog="0:2")
-    assert df.attrs["port_samples"].empty
+    res = fabriclab.imb(["PingPong"], np=2, fabric="leaf-spine", msglog="0:2")
+    assert res.port_samples.empty
     with pytest.raises(InvalidArgumentError, match="telemetry_us"):
         fabriclab.imb(["PingPong"], np=2, fabric="leaf-spine", msglog="0:2", telemetry_us=0)
 

@@ -18,7 +18,7 @@ def test_the_16_host_ns3_fabric_runs_the_all_to_all_above_its_uplink_bound() -> 
     # Each leaf sends 8 x 8 x 512 KiB over two 100G uplinks: 1.342 ms of
     # payload alone (the ns-3 README's "ideal").
     bound_us = 8 * 8 * 524288 * 8 / 200e9 * 1e6
-    last_us = float(r.flows["completed_ps"].max()) / 1e6
+    last_us = float(r.df["completed_ps"].max()) / 1e6
     assert bound_us < last_us < 1.8 * bound_us, (last_us, bound_us)
 
 

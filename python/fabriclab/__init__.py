@@ -6,32 +6,36 @@ people run on such fabrics: perftest, IMB and OSU on a model of an MPI
 library (:func:`imb`, :func:`osu`, Cbench's rotate bisection tests
 :func:`cbench`), HPL (Linpack, :func:`hpl`), fio against storage
 targets (:func:`fio`), and iperf3 over a Linux-like TCP that runs beside
-RDMA in its own class (:func:`iperf`). Results come back as pandas
-DataFrames::
+RDMA in its own class (:func:`iperf`). Every tool returns a
+:class:`Result` (:mod:`fabriclab.results`): its main table ``res.df`` (a
+pandas DataFrame), the tool's own text output ``res.text``, counter tables
+(``res.ports``, ``res.qps``), telemetry (``res.port_samples``), the run's
+figures (``res.outcome``, ``res.sim_time_us``, ``res.events``) and what
+only that tool has in ``res.extras``::
 
     >>> import fabriclab
     >>> fabriclab.presets()
     ['heps', 'leaf-spine', 'fat-tree', 'eantc-hpc', 'eantc-hpc-dynamic', 'eantc-storage', 'eantc-storage-dynamic', 'ihep-roce', 'stackhpc-roce', 'stackhpc-ib', 'ihep-ib', 'sandia-ib', 'sandia-iwarp', 'bench-a2a-32', 'bench-a2a-128']
     >>> bw = fabriclab.perftest("ib_write_bw", client="h0", server="h4",
     ...                         fabric="heps", report_gbits=True)
-    >>> round(float(bw.bw_avg_gbps[0]), 1)
+    >>> round(float(bw.df.bw_avg_gbps[0]), 1)
     92.5
     >>> lat = fabriclab.perftest("ib_write_lat", "h0", "h4", iters=200)
-    >>> round(float(lat.t_typical_us[0]), 2)
+    >>> round(float(lat.df.t_typical_us[0]), 2)
     3.72
-    >>> print(bw.attrs["text"])          # doctest: +SKIP
+    >>> print(bw.text)                   # doctest: +SKIP
     >>> r = fabriclab.flows([fabriclab.Flow("h0", "h4", 1 << 20),
     ...                      fabriclab.Flow("h1", "h4", 1 << 20)])
-    >>> r.outcome
-    'Finished'
+    >>> r.outcome, list(r.df.dst)
+    ('Finished', ['h4', 'h4'])
     >>> imb = fabriclab.imb(["PingPong"], np=2, hosts="h0,h4", fabric="eantc-hpc",
     ...                     msglog=(0, 3), iters=100)
-    >>> list(imb.bytes)
+    >>> list(imb.df.bytes)
     [0, 1, 2, 4, 8]
-    >>> print(imb.attrs["text"])         # doctest: +SKIP
+    >>> print(imb.text)                  # doctest: +SKIP
     >>> ip = fabriclab.iperf("h1", "h0", parallel=2, bitrate="20G",
     ...                      duration=0.01, interval=0.002)
-    >>> round(ip.attrs["sum_received"]["bits_per_second"] / 1e9)
+    >>> round(ip.extras["sum_received"]["bits_per_second"] / 1e9)
     40
 
 A fabric is a preset name, the path of a fabric TOML file or a
@@ -68,7 +72,6 @@ from .api import (
     TESTS,
     Fabric,
     Flow,
-    FlowsResult,
     bench,
     flows,
     perftest,
@@ -93,6 +96,7 @@ from .errors import (
 from .lab_runs import LAB_COLUMNS, lab_list, lab_run
 from .linpack import HPL_COLUMNS, HPL_SAMPLE_COLUMNS, hpl
 from .mpi import IMB_BENCHMARKS, OSU_TESTS, imb, osu
+from .results import Result
 from .scenario import run_scenario
 from .storage import FIO_COLUMNS, FIO_RW, fio
 from .sweeps import sweep
@@ -104,7 +108,7 @@ __all__ = [
     "TESTS",
     "Fabric",
     "Flow",
-    "FlowsResult",
+    "Result",
     "bench",
     "flows",
     "perftest",

@@ -22,16 +22,17 @@ import json
 import os
 import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Union
 
 import pandas as pd
 
 from . import _core
 from ._checks import as_bool, as_float, as_int, as_list, as_seed, as_str, dumps
-from ._tables import frame, tuples
-from .errors import ArgumentTypeError, ParseError
+from ._tables import frame
+from .errors import ArgumentTypeError, FabriclabError, ParseError
 from .progress import ProgressArg, progress_callback
+from .results import Result
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -41,7 +42,8 @@ else:  # pragma: no cover
 __all__ = [
     "Fabric",
     "Flow",
-    "FlowsResult",
+    "Result",
+    "fabric_label",
     "FabricLike",
     "presets",
     "preset_toml",
@@ -295,6 +297,23 @@ def as_fabric(fabric: FabricLike, base_dir: str | None = None) -> Fabric:
     return Fabric(text, path=path, _preset=False)
 
 
+def fabric_label(fabric: FabricLike) -> str | None:
+    """What a result calls its fabric (:attr:`Result.fabric`): a
+    :class:`Fabric`'s or a preset's name, a file's path, or the name in
+    TOML text (None if it has none)."""
+    if isinstance(fabric, Fabric):
+        return fabric.name or fabric.path
+    if isinstance(fabric, os.PathLike):
+        return os.fspath(fabric)
+    if isinstance(fabric, str) and "\n" in fabric:
+        try:
+            name: str = json.loads(_core.fabric_info(fabric))["name"]
+        except FabriclabError:  # the run words the error
+            return None
+        return name or None
+    return fabric if isinstance(fabric, str) else None
+
+
 # --------------------------------------------------------------------------
 # Flows
 
@@ -349,70 +368,6 @@ def flow_list(name: str, items: Iterable[Flow | Mapping[str, Any]] | None) -> li
     return out
 
 
-@dataclass
-class FlowsResult:
-    """What :func:`flows` returns."""
-
-    #: One row per flow: src, dst, bytes, start_ps, delivered_ps,
-    #: completed_ps, messages, failed_ps and error (when its QP ran out of
-    #: retries: the time and "transport retry counter exceeded"), fct_us
-    #: (completion minus start, us; NaN if it did not complete).
-    flows: pd.DataFrame
-    #: Port counters (see :data:`PORT_COLUMNS`).
-    ports: pd.DataFrame
-    #: QP counters (see :data:`QP_COLUMNS`).
-    qps: pd.DataFrame
-    #: Telemetry samples (empty unless ``sample_us`` was given).
-    samples: pd.DataFrame
-    #: Port telemetry samples (see :data:`PORT_SAMPLE_COLUMNS`; empty unless
-    #: ``sample_us`` was given).
-    port_samples: pd.DataFrame
-    #: "Finished", "Drained", "TimeLimit", "Stalled", "Interrupted" or
-    #: "Deadlock" (a PFC deadlock ended the run: see :attr:`deadlocks`).
-    outcome: str
-    #: Simulated time at the end, us.
-    sim_time_us: float
-    #: Events processed.
-    events: int = 0
-    #: The ports that carried traffic, as a text table.
-    ports_table: str = ""
-    #: The backend that ran ("packet" or "flow").
-    backend: str = "packet"
-    #: The flow backend's figures (flows, rate recomputations), or None.
-    flow_stats: dict[str, Any] | None = None
-    #: The scenario item's name (scenarios only).
-    name: str | None = field(default=None)
-    #: PFC deadlocks found (each a dict: time_ps, priority, paused_since_ps
-    #: and ports, the egress queues of the cycle as node, port, peer).
-    deadlocks: list[dict[str, Any]] = field(default_factory=list)
-    #: With outcome "Deadlock": the message the command line fails with.
-    deadlock_error: str | None = None
-    #: RC QPs that exhausted their retries (each a dict: time_ps, qp, host,
-    #: peer, retries, failed_wrs); their flows have ``error`` set.
-    qp_failures: list[dict[str, Any]] = field(default_factory=list)
-
-    def summary(self) -> str:
-        """A text table of the flows and how the run ended."""
-        lines = [
-            f"{'src':<8} {'dst':<8} {'bytes':>12} {'start_us':>10} {'fct_us':>12} {'messages':>8}"
-        ]
-        for r in tuples(self.flows, index=False):
-            fct = "-" if pd.isna(r.fct_us) else f"{r.fct_us:.3f}"
-            lines.append(
-                f"{r.src:<8} {r.dst:<8} {r.bytes:>12} {r.start_ps / 1e6:>10.3f} {fct:>12} {r.messages:>8}"
-            )
-        lines.append(
-            f"outcome: {self.outcome}, simulated {self.sim_time_us:.3f} us, {self.events} events"
-        )
-        for d in self.deadlocks:
-            cycle = ", ".join(f"{p['node']} -> {p['peer']}" for p in d["ports"])
-            lines.append(
-                f"PFC deadlock on priority {d['priority']} at {d['time_ps'] / 1e6:.3f} us: {cycle} "
-                f"(paused since {d['paused_since_ps'] / 1e6:.3f} us)"
-            )
-        return "\n".join(lines) + "\n"
-
-
 def flows(
     flows: Iterable[Flow | Mapping[str, Any]],
     fabric: FabricLike = "heps",
@@ -420,14 +375,32 @@ def flows(
     sample_us: float | None = None,
     limit_us: float | None = None,
     backend: str | None = None,
-) -> FlowsResult:
+) -> Result:
     """Run a set of flows (each a :class:`Flow` or a dict with the same keys)
     on ``fabric`` until they complete (or ``limit_us`` of simulated time).
 
     ``sample_us`` turns on telemetry every that many microseconds: per QP
     (``samples``: bytes acknowledged and received, current rate) and per
     port (``port_samples``: queue depth, bytes sent, PFC pause state).
+
+    Returns a :class:`fabriclab.Result` with ``tool="flows"``: ``df`` has
+    one row per flow (:data:`FLOW_COLUMNS`: src, dst, bytes, start_ps,
+    delivered_ps, completed_ps, messages, failed_ps and error, when its QP
+    ran out of retries: the time and "transport retry counter exceeded";
+    fct_us, completion minus start in us, NaN if it did not complete);
+    ``ports`` and ``qps`` the counters, ``samples`` and ``port_samples``
+    the telemetry (empty unless ``sample_us`` was given), ``outcome``
+    ("Finished", "Drained", "TimeLimit", "Stalled", "Interrupted" or
+    "Deadlock"), ``sim_time_us``, ``events``, ``ports_table``; no
+    ``text`` (:meth:`Result.summary` tabulates the flows). ``extras``:
+    ``deadlocks`` (PFC deadlocks found, each a dict: time_ps, priority,
+    paused_since_ps and ports, the egress queues of the cycle as node,
+    port, peer), ``deadlock_error`` (with outcome "Deadlock": the message
+    the command line fails with), ``qp_failures`` (RC QPs that exhausted
+    their retries: time_ps, qp, host, peer, retries, failed_wrs) and
+    ``flow_stats`` (the flow backend's figures, or None).
     """
+    label = fabric_label(fabric)
     fabric = with_backend(fabric, backend)
     fl = flow_list("flows", flows)
     out = json.loads(
@@ -443,21 +416,25 @@ def flows(
     # A time or NaN (not None), as sweeps' tables have it.
     fdf["failed_ps"] = fdf["failed_ps"].astype("float64")
     fdf["fct_us"] = (fdf["completed_ps"].astype("float64") - fdf["start_ps"].astype("float64")) / 1e6
-    return FlowsResult(
-        flows=fdf,
+    return Result(
+        "flows",
+        fdf,
+        backend=out["backend"],
+        fabric=label,
         ports=frame(out["ports"], PORT_COLUMNS),
         qps=frame(out["qps"], QP_COLUMNS),
+        ports_table=out["ports_table"],
         samples=frame(out["samples"], SAMPLE_COLUMNS),
         port_samples=frame(out["port_samples"], PORT_SAMPLE_COLUMNS),
         outcome=out["outcome"],
         sim_time_us=out["sim_time_ps"] / 1e6,
         events=out["events"],
-        ports_table=out["ports_table"],
-        backend=out["backend"],
-        flow_stats=out["flow_stats"],
-        deadlocks=out["deadlocks"],
-        deadlock_error=out["deadlock_error"],
-        qp_failures=out["qp_failures"],
+        extras={
+            "deadlocks": out["deadlocks"],
+            "deadlock_error": out["deadlock_error"],
+            "qp_failures": out["qp_failures"],
+            "flow_stats": out["flow_stats"],
+        },
     )
 
 
@@ -503,33 +480,35 @@ def perftest_options(
     return opts
 
 
-def _run_perftest(fabric: FabricLike, opts: Mapping[str, Any], seed: int) -> pd.DataFrame:
+def _run_perftest(fabric: FabricLike, opts: Mapping[str, Any], seed: int, label: str | None = None) -> Result:
     out = json.loads(_core.perftest(fabric_arg(fabric), dumps(dict(opts)), as_seed(seed)))
     rep = out["report"]
     if out["test"].endswith("_bw"):
         df = frame(rep["bw"], BW_COLUMNS)
     else:
         df = frame(rep["lat"], LAT_COLUMNS)
-    df.attrs.update(
-        {
+    return Result(
+        "perftest",
+        df,
+        backend=out["backend"],
+        fabric=label,
+        text=out["text"],
+        ports=frame(rep["ports"], PORT_COLUMNS),
+        qps=frame(rep["qps"], QP_COLUMNS),
+        ports_table=out["ports_table"],
+        outcome=rep["outcome"],
+        sim_time_us=rep["sim_time_ps"] / 1e6,
+        events=rep["events"],
+        extras={
             "test": out["test"],
-            "backend": out["backend"],
-            "text": out["text"],
             "out_json": out["out_json"],
-            "ports": frame(rep["ports"], PORT_COLUMNS),
-            "qps": frame(rep["qps"], QP_COLUMNS),
-            "ports_table": out["ports_table"],
             "qps_table": out["qps_table"],
-            "outcome": rep["outcome"],
             "options": rep["options"],
             "mtu": rep["mtu"],
             "tx_depth": rep["tx_depth"],
             "iters": rep["iters"],
-            "sim_time_us": rep["sim_time_ps"] / 1e6,
-            "events": rep["events"],
-        }
+        },
     )
-    return df
 
 
 def perftest(
@@ -551,7 +530,7 @@ def perftest(
     cq_mod: int | None = None,
     background: Iterable[Flow | Mapping[str, Any]] | None = None,
     backend: str | None = None,
-) -> pd.DataFrame:
+) -> Result:
     """Run perftest program ``test`` (``"ib_write_bw"``, ...) from ``client``
     to ``server`` on ``fabric``; the keyword options are perftest's (``size``
     is ``-s``, ``all_sizes`` ``-a``, ``iters`` ``-n``, ``tx_depth`` ``-t``,
@@ -560,12 +539,15 @@ def perftest(
     ``--report_gbits``); ``background`` is other traffic during the test
     (:class:`Flow` objects or dicts, usually with ``repeat=True``).
 
-    Returns one row per message size: the bandwidth columns
-    (:data:`BW_COLUMNS`) or the latency columns (:data:`LAT_COLUMNS`).
-    ``df.attrs`` holds ``"text"`` (perftest's output), ``"out_json"``
-    (its ``--out_json`` document), ``"ports"`` and ``"qps"`` (counter
-    DataFrames of the last size's run), ``"outcome"`` and a few more.
+    Returns a :class:`fabriclab.Result` with ``tool="perftest"``: ``df``
+    has one row per message size, the bandwidth columns
+    (:data:`BW_COLUMNS`) or the latency columns (:data:`LAT_COLUMNS`);
+    ``text`` is perftest's output, ``ports`` and ``qps`` the counters of
+    the last size's run, ``outcome``, ``sim_time_us`` and ``events`` the
+    run's figures. ``extras``: ``test``, ``out_json`` (its ``--out_json``
+    document), ``qps_table``, ``options``, ``mtu``, ``tx_depth``, ``iters``.
     """
+    label = fabric_label(fabric)
     fabric = with_backend(fabric, backend)
     opts = perftest_options(
         test,
@@ -583,7 +565,7 @@ def perftest(
         cq_mod=cq_mod,
         background=background,
     )
-    return _run_perftest(fabric, opts, seed)
+    return _run_perftest(fabric, opts, seed, label)
 
 
 # --------------------------------------------------------------------------

@@ -4,15 +4,16 @@
 bisection of the job into a lower and an upper half (np/2 rotations, all
 pairs of a rotation at once).
 
-One row per pair and rotation; ``df.attrs["text"]`` is Cbench's own
-output and ``df.attrs["rotations"]`` its per-rotation lines::
+A :class:`fabriclab.Result` whose ``df`` has one row per pair and
+rotation; ``res.text`` is Cbench's own output and
+``res.extras["rotations"]`` its per-rotation lines::
 
     >>> import fabriclab
-    >>> df = fabriclab.cbench("rotate_latency", np=4, fabric="sandia-iwarp",
-    ...                       iterations=100)
-    >>> list(df.columns[:4])
+    >>> res = fabriclab.cbench("rotate_latency", np=4, fabric="sandia-iwarp",
+    ...                        iterations=100)
+    >>> list(res.df.columns[:4])
     ['rotation', 'rank', 'peer', 'host']
-    >>> print(df.attrs["text"])          # doctest: +SKIP
+    >>> print(res.text)                  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -21,15 +22,14 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-import pandas as pd
-
 from . import _core
 from ._checks import as_int, as_seed, as_str, dumps
 from ._tables import frame
-from .api import FabricLike, Flow, fabric_arg, with_backend
+from .api import FabricLike, Flow, fabric_arg, fabric_label, with_backend
 from .errors import InvalidArgumentError
-from .mpi import add_extras, add_job, attach_attrs, core_options
+from .mpi import add_extras, add_job, core_options, lowered, mpi_result
 from .progress import ProgressArg, progress_callback
+from .results import Result
 
 __all__ = ["cbench", "CBENCH_TESTS", "CBENCH_COLUMNS", "CBENCH_ROTATION_COLUMNS"]
 
@@ -38,7 +38,7 @@ CBENCH_TESTS = ("rotate", "rotate_latency")
 #: Columns of :func:`cbench`'s DataFrame (``value`` is MB/s for rotate, us
 #: for rotate_latency, as Cbench prints it).
 CBENCH_COLUMNS = ["rotation", "rank", "peer", "host", "peer_host", "time_us", "value"]
-#: Columns of ``df.attrs["rotations"]``.
+#: Columns of ``res.extras["rotations"]``.
 CBENCH_ROTATION_COLUMNS = ["rotation", "min", "max", "ave", "aggregate", "aggregate_floor"]
 
 
@@ -60,7 +60,7 @@ def cbench(
     telemetry_us: float | None = None,
     progress: ProgressArg = False,
     backend: str | None = None,
-) -> pd.DataFrame:
+) -> Result:
     """Run Cbench ``test`` (``"rotate"`` or ``"rotate_latency"``) with
     ``np`` ranks on ``fabric`` (an odd ``np`` leaves the last rank out, as
     Cbench does). Cbench compiles its constants in; here ``bytes``
@@ -70,11 +70,15 @@ def cbench(
     ``background``, ``background_iperf``, ``telemetry_us`` and ``progress``
     as :func:`fabriclab.imb`.
 
-    Returns one row per (rotation, pair) with :data:`CBENCH_COLUMNS`;
-    ``df.attrs``: ``text`` (Cbench's output), ``rotations`` (a DataFrame of
+    Returns a :class:`fabriclab.Result` with ``tool="cbench"``: ``df`` has
+    one row per (rotation, pair) with :data:`CBENCH_COLUMNS`; ``text`` is
+    Cbench's output; counters, telemetry and figures as
+    :func:`fabriclab.imb`'s; ``extras``: ``rotations`` (a DataFrame of
     :data:`CBENCH_ROTATION_COLUMNS`), ``summary`` (overall min, max,
-    average link and average aggregate), port, QP and MPI counters.
+    average link and average aggregate, rotations_total), ``test``,
+    ``mpi``, ``lowered``, ``iperf_text``, ``tcp``.
     """
+    label = fabric_label(fabric)
     fabric = with_backend(fabric, backend)
     opts: dict[str, Any] = {"test": as_str("test", test)}
     add_job(opts, np, ppn, hosts, placement)
@@ -86,11 +90,13 @@ def cbench(
     add_extras(opts, None, None, background, background_iperf, telemetry_us)
     out = json.loads(_core.cbench(fabric_arg(fabric), dumps(core_options(opts)), as_seed(seed), progress_callback("Cbench", progress)))
     rep = out["report"]
-    df = attach_attrs(frame(rep["pairs"], CBENCH_COLUMNS), out)
-    df.attrs["test"] = rep["test"]
-    df.attrs["backend"] = out["backend"]
-    df.attrs["rotations"] = frame(rep["rotations"], CBENCH_ROTATION_COLUMNS)
-    df.attrs["summary"] = {
-        k: rep[k] for k in ("overall_min", "overall_max", "average_link", "average_aggregate", "rotations_total")
-    }
-    return df
+    return mpi_result(
+        "cbench",
+        frame(rep["pairs"], CBENCH_COLUMNS),
+        out,
+        label,
+        lowered=lowered(out),
+        test=rep["test"],
+        rotations=frame(rep["rotations"], CBENCH_ROTATION_COLUMNS),
+        summary={k: rep[k] for k in ("overall_min", "overall_max", "average_link", "average_aggregate", "rotations_total")},
+    )

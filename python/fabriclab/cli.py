@@ -46,6 +46,7 @@ from typing import Any, NoReturn, cast
 from . import api, cli_compare, cli_dashboard, cli_fio, cli_hpl, cli_iperf, cli_lab, cli_mpi, cli_sweep
 from .errors import AuditError, DeadlockError, FabriclabError, InvalidArgumentError, RunFailedError, TransportRetryError
 from .kinds import kind_of
+from .results import Result
 from .scenario import load_scenario, run_item
 
 PROG = "fabriclab"
@@ -331,7 +332,7 @@ def _names(names: Sequence[str], limit: int = 12) -> str:
 
 
 def _cmd_perftest(a: argparse.Namespace) -> None:
-    df = api.perftest(
+    res = api.perftest(
         a.test,
         a.client,
         a.server,
@@ -349,25 +350,25 @@ def _cmd_perftest(a: argparse.Namespace) -> None:
         cq_mod=a.cq_mod,
         background=a.background,
     )
-    _print_perftest(df, a.counters)
+    _print_perftest(res, a.counters)
     if a.out_json or a.out_json_file:
         path = a.out_json_file or "perftest_out.json"
         with open(path, "w", encoding="utf-8") as f:
-            f.write(df.attrs["out_json"].rstrip("\n") + "\n")
+            f.write(res.extras["out_json"].rstrip("\n") + "\n")
         print(f"JSON results written to {path}", file=sys.stderr)
 
 
-def _print_perftest(df: Any, counters: bool) -> None:
-    _out(df.attrs["text"])
+def _print_perftest(res: Result, counters: bool) -> None:
+    _out(res.text or "")
     if counters:
-        _out("\nPort counters:\n" + df.attrs["ports_table"])
-        _out("QP counters:\n" + df.attrs["qps_table"])
+        _out("\nPort counters:\n" + (res.ports_table or ""))
+        _out("QP counters:\n" + res.extras["qps_table"])
 
 
-def _print_flows(res: api.FlowsResult, counters: bool) -> None:
+def _print_flows(res: Result, counters: bool) -> None:
     _out(res.summary())
     if counters:
-        _out("\nPort counters:\n" + res.ports_table)
+        _out("\nPort counters:\n" + (res.ports_table or ""))
         _out("QP counters:\n" + _qps_text(res.qps))
 
 
@@ -377,20 +378,21 @@ def _cmd_flows(a: argparse.Namespace) -> None:
     _print_flows(res, a.counters)
     if a.telemetry:
         for what, df in (("ports", res.port_samples), ("qps", res.samples)):
+            assert df is not None  # flows always has both
             path = f"{a.telemetry}.{what}.csv"
             try:
                 df.to_csv(path, index=False)
             except OSError as e:
                 raise InvalidArgumentError(f"cannot write telemetry to {path}: {e.strerror or e}") from None
             _out(f"telemetry: {len(df)} samples of {what} in {path}")
-    if res.deadlock_error:
+    if res.extras["deadlock_error"]:
         # What ran is printed and written; the run failed all the same
         # (exit status 3).
-        raise DeadlockError(res.deadlock_error)
-    if res.qp_failures:
-        f = res.qp_failures[0]
+        raise DeadlockError(res.extras["deadlock_error"])
+    if res.extras["qp_failures"]:
+        f = res.extras["qp_failures"][0]
         raise TransportRetryError(
-            f"{int(res.flows['error'].notna().sum())} flow(s) failed: transport retry counter exceeded "
+            f"{int(res.df['error'].notna().sum())} flow(s) failed: transport retry counter exceeded "
             f"on QP {f['qp']} ({f['host']} -> {f['peer']}) at {f['time_ps'] / 1e6:.3f} us "
             f"(nic.retry_cnt = {f['retries']}): the peer is unreachable"
         )
@@ -440,7 +442,7 @@ def print_item(kind: str, res: Any, counters: bool = False) -> None:
 def _item_dashboard(prefix: str, i: int, item: Any, res: Any, sc: Any) -> None:
     """``fabriclab run --dashboard PREFIX``: item ``i``'s port samples as
     PREFIX-<i>.html, if it has any."""
-    ps = kind_of(item.kind).shape.port_samples(res)
+    ps = res.port_samples
     if ps is None or len(ps) == 0:
         _out(f"no dashboard for item {i}: it has no port samples (set telemetry_us, or sample_us for flows)")
         return

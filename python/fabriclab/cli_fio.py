@@ -14,6 +14,7 @@ import sys
 from typing import Any
 
 from .cli_iperf import size_arg
+from .results import Result
 from .storage import FIO_RW
 from .storage import fio as run_fio
 
@@ -42,7 +43,7 @@ def add_parser(sub: Any) -> None:
 
 def cmd_fio(a: argparse.Namespace) -> None:
     """``fabriclab fio``."""
-    df = run_fio(
+    res = run_fio(
         a.rw,
         bs=a.bs,
         iodepth=a.iodepth,
@@ -59,14 +60,13 @@ def cmd_fio(a: argparse.Namespace) -> None:
         target_latency_us=a.target_latency_us,
         progress=not a.quiet,
     )
-    print_result(df, a.counters, json_output=a.output_format == "json")
+    print_result(res, a.counters, json_output=a.output_format == "json")
 
 
-def print_result(df: Any, counters: bool, json_output: bool = False) -> None:
+def print_result(res: Result, counters: bool, json_output: bool = False) -> None:
     """Print a fio result: fio's text (or JSON), then counters if asked."""
-    out = df.attrs["json"] if json_output else df.attrs["text"]
+    out: str = res.extras["json"] if json_output else res.text or ""
     sys.stdout.write(out if out.endswith("\n") else out + "\n")
     if counters:
-        sys.stdout.write("\nPort counters:\n" + df.attrs["ports_table"])
-    at = df.attrs
-    print(f"simulated {at['sim_time_us'] / 1e6:.6f} s ({at['events']:,} events)", file=sys.stderr)
+        sys.stdout.write("\nPort counters:\n" + (res.ports_table or ""))
+    print(f"simulated {(res.sim_time_us or 0.0) / 1e6:.6f} s ({res.events or 0:,} events)", file=sys.stderr)

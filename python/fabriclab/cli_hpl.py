@@ -18,10 +18,12 @@ import json
 import sys
 from typing import Any, Callable
 
+from ._tables import tuples
 from .cli_mpi import background_opts, check_telemetry, placement, telemetry_opts, write_telemetry
 from .errors import InvalidArgumentError
 from .linpack import HPL_BCASTS, hpl, parse_grids
 from .mpi import MPI_COUNTER_KEYS
+from .results import Result
 
 
 def _grid_arg(text: str) -> list[list[int]]:
@@ -95,7 +97,7 @@ def _grids(a: argparse.Namespace) -> list[list[int]] | None:
 def cmd_hpl(a: argparse.Namespace) -> None:
     """``fabriclab hpl``."""
     check_telemetry(a)
-    df = hpl(
+    res = hpl(
         a.fabric,
         dat=a.dat,
         n=a.n,
@@ -124,16 +126,16 @@ def cmd_hpl(a: argparse.Namespace) -> None:
         progress=not a.quiet,
     )
     if a.output:
-        _write(a.output, df.attrs["text"])
+        _write(a.output, res.text or "")
     if a.json:
-        sys.stdout.write(json.dumps(df.attrs["report"], indent=2) + "\n")
+        sys.stdout.write(json.dumps(res.extras["report"], indent=2) + "\n")
         sys.stdout.flush()
-        sys.stderr.write(summary(df))
+        sys.stderr.write(summary(res))
     else:
-        print_result(df, a.counters, text=not a.output)
+        print_result(res, a.counters, text=not a.output)
     if a.output:
         print(f"HPL output written to {a.output}", file=sys.stderr)
-    write_telemetry(a, df, f"HPL on {a.fabric}")
+    write_telemetry(a, res, f"HPL on {a.fabric}")
 
 
 def _write(path: str, text: str) -> None:
@@ -144,36 +146,35 @@ def _write(path: str, text: str) -> None:
         raise InvalidArgumentError(f"cannot write HPL's output to {path}: {e.strerror or e}") from None
 
 
-def summary(df: Any) -> str:
+def summary(res: Result) -> str:
     """One line per test: Gflops, efficiency against P x Q x the DGEMM
     rate, iterations simulated of all; then the simulated and wall time."""
-    dgemm = df.attrs["settings"]["dgemm_gflops"]
+    dgemm = res.extras["settings"]["dgemm_gflops"]
     lines = []
-    for t in df.itertuples(index=False):
+    for t in tuples(res.df, index=False):
         lines.append(
             f"{t.variant} N={t.n} NB={t.nb} {t.p}x{t.q}: {t.gflops:.4g} Gflops, "
             f"{100 * t.efficiency:.1f} % of {t.p}x{t.q} x {dgemm:g} Gflops DGEMM, "
             f"{t.simulated_iterations} of {t.iterations} iterations simulated"
         )
-    at = df.attrs
     lines.append(
-        f"simulated {at['sim_time_us'] / 1e6:.6f} s in {at['wall_s']:.1f} s of wall time ({at['events']:,} events)"
+        f"simulated {(res.sim_time_us or 0.0) / 1e6:.6f} s in {res.wall_s or 0.0:.1f} s of wall time ({res.events or 0:,} events)"
     )
     return "\n".join(lines) + "\n"
 
 
-def print_result(df: Any, counters: bool, text: bool = True) -> None:
+def print_result(res: Result, counters: bool, text: bool = True) -> None:
     """Print an HPL result: HPL's text (unless ``text`` is False), the
     background iperf texts and counters if asked, and the summary on
     stderr."""
     if text:
-        out = df.attrs["text"]
+        out = res.text or ""
         sys.stdout.write(out if out.endswith("\n") else out + "\n")
-    for i, t in enumerate(df.attrs.get("iperf_text", [])):
+    for i, t in enumerate(res.extras.get("iperf_text", [])):
         sys.stdout.write(f"\n--- background iperf {i + 1} ---\n" + t)
     if counters:
-        sys.stdout.write("\nPort counters:\n" + df.attrs["ports_table"])
-        m = df.attrs["mpi"]
+        sys.stdout.write("\nPort counters:\n" + (res.ports_table or ""))
+        m = res.extras["mpi"]
         sys.stdout.write("\nMPI counters:\n" + "".join(f"  {k:<12} {m[k]}\n" for k in MPI_COUNTER_KEYS))
     sys.stdout.flush()
-    sys.stderr.write(summary(df))
+    sys.stderr.write(summary(res))

@@ -79,7 +79,7 @@ def cmd_iperf(a: argparse.Namespace) -> None:
             "--server is gone: as in iperf3, -c names the server (the receiver) "
             f"and --from the client's host: write -c {a.old_server} --from HOST"
         )
-    df = run_iperf(
+    res = run_iperf(
         a.client,
         a.server,
         fabric=a.fabric,
@@ -92,8 +92,8 @@ def cmd_iperf(a: argparse.Namespace) -> None:
         congestion=a.congestion,
         get_server_output=a.get_server_output,
     )
-    out = df.attrs["json"] if a.json else df.attrs["text"]
+    out: str = res.extras["json"] if a.json else res.text or ""
     sys.stdout.write(out if out.endswith("\n") else out + "\n")
     if a.counters:
-        sys.stdout.write("\nPort counters:\n" + df.attrs["ports_table"])
-        sys.stdout.write("\nTCP counters:\n" + df.attrs["tcp_table"])
+        sys.stdout.write("\nPort counters:\n" + (res.ports_table or ""))
+        sys.stdout.write("\nTCP counters:\n" + res.extras["tcp_table"])

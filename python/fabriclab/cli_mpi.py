@@ -13,6 +13,7 @@ from typing import Any, Callable
 from . import mpi
 from .bisection import CBENCH_TESTS, cbench
 from .errors import InvalidArgumentError
+from .results import Result
 
 
 def _forced(text: str) -> tuple[str, str]:
@@ -122,9 +123,11 @@ def check_telemetry(a: argparse.Namespace) -> None:
         raise InvalidArgumentError("--telemetry-csv and --dashboard need --telemetry-us (the sampling period in us)")
 
 
-def write_telemetry(a: argparse.Namespace, df: Any, title: str) -> None:
-    """Write ``--telemetry-csv`` and ``--dashboard`` from ``df.attrs["port_samples"]``."""
-    ps = df.attrs.get("port_samples")
+def write_telemetry(a: argparse.Namespace, res: Result, title: str) -> None:
+    """Write ``--telemetry-csv`` and ``--dashboard`` from ``res.port_samples``."""
+    ps = res.port_samples
+    if ps is None:
+        return
     if a.telemetry_csv:
         try:
             ps.to_csv(a.telemetry_csv, index=False)
@@ -199,22 +202,21 @@ def show_algorithms(df: Any, keys: list[str]) -> None:
         sys.stdout.write(f"#   {head + ', ' if head else ''}{sizes}: {run[0]['algorithm']}\n")
 
 
-def print_result(df: Any, counters: bool) -> None:
+def print_result(res: Result, counters: bool) -> None:
     """Print an IMB/OSU result: the tool's text, then counters if asked."""
-    text = df.attrs["text"]
+    text = res.text or ""
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
-    for i, t in enumerate(df.attrs.get("iperf_text", [])):
+    for i, t in enumerate(res.extras.get("iperf_text", [])):
         sys.stdout.write(f"\n--- background iperf {i + 1} ---\n" + t)
     if counters:
-        sys.stdout.write("\nPort counters:\n" + df.attrs["ports_table"])
-        m = df.attrs["mpi"]
+        sys.stdout.write("\nPort counters:\n" + (res.ports_table or ""))
+        m = res.extras["mpi"]
         sys.stdout.write("\nMPI counters:\n" + "".join(f"  {k:<12} {m[k]}\n" for k in mpi.MPI_COUNTER_KEYS))
-    a = df.attrs
-    note = mpi.lowered_note(df)
+    note = mpi.lowered_note(res)
     if note:
         print(note, file=sys.stderr)
     print(
-        f"simulated {a['sim_time_us'] / 1e6:.6f} s in {a['wall_s']:.1f} s of wall time ({a['events']:,} events)",
+        f"simulated {(res.sim_time_us or 0.0) / 1e6:.6f} s in {res.wall_s or 0.0:.1f} s of wall time ({res.events or 0:,} events)",
         file=sys.stderr,
     )
 
@@ -242,7 +244,7 @@ def _job_kwargs(a: argparse.Namespace, collectives: bool = True) -> dict[str, An
 
 def cmd_imb(a: argparse.Namespace) -> None:
     """``fabriclab imb``."""
-    df = mpi.imb(
+    res = mpi.imb(
         a.benchmarks or None,
         msglog=a.msglog,
         npmin=a.npmin,
@@ -251,15 +253,15 @@ def cmd_imb(a: argparse.Namespace) -> None:
         algorithms=dict(a.algorithm),
         **_job_kwargs(a),
     )
-    print_result(df, a.counters)
+    print_result(res, a.counters)
     if a.show_algorithm:
-        show_algorithms(df, ["bench", "np"])
-    write_telemetry(a, df, f"IMB on {a.fabric}")
+        show_algorithms(res.df, ["bench", "np"])
+    write_telemetry(a, res, f"IMB on {a.fabric}")
 
 
 def cmd_osu(a: argparse.Namespace) -> None:
     """``fabriclab osu``."""
-    df = mpi.osu(
+    res = mpi.osu(
         a.test,
         sizes=a.sizes,
         iterations=a.iterations,
@@ -268,15 +270,15 @@ def cmd_osu(a: argparse.Namespace) -> None:
         algorithm=a.algorithm,
         **_job_kwargs(a),
     )
-    print_result(df, a.counters)
+    print_result(res, a.counters)
     if a.show_algorithm:
-        show_algorithms(df, [])
-    write_telemetry(a, df, f"OSU on {a.fabric}")
+        show_algorithms(res.df, [])
+    write_telemetry(a, res, f"OSU on {a.fabric}")
 
 
 def cmd_cbench(a: argparse.Namespace) -> None:
     """``fabriclab cbench``."""
-    df = cbench(
+    res = cbench(
         a.test,
         bytes=a.bytes,
         iterations=a.iterations,
@@ -284,5 +286,5 @@ def cmd_cbench(a: argparse.Namespace) -> None:
         rotations=a.rotations,
         **_job_kwargs(a, collectives=False),
     )
-    print_result(df, a.counters)
-    write_telemetry(a, df, f"Cbench on {a.fabric}")
+    print_result(res, a.counters)
+    write_telemetry(a, res, f"Cbench on {a.fabric}")

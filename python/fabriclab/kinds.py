@@ -5,9 +5,11 @@ Each :class:`Kind` holds what the scenario loader
 (:mod:`fabriclab.scenario`), ``fabriclab run`` and sweeps need of it: the
 API function that runs it (its keyword arguments, less the run's own
 ``fabric``, ``seed``, ``progress``, ``backend`` and ``name``, are the
-table's keys), the keys it cannot do without, how to read its result (the
-result's table, the item's figures, its port samples), a few words saying
-what an item does, and an example key for messages. A new kind of item is
+table's keys), the keys it cannot do without, a few words saying what an
+item does, and an example key for messages. Every kind's function returns
+a :class:`fabriclab.Result` (:mod:`fabriclab.results`), so reading a
+result is the same for all: ``res.df``, :func:`figures`,
+``res.port_samples``. A new kind of item is
 one entry in :data:`KINDS`.
 
 Left out: how the command line prints a result (the CLI's, keyed by these
@@ -21,18 +23,17 @@ import inspect
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Union
-
-import pandas as pd
+from typing import Any
 
 from . import api, mpi
 from .bisection import cbench
 from .errors import FabriclabError, ParseError
 from .linpack import hpl, parse_grids, read_dat
 from .progress import ProgressArg
+from .results import Result
 from .storage import fio
 
-__all__ = ["Kind", "Shape", "KINDS", "NAMES", "RUN_ARGS", "ITEM_KEYS", "FIGURES", "Result", "kind_of"]
+__all__ = ["Kind", "KINDS", "NAMES", "RUN_ARGS", "ITEM_KEYS", "FIGURES", "Result", "figures", "kind_of"]
 
 #: Keyword arguments of the API functions that are the run's, not the item
 #: table's (the scenario gives the fabric and seed; ``name`` is the item's).
@@ -42,50 +43,9 @@ ITEM_KEYS = ("name", "seed")
 #: Figures of a whole item run (one value per item, where it has them).
 FIGURES = ("outcome", "sim_time_us", "events")
 
-#: What running an item gives: a DataFrame, or a flows result.
-Result = Union[pd.DataFrame, api.FlowsResult]
-
-
-@dataclass(frozen=True)
-class Shape:
-    """How to read one form of result."""
-
-    #: The result's rows.
-    table: Callable[[Any], pd.DataFrame]
-    #: Its :data:`FIGURES` (those it has).
-    figures: Callable[[Any], dict[str, Any]]
-    #: Its port telemetry samples, or None.
-    port_samples: Callable[[Any], pd.DataFrame | None]
-    #: Label the result with the item's name.
-    set_name: Callable[[Any, str | None], None]
-
-
-def _frame_figures(df: pd.DataFrame) -> dict[str, Any]:
-    return {k: df.attrs[k] for k in FIGURES if k in df.attrs}
-
-
-def _frame_port_samples(df: pd.DataFrame) -> pd.DataFrame | None:
-    ps = df.attrs.get("port_samples")
-    return ps if isinstance(ps, pd.DataFrame) else None
-
-
-def _frame_set_name(df: pd.DataFrame, name: str | None) -> None:
-    df.attrs["name"] = name
-
-
-def _flows_set_name(res: api.FlowsResult, name: str | None) -> None:
-    res.name = name
-
-
-#: A DataFrame with its figures in ``attrs`` (every tool but flows).
-FRAME = Shape(lambda df: df, _frame_figures, _frame_port_samples, _frame_set_name)
-#: A :class:`fabriclab.FlowsResult`: one row per flow.
-FLOWS = Shape(
-    lambda r: r.flows,
-    lambda r: {"outcome": r.outcome, "sim_time_us": r.sim_time_us, "events": r.events},
-    lambda r: r.port_samples,
-    _flows_set_name,
-)
+def figures(res: Result) -> dict[str, Any]:
+    """An item result's :data:`FIGURES` (those its tool reports)."""
+    return {k: getattr(res, k) for k in FIGURES if getattr(res, k) is not None}
 
 
 @dataclass(frozen=True)
@@ -94,10 +54,8 @@ class Kind:
 
     #: The table's name: ``[[name]]``.
     name: str
-    #: The API function that runs it.
-    function: Callable[..., Any]
-    #: How to read its result.
-    shape: Shape
+    #: The API function that runs it (it returns a :class:`Result`).
+    function: Callable[..., Result]
     #: A few words on what an item does (``fabriclab run``'s header lines).
     what: Callable[[Mapping[str, Any]], str]
     #: A key to show in examples (``perftest.size``).
@@ -155,8 +113,8 @@ class Kind:
             kwargs["progress"] = progress
         if "name" in params:
             kwargs["name"] = name or self.name
-        res: Result = self.function(fabric=fabric, seed=seed, **kwargs)
-        self.shape.set_name(res, name)
+        res = self.function(fabric=fabric, seed=seed, **kwargs)
+        res.set_name(name)
         return res
 
 
@@ -227,18 +185,17 @@ KINDS: dict[str, Kind] = {
         Kind(
             "perftest",
             api.perftest,
-            FRAME,
             _perftest_what,
             "size",
             required=(("test", "missing test (ib_write_bw, ib_write_lat, ...)"),),
             check=api.perftest_options,
         ),
-        Kind("flows", api.flows, FLOWS, _flows_what, "limit_us", required=(("flows", "missing the flows list"),)),
-        Kind("imb", mpi.imb, FRAME, _imb_what, "np", required=(_MISSING_NP,)),
-        Kind("osu", mpi.osu, FRAME, _test_np_what, "np", required=(_MISSING_TEST, _MISSING_NP)),
-        Kind("cbench", cbench, FRAME, _test_np_what, "np", required=(_MISSING_TEST, _MISSING_NP)),
-        Kind("fio", fio, FRAME, _fio_what, "iodepth"),
-        Kind("hpl", hpl, FRAME, _hpl_what, "bcast", prepare=_hpl_prepare),
+        Kind("flows", api.flows, _flows_what, "limit_us", required=(("flows", "missing the flows list"),)),
+        Kind("imb", mpi.imb, _imb_what, "np", required=(_MISSING_NP,)),
+        Kind("osu", mpi.osu, _test_np_what, "np", required=(_MISSING_TEST, _MISSING_NP)),
+        Kind("cbench", cbench, _test_np_what, "np", required=(_MISSING_TEST, _MISSING_NP)),
+        Kind("fio", fio, _fio_what, "iodepth"),
+        Kind("hpl", hpl, _hpl_what, "bcast", prepare=_hpl_prepare),
     )
 }
 #: The kinds' names, in order.

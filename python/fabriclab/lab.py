@@ -42,9 +42,10 @@ The format::
 
 A selector: ``run`` (may be left out when the lab has one run), ``item``
 (an item's name; may be left out when the run has one item), ``table``
-(``"result"``, the tool's DataFrame, by default; or a DataFrame in its
-``attrs`` such as ``"ports"``, or ``"attrs"`` for a scalar ``attrs``
-entry named by ``column``), ``where`` (column = value, or = [values]),
+(``"result"``, the tool's main table ``res.df``, by default; or another
+of the result's tables, :meth:`fabriclab.Result.tables`, such as
+``"ports"``; or ``"attrs"`` for one of its scalar figures,
+:meth:`fabriclab.Result.figures`, named by ``column``), ``where`` (column = value, or = [values]),
 ``column`` and ``agg`` (``only``, the default: exactly one row; ``mean``,
 ``min``, ``max``, ``sum``). A metric may combine two selectors:
 ``base`` with ``op`` = ``difference`` (select - base), ``ratio``

@@ -43,12 +43,16 @@ def _table(results: Results, run: str, item: Any, table: str, where: str) -> Any
     if not found:
         raise InvalidArgumentError(f"{where}: run {run!r} has no result for item {item!r}")
     res = found[0]
-    if table == "result":
-        return res if isinstance(res, pd.DataFrame) else res.flows
+    if isinstance(res, pd.DataFrame):  # a bare table (tests feed them)
+        if table == "result":
+            return res
+        if table == "attrs":
+            return res.attrs
+        raise InvalidArgumentError(f"{where}: item {item!r} of run {run!r} has no table {table!r}")
     if table == "attrs":
-        return res.attrs if isinstance(res, pd.DataFrame) else {}
-    t = res.attrs.get(table) if isinstance(res, pd.DataFrame) else getattr(res, table, None)
-    if not isinstance(t, pd.DataFrame):
+        return res.figures()
+    t = res.tables().get(table)
+    if t is None:
         raise InvalidArgumentError(f"{where}: item {item!r} of run {run!r} has no table {table!r}")
     return t
 

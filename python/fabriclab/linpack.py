@@ -14,14 +14,15 @@ out: the residual check (the output is that of a run "without checking")
 and the backward solve; HPL's start and end times are on a simulated
 clock that starts at the Unix epoch.
 
-One row per test; ``df.attrs["text"]`` is HPL's output and
-``df.attrs["samples"]`` the sampled iterations::
+A :class:`fabriclab.Result` whose ``df`` has one row per test;
+``res.text`` is HPL's output and ``res.extras["samples"]`` the sampled
+iterations::
 
     >>> import fabriclab
-    >>> df = fabriclab.hpl("leaf-spine", n=1024, nb=128, grids="1x2", samples=0)
-    >>> list(df.columns[:5])
+    >>> res = fabriclab.hpl("leaf-spine", n=1024, nb=128, grids="1x2", samples=0)
+    >>> list(res.df.columns[:5])
     ['variant', 'n', 'nb', 'p', 'q']
-    >>> print(df.attrs["text"])          # doctest: +SKIP
+    >>> print(res.text)                  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -37,10 +38,11 @@ import pandas as pd
 from . import _core
 from ._checks import as_float, as_int, as_seed, as_str, dumps
 from ._tables import frame
-from .api import FabricLike, Flow, fabric_arg, with_backend
+from .api import FabricLike, Flow, fabric_arg, fabric_label, with_backend
 from .errors import ArgumentTypeError, FabriclabError, InvalidArgumentError, ParseError
-from .mpi import add_extras, add_job, common_attrs, core_options
+from .mpi import add_extras, add_job, core_options, mpi_result
 from .progress import ProgressArg, progress_callback
+from .results import Result
 
 __all__ = ["hpl", "read_dat", "parse_grids", "HPL_COLUMNS", "HPL_SAMPLE_COLUMNS", "HPL_BCASTS"]
 
@@ -63,7 +65,7 @@ HPL_COLUMNS = [
     "simulated_iterations",
     "net_bytes",
 ]
-#: Columns of ``df.attrs["samples"]``: the test (row of the DataFrame), the
+#: Columns of ``res.extras["samples"]``: the test (row of the DataFrame), the
 #: first measured iteration ``k``, how many consecutive iterations were
 #: measured from it, the trailing matrix's order at k, the time per
 #: iteration (s, mean over the measured iterations and the ranks) and how
@@ -73,7 +75,7 @@ HPL_SAMPLE_COLUMNS = ["test", "k", "measured", "n_left", "time_s", "weight"]
 #: A process grid: ``(P, Q)``, ``"PxQ"``, or a list of them.
 GridsLike = Union[str, Sequence[int], Sequence[Union[str, Sequence[int]]]]
 
-#: Fields of the core's tests that are elsewhere: in ``df.attrs["samples"]``,
+#: Fields of the core's tests that are elsewhere: in ``res.extras["samples"]``,
 #: summed in ``events`` and ``wall_s``, or (``start_s``) in the report.
 _NOT_COLUMNS = ("samples", "events", "wall_s", "start_s")
 _GRID = re.compile(r"\s*(\d+)\s*[xX]\s*(\d+)\s*")
@@ -189,25 +191,25 @@ def _samples(tests: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     return frame(rows, HPL_SAMPLE_COLUMNS)
 
 
-def _attach(df: pd.DataFrame, out: Mapping[str, Any]) -> pd.DataFrame:
-    """HPL's text, the report and the counters of the last test in
-    ``df.attrs`` (the keys of :func:`fabriclab.imb`'s, and HPL's own)."""
+def _result(df: pd.DataFrame, out: Mapping[str, Any], label: str | None) -> Result:
+    """HPL's text, the report and the counters of the last test (as
+    :func:`fabriclab.imb`'s result has them, and HPL's own extras)."""
     rep = out["report"]
     tests = rep["tests"]
     last = tests[-1] if tests else {"start_s": 0.0, "time_s": 0.0}
-    df.attrs.update(common_attrs(out))
-    df.attrs.update(
-        {
-            "samples": _samples(tests),
-            "settings": rep["settings"],
-            "rank_hosts": rep["rank_hosts"],
-            "report": rep,
-            "sim_time_us": (last["start_s"] + last["time_s"]) * 1e6,
-            "events": sum(t["events"] for t in tests),
-            "wall_s": sum(t["wall_s"] for t in tests),
-        }
+    return mpi_result(
+        "hpl",
+        df,
+        out,
+        label,
+        samples=_samples(tests),
+        settings=rep["settings"],
+        rank_hosts=rep["rank_hosts"],
+        report=rep,
+        sim_time_us=(last["start_s"] + last["time_s"]) * 1e6,
+        events=sum(t["events"] for t in tests),
+        wall_s=sum(t["wall_s"] for t in tests),
     )
-    return df
 
 
 def _run(fabric: FabricLike, opts: Mapping[str, Any], seed: int, progress: ProgressArg, dat: Any) -> dict[str, Any]:
@@ -252,7 +254,7 @@ def hpl(
     seed: int = 1,
     progress: ProgressArg = False,
     backend: str | None = None,
-) -> pd.DataFrame:
+) -> Result:
     """Run HPL on ``fabric``: every test of the settings, in HPL's order.
 
     ``dat`` is the path of an HPL.dat file; its settings are the defaults
@@ -274,15 +276,17 @@ def hpl(
     ``background``, ``background_iperf``, ``telemetry_us`` (of the last
     test) and ``progress`` as :func:`fabriclab.imb`.
 
-    Returns one row per test with :data:`HPL_COLUMNS`; ``df.attrs``:
-    ``text`` (HPL's output), ``samples`` (a DataFrame of
-    :data:`HPL_SAMPLE_COLUMNS`, empty when every iteration ran),
-    ``settings`` (the resolved HPL.dat settings), ``rank_hosts``,
-    ``report`` (the core's whole report; each test's ``start_s`` on the
-    simulated clock, ``events`` and ``wall_s`` are there), the port, QP and
-    MPI counters of the last test, and ``sim_time_us``, ``events`` and
-    ``wall_s`` of all tests.
+    Returns a :class:`fabriclab.Result` with ``tool="hpl"``: ``df`` has
+    one row per test with :data:`HPL_COLUMNS`; ``text`` is HPL's output
+    (HPL.out); ``ports``, ``qps`` and ``port_samples`` are the last
+    test's, ``sim_time_us``, ``events`` and ``wall_s`` of all tests.
+    ``extras``: ``samples`` (a DataFrame of :data:`HPL_SAMPLE_COLUMNS`,
+    empty when every iteration ran), ``settings`` (the resolved HPL.dat
+    settings), ``rank_hosts``, ``report`` (the core's whole report; each
+    test's ``start_s`` on the simulated clock, ``events`` and ``wall_s``
+    are there), and the last test's ``mpi``, ``iperf_text``, ``tcp``.
     """
+    label = fabric_label(fabric)
     fabric = with_backend(fabric, backend)
     opts = _options(
         None if dat is None else read_dat(dat),
@@ -295,4 +299,4 @@ def hpl(
     out = _run(fabric, opts, seed, progress, dat)
     tests = out["report"]["tests"]
     rows = [{k: v for k, v in t.items() if k not in _NOT_COLUMNS} for t in tests]
-    return _attach(frame(rows, HPL_COLUMNS), out)
+    return _result(frame(rows, HPL_COLUMNS), out, label)

@@ -3,15 +3,16 @@
 Both run a real MPI model in the Rust core (eager and rendezvous
 protocols over RoCE queue pairs, shared memory inside a host, Open MPI's
 or MPICH's collective algorithms chosen by their selection rules) and
-return one DataFrame row per message size. ``df.attrs["text"]`` is the
-benchmark's own text output, byte for byte in its format::
+return a :class:`fabriclab.Result` whose ``df`` has one row per message
+size; ``res.text`` is the benchmark's own text output, byte for byte in
+its format::
 
     >>> import fabriclab
-    >>> df = fabriclab.imb(["Allreduce"], np=8, fabric="eantc-hpc",
-    ...                    msglog=(0, 10), npmin=8, iters=50)
-    >>> list(df.columns[:6])
+    >>> res = fabriclab.imb(["Allreduce"], np=8, fabric="eantc-hpc",
+    ...                     msglog=(0, 10), npmin=8, iters=50)
+    >>> list(res.df.columns[:6])
     ['bench', 'np', 'bytes', 'reps', 't_min_us', 't_max_us']
-    >>> print(df.attrs["text"])          # doctest: +SKIP
+    >>> print(res.text)                  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -25,9 +26,10 @@ import pandas as pd
 from . import _core
 from ._checks import as_bool, as_float, as_int, as_list, as_mapping, as_seed, as_str, dumps
 from ._tables import frame
-from .api import PORT_SAMPLE_COLUMNS, FabricLike, Flow, fabric_arg, flow_list, with_backend
+from .api import PORT_SAMPLE_COLUMNS, FabricLike, Flow, fabric_arg, fabric_label, flow_list, with_backend
 from .errors import InvalidArgumentError
 from .progress import ProgressArg, progress_callback
+from .results import Result
 from .storage import parse_hosts
 from .tcp import iperf_options
 
@@ -69,7 +71,7 @@ OSU_TESTS = (
 IMB_COLUMNS = ["bench", "np", "bytes", "reps", "t_min_us", "t_max_us", "t_avg_us", "mbytes_per_sec", "algorithm"]
 #: Columns of :func:`osu`'s DataFrame.
 OSU_COLUMNS = ["bytes", "avg_us", "min_us", "max_us", "mb_per_s", "msgs_per_s", "iterations", "algorithm"]
-#: Keys of the MPI runtime counters in ``df.attrs["mpi"]``.
+#: Keys of the MPI runtime counters in ``res.extras["mpi"]``.
 MPI_COUNTER_KEYS = ["eager_msgs", "rndv_msgs", "shm_msgs", "net_bytes", "shm_bytes", "unexpected", "qps"]
 
 
@@ -155,37 +157,45 @@ def port_samples_frame(rep: Mapping[str, Any]) -> pd.DataFrame:
     return frame(rep.get("port_samples", []), PORT_SAMPLE_COLUMNS)
 
 
-def common_attrs(out: Mapping[str, Any]) -> dict[str, Any]:
-    """What every MPI tool's ``df.attrs`` holds: the tool's text, background
-    iperf texts and TCP counters, port, QP and MPI counters, port samples."""
+def mpi_result(tool: str, df: pd.DataFrame, out: Mapping[str, Any], fabric: str | None, **extras: Any) -> Result:
+    """What every MPI tool returns: ``df`` with the tool's text, port and QP
+    counters, port samples and the run's figures; in ``extras`` the MPI
+    counters (``mpi``), background iperf texts (``iperf_text``) and TCP
+    counters (``tcp``, of the first), then ``extras``. The report's
+    ``sim_time_us``, ``events`` and ``wall_s`` are the figures unless
+    ``extras`` gives them (HPL's, over all tests)."""
     rep = out["report"]
-    return {
-        "text": out["text"],
-        "iperf_text": out["iperf_text"],
-        "tcp": rep["iperf"][0]["tcp"] if rep["iperf"] else [],
-        "ports": pd.DataFrame.from_records(rep["ports"]),
-        "qps": pd.DataFrame.from_records(rep["qps"]),
-        "ports_table": out["ports_table"],
-        "port_samples": port_samples_frame(rep),
-        "mpi": rep["mpi"],
-        "backend": out["backend"],
-    }
+    figures = {k: extras.pop(k, rep.get(k)) for k in ("sim_time_us", "events", "wall_s")}
+    return Result(
+        tool,
+        df,
+        backend=out["backend"],
+        fabric=fabric,
+        text=out["text"],
+        ports=pd.DataFrame.from_records(rep["ports"]),
+        qps=pd.DataFrame.from_records(rep["qps"]),
+        ports_table=out["ports_table"],
+        port_samples=port_samples_frame(rep),
+        **figures,
+        extras={
+            "mpi": rep["mpi"],
+            "iperf_text": out["iperf_text"],
+            "tcp": rep["iperf"][0]["tcp"] if rep["iperf"] else [],
+            **extras,
+        },
+    )
 
 
-def attach_attrs(df: pd.DataFrame, out: Mapping[str, Any]) -> pd.DataFrame:
-    rep = out["report"]
-    df.attrs.update(common_attrs(out))
-    df.attrs.update({k: rep[k] for k in ("sim_time_us", "events", "wall_s")})
-    # IMB and OSU: the measurements that ran fewer repetitions than the
-    # tool's own count because of max_volume (label, asked, ran).
-    df.attrs["lowered"] = list(rep.get("lowered", []))
-    return df
+def lowered(out: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """IMB, OSU and Cbench: the measurements that ran fewer repetitions
+    than the tool's own count because of max_volume (label, asked, ran)."""
+    return list(out["report"].get("lowered", []))
 
 
-def lowered_note(df: pd.DataFrame, option: str = "--max-volume") -> str | None:
+def lowered_note(res: Result, option: str = "--max-volume") -> str | None:
     """One line saying which measurements the simulation budget ran with
     fewer repetitions than the tool asks (None if none did)."""
-    low = df.attrs.get("lowered") or []
+    low = res.extras.get("lowered") or []
     if not low:
         return None
     first = low[0]
@@ -217,7 +227,7 @@ def imb(
     telemetry_us: float | None = None,
     progress: ProgressArg = False,
     backend: str | None = None,
-) -> pd.DataFrame:
+) -> Result:
     """Run IMB-MPI1 ``benchmarks`` (names like ``"Allreduce"``; all when
     None) with ``np`` ranks on ``fabric``. Options follow IMB and mpirun:
     ``msglog`` is ``-msglog MIN:MAX``, ``npmin`` ``-npmin``, ``iters``
@@ -229,25 +239,30 @@ def imb(
     ``max_volume`` is the simulator's budget: fewer repetitions where one
     message length would move more bytes than this through the fabric
     (default 1 GiB; 0 keeps IMB's counts; the ``reps`` column shows what
-    ran, and ``df.attrs["lowered"]`` lists each measurement it lowered as
+    ran, and ``res.extras["lowered"]`` lists each measurement it lowered as
     ``{label, asked, ran}``; the CLI says so on stderr). ``background`` is other traffic during the run (:class:`Flow`
     objects or dicts, usually with ``repeat=True``); ``background_iperf``
     are iperf3 TCP runs beside the job, each a dict of :func:`fabriclab.iperf`'s
     keywords but ``fabric``, ``seed`` and ``backend`` (``{"client": "h2",
     "server": "h7", "bitrate": "20G"}``; checked by
     :func:`fabriclab.tcp.iperf_options`); they stop with the job and their text is in
-    ``df.attrs["iperf_text"]``, their TCP counters in ``df.attrs["tcp"]``.
+    ``res.extras["iperf_text"]``, their TCP counters in ``res.extras["tcp"]``.
     ``telemetry_us`` samples every port's queue, bytes sent and PFC state
-    every that many microseconds into ``df.attrs["port_samples"]`` (a
+    every that many microseconds into ``res.port_samples`` (a
     DataFrame of :data:`fabriclab.api.PORT_SAMPLE_COLUMNS`, which
     :func:`fabriclab.dashboard` draws). ``progress``: True draws a progress
     bar (or lines off a terminal), a callable gets each
     :class:`fabriclab.progress.Progress`.
 
-    Returns one row per (benchmark, process count, size) with
-    :data:`IMB_COLUMNS`; ``df.attrs["text"]`` is IMB's output,
-    ``df.attrs["mpi"]`` the runtime counters.
+    Returns a :class:`fabriclab.Result` with ``tool="imb"``: ``df`` has
+    one row per (benchmark, process count, size) with :data:`IMB_COLUMNS`;
+    ``text`` is IMB's output, ``ports`` / ``qps`` the counters,
+    ``port_samples`` the telemetry (empty without ``telemetry_us``),
+    ``sim_time_us``, ``events``, ``wall_s`` the figures; ``extras``:
+    ``mpi`` (the runtime counters, :data:`MPI_COUNTER_KEYS`), ``lowered``,
+    ``iperf_text``, ``tcp``.
     """
+    label = fabric_label(fabric)
     fabric = with_backend(fabric, backend)
     opts: dict[str, Any] = {}
     if benchmarks is not None:
@@ -272,7 +287,7 @@ def imb(
         for s in out["report"]["sections"]
         for row in s["rows"]
     ]
-    return attach_attrs(frame(rows, IMB_COLUMNS), out)
+    return mpi_result("imb", frame(rows, IMB_COLUMNS), out, label, lowered=lowered(out))
 
 
 def osu(
@@ -296,7 +311,7 @@ def osu(
     telemetry_us: float | None = None,
     progress: ProgressArg = False,
     backend: str | None = None,
-) -> pd.DataFrame:
+) -> Result:
     """Run OSU micro-benchmark ``test`` (``"osu_allreduce"`` or
     ``"allreduce"``, ...) with ``np`` ranks on ``fabric``. ``sizes`` is
     ``-m MIN:MAX``, ``iterations`` ``-i``, ``warmup`` ``-x``, ``full``
@@ -304,9 +319,11 @@ def osu(
     collective's algorithm; ``max_volume``, ``background`` and
     ``progress`` as :func:`imb`.
 
-    Returns one row per size with :data:`OSU_COLUMNS`;
-    ``df.attrs["text"]`` is OSU's output.
+    Returns a :class:`fabriclab.Result` with ``tool="osu"``: ``df`` has
+    one row per size with :data:`OSU_COLUMNS`; ``text`` is OSU's output;
+    the rest as :func:`imb`'s, and ``extras["test"]``.
     """
+    label = fabric_label(fabric)
     fabric = with_backend(fabric, backend)
     opts: dict[str, Any] = {"test": as_str("test", test)}
     add_job(opts, np, ppn, hosts, placement)
@@ -321,5 +338,4 @@ def osu(
     add_extras(opts, library, max_volume, background, background_iperf, telemetry_us)
     out = json.loads(_core.osu(fabric_arg(fabric), dumps(core_options(opts)), as_seed(seed), progress_callback("OSU", progress)))
     df = frame(out["report"]["rows"], OSU_COLUMNS)
-    df.attrs["test"] = out["report"]["test"]
-    return attach_attrs(df, out)
+    return mpi_result("osu", df, out, label, lowered=lowered(out), test=out["report"]["test"])

@@ -72,7 +72,7 @@ the file gives them. The format::
 
 ``telemetry_us`` in an ``[[imb]]``, ``[[osu]]``, ``[[cbench]]`` or
 ``[[hpl]]`` item samples every port every that many microseconds into the
-result's ``attrs["port_samples"]`` (``fabriclab run --dashboard PREFIX``
+result's ``port_samples`` (``fabriclab run --dashboard PREFIX``
 draws them).
 
 Unknown keys are errors (:class:`fabriclab.errors.ParseError`, naming the
@@ -254,10 +254,10 @@ def scenario_from_dict(
 
 
 def run_item(scenario: Scenario, item: ScenarioItem, progress: bool = False) -> Result:
-    """Run one item: a DataFrame (perftest, IMB, OSU, Cbench, fio or HPL;
-    see :func:`fabriclab.perftest`, :func:`fabriclab.imb`, ...,
-    :func:`fabriclab.hpl`) or a :class:`fabriclab.FlowsResult`; the item's
-    name is in ``df.attrs["name"]`` / ``result.name``. ``progress`` prints
+    """Run one item: its tool's :class:`fabriclab.Result` (see
+    :func:`fabriclab.perftest`, :func:`fabriclab.flows`, ...,
+    :func:`fabriclab.hpl`); the item's name is in ``res.name`` (and
+    ``res.df.attrs["name"]``). ``progress`` prints
     progress lines of long MPI runs to stderr. An unknown key, or one of
     the wrong type (``np = "x"``), is a :class:`fabriclab.errors.ParseError`
     naming the item; any other error is raised as it is."""
@@ -271,8 +271,7 @@ def run_item(scenario: Scenario, item: ScenarioItem, progress: bool = False) -> 
 
 
 def run_scenario(path: str | os.PathLike[str]) -> list[Result]:
-    """Run every item of scenario file ``path``, in file order: a perftest
-    DataFrame for each ``[[perftest]]``, a :class:`fabriclab.FlowsResult`
-    for each ``[[flows]]``."""
+    """Run every item of scenario file ``path``, in file order: one
+    :class:`fabriclab.Result` per item."""
     sc = load_scenario(path)
     return [run_item(sc, it) for it in sc.items]

@@ -6,16 +6,16 @@ Each client runs ``numjobs`` jobs of ``iodepth`` I/Os of ``bs`` bytes,
 spread round robin over the ``targets``; a target's device moves data at
 its media rate and answers after its own latency (see the core's
 ``workload/fio.rs`` for the model and what it leaves out). One row per
-client host; ``df.attrs["text"]`` is fio's text output (each line starts
-with ``<host>``, as in fio's client mode) and ``df.attrs["json"]`` its
-``--output-format=json`` document::
+client host in the result's ``df``; ``res.text`` is fio's text output
+(each line starts with ``<host>``, as in fio's client mode) and
+``res.extras["json"]`` its ``--output-format=json`` document::
 
     >>> import fabriclab
-    >>> df = fabriclab.fio("randwrite", bs=4096, iodepth=1, clients=["h0"],
-    ...                    targets=["h12"], fabric="eantc-storage", runtime=0.005)
-    >>> list(df.columns[:4])
+    >>> res = fabriclab.fio("randwrite", bs=4096, iodepth=1, clients=["h0"],
+    ...                     targets=["h12"], fabric="eantc-storage", runtime=0.005)
+    >>> list(res.df.columns[:4])
     ['host', 'jobs', 'total_ios', 'io_bytes']
-    >>> print(df.attrs["text"])          # doctest: +SKIP
+    >>> print(res.text)                  # doctest: +SKIP
 
 Simulated time is costly: ``runtime`` defaults to 0.05 s (fio users write
 tens of seconds; the figures settle within milliseconds on a fabric).
@@ -33,9 +33,10 @@ import pandas as pd
 from . import _core
 from ._checks import as_float, as_int, as_list, as_seed, as_str, dumps
 from ._tables import frame
-from .api import FabricLike, fabric_arg, with_backend
+from .api import FabricLike, fabric_arg, fabric_label, with_backend
 from .errors import InvalidArgumentError
 from .progress import ProgressArg, progress_callback
+from .results import Result
 from .tcp import parse_size
 
 __all__ = ["fio", "parse_hosts", "FIO_COLUMNS", "FIO_RW"]
@@ -129,7 +130,7 @@ def fio(
     avg_time_ms: float | None = None,
     progress: ProgressArg = False,
     backend: str | None = None,
-) -> pd.DataFrame:
+) -> Result:
     """Run fio's ``rw`` (randwrite, randread, write or read) with block
     size ``bs`` (bytes, or text like ``"4M"``), ``iodepth`` and ``numjobs``
     per client for ``runtime`` seconds after ``ramp_time``, from every host
@@ -142,10 +143,13 @@ def fio(
     ``submit_us`` (the client's submission cost, fio's slat, default 1).
     ``avg_time_ms`` is fio's ``bw_avg_time`` (default 500).
 
-    Returns one row per client host with :data:`FIO_COLUMNS`; ``df.attrs``:
-    ``text`` and ``json`` (fio's outputs), ``ports`` (port counters),
-    ``ports_table``, ``sim_time_us``, ``events``, ``outcome``.
+    Returns a :class:`fabriclab.Result` with ``tool="fio"``: ``df`` has
+    one row per client host with :data:`FIO_COLUMNS`; ``text`` is fio's
+    text output, ``ports`` the port counters, ``ports_table``,
+    ``sim_time_us``, ``events``, ``outcome``; ``extras["json"]`` is fio's
+    JSON output.
     """
+    label = fabric_label(fabric)
     fabric = with_backend(fabric, backend)
     opts: dict[str, Any] = {
         "name": as_str("name", name),
@@ -170,16 +174,16 @@ def fio(
     out = json.loads(_core.fio(fabric_arg(fabric), dumps(opts), as_seed(seed), progress_callback("fio", progress)))
     rep = out["report"]
     df = frame([_row(c) for c in rep["clients"]], FIO_COLUMNS)
-    df.attrs.update(
-        {
-            "text": out["text"],
-            "json": out["json"],
-            "ports": pd.DataFrame.from_records(rep["ports"]),
-            "ports_table": out["ports_table"],
-            "sim_time_us": rep["sim_time_ps"] / 1e6,
-            "events": rep["events"],
-            "outcome": rep["outcome"],
-            "backend": out["backend"],
-        }
+    return Result(
+        "fio",
+        df,
+        backend=out["backend"],
+        fabric=label,
+        text=out["text"],
+        ports=pd.DataFrame.from_records(rep["ports"]),
+        ports_table=out["ports_table"],
+        outcome=rep["outcome"],
+        sim_time_us=rep["sim_time_ps"] / 1e6,
+        events=rep["events"],
+        extras={"json": out["json"]},
     )
-    return df

@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from ._tables import records
-from .kinds import FIGURES, KINDS, Result
+from .kinds import FIGURES, KINDS, Result, figures
 from .scenario import run_item
 from .sweep_grid import SweepPoint
 from .sweep_scenario import scenario_from_text
@@ -45,9 +45,8 @@ def error_text(e: BaseException) -> str:
 def _result_rows(label: str, kind: str, name: str | None, res: Result) -> list[dict[str, Any]]:
     """One record per row of an item's result, with the item's figures."""
     head = {"item": label, "kind": kind, "name": name, ERROR: None}
-    shape = KINDS[kind].shape
-    extra = shape.figures(res)
-    recs = records(shape.table(res)) or [{}]
+    extra = figures(res)
+    recs = records(res.df) or [{}]
     return [{**rec, **extra, **head} for rec in recs]  # the leading columns win any clash
 
 

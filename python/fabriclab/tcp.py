@@ -3,18 +3,19 @@
 The Rust core runs a Linux-like TCP (CUBIC, NewReno or DCTCP; fast
 retransmit, timeouts, delayed ACKs) in the fabric's TCP priority, beside
 any RDMA traffic, and iperf3's client on top of it: ``-P`` streams, ``-b``
-pacing per stream, ``-t``, ``-i``, ``-l``, ``-C``. The result is one
-DataFrame row per stream per interval; ``df.attrs["text"]`` is iperf3's
-text output and ``df.attrs["json"]`` its ``-J`` document::
+pacing per stream, ``-t``, ``-i``, ``-l``, ``-C``. The result's ``df``
+has one row per stream per interval; ``res.text`` is iperf3's text output
+and ``res.extras["json"]`` its ``-J`` document::
 
     >>> import fabriclab
-    >>> df = fabriclab.iperf("h1", "h0", parallel=2, bitrate="20G",
-    ...                      duration=0.01, interval=0.002)
+    >>> res = fabriclab.iperf("h1", "h0", parallel=2, bitrate="20G",
+    ...                       duration=0.01, interval=0.002)
+    >>> df = res.df
     >>> len(df), sorted(set(df.socket))
     (10, [5, 7])
     >>> round(df.groupby("interval").bits_per_second.sum().mean() / 1e9)
     40
-    >>> print(df.attrs["text"])          # doctest: +SKIP
+    >>> print(res.text)                  # doctest: +SKIP
 
 Simulated time is costly: the defaults are ``duration=1`` s and
 ``interval=0.1`` s (iperf3's are 10 and 1), and a second at 100 Gb/s is
@@ -27,13 +28,12 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import pandas as pd
-
 from . import _core
 from ._checks import as_bool, as_float, as_int, as_seed, as_str, dumps
 from ._tables import frame
-from .api import FabricLike, Flow, fabric_arg, flow_list, with_backend
+from .api import FabricLike, Flow, fabric_arg, fabric_label, flow_list, with_backend
 from .errors import InvalidArgumentError
+from .results import Result
 
 __all__ = ["iperf", "iperf_options", "parse_rate", "parse_size", "IPERF_COLUMNS", "TCP_COLUMNS", "CONGESTION"]
 
@@ -55,7 +55,7 @@ IPERF_COLUMNS = [
     "rttvar",
     "pmtu",
 ]
-#: Columns of the TCP connection counters (``df.attrs["tcp"]``).
+#: Columns of the TCP connection counters (``res.extras["tcp"]``).
 TCP_COLUMNS = [
     "conn",
     "client",
@@ -152,14 +152,22 @@ def iperf_options(
     return opts
 
 
-def _run_iperf(fabric: FabricLike, opts: Mapping[str, Any], seed: int) -> pd.DataFrame:
+def _run_iperf(fabric: FabricLike, opts: Mapping[str, Any], seed: int, label: str | None = None) -> Result:
     out = json.loads(_core.iperf(fabric_arg(fabric), dumps(dict(opts)), as_seed(seed)))
     rep = out["report"]
     rows = [{"interval": k, **s} for k, iv in enumerate(rep["intervals"]) for s in iv["streams"]]
     df = frame(rows, IPERF_COLUMNS)
-    df.attrs.update(
-        {
-            "text": out["text"],
+    return Result(
+        "iperf",
+        df,
+        backend=out["backend"],
+        fabric=label,
+        text=out["text"],
+        ports_table=out["ports_table"],
+        outcome=rep["outcome"],
+        sim_time_us=rep["sim_time_ps"] / 1e6,
+        events=rep["events"],
+        extras={
             "json": out["json"],
             "sums": frame([iv["sum"] for iv in rep["intervals"]], IPERF_COLUMNS[2:8]),
             "server_intervals": frame(
@@ -170,17 +178,11 @@ def _run_iperf(fabric: FabricLike, opts: Mapping[str, Any], seed: int) -> pd.Dat
             "sum_received": rep["sum_received"],
             "end_streams": rep["end_streams"],
             "congestion": rep["congestion"],
-            "ports_table": out["ports_table"],
             "tcp_table": out["tcp_table"],
             "tcp": frame(rep["tcp"], TCP_COLUMNS),
-            "outcome": rep["outcome"],
-            "backend": out["backend"],
             "options": rep["options"],
-            "sim_time_us": rep["sim_time_ps"] / 1e6,
-            "events": rep["events"],
-        }
+        },
     )
-    return df
 
 
 def iperf(
@@ -198,7 +200,7 @@ def iperf(
     background: Iterable[Flow | Mapping[str, Any]] | None = None,
     backend: str | None = None,
     get_server_output: bool = False,
-) -> pd.DataFrame:
+) -> Result:
     """Run iperf3 from ``client`` (the sender) to ``server`` on ``fabric``.
 
     Options follow iperf3: ``parallel`` is ``-P``, ``bitrate`` ``-b`` (bits/s
@@ -213,15 +215,19 @@ def iperf(
     The client counts bytes when it writes them into the socket, as iperf3
     does, so its first interval includes what filled the send buffer and
     can exceed the line rate on a short interval; the server's figures
-    (``df.attrs["server_intervals"]``, ``"sum_received"``) count bytes read
+    (``res.extras["server_intervals"]``, ``["sum_received"]``) count bytes read
     and stay at or under the TCP goodput.
 
-    Returns one row per stream per interval (:data:`IPERF_COLUMNS`; ``rtt``
-    and ``rttvar`` in us, windows in bytes). ``df.attrs`` holds ``"text"``
-    and ``"json"`` (iperf3's outputs), ``"sums"`` (per-interval sums),
-    ``"sum_sent"`` / ``"sum_received"``, ``"tcp"`` (connection counters,
-    :data:`TCP_COLUMNS`), ``"ports_table"`` and a few more.
+    Returns a :class:`fabriclab.Result` with ``tool="iperf"``: ``df`` has
+    one row per stream per interval (:data:`IPERF_COLUMNS`; ``rtt`` and
+    ``rttvar`` in us, windows in bytes); ``text`` is iperf3's text output,
+    ``ports_table``, ``outcome``, ``sim_time_us``, ``events``. ``extras``:
+    ``json`` (iperf3's ``-J`` document), ``sums`` (per-interval sums),
+    ``server_intervals``, ``sum_sent`` / ``sum_received``,
+    ``end_streams``, ``congestion``, ``tcp`` (connection counters,
+    :data:`TCP_COLUMNS`), ``tcp_table``, ``options``.
     """
+    label = fabric_label(fabric)
     fabric = with_backend(fabric, backend)
     opts = iperf_options(
         client,
@@ -235,4 +241,4 @@ def iperf(
         background=background,
         get_server_output=get_server_output,
     )
-    return _run_iperf(fabric, opts, seed)
+    return _run_iperf(fabric, opts, seed, label)
