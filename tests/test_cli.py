@@ -185,7 +185,10 @@ def test_cli_fabric_list_and_show():
     assert all(line[width - 2 : width] == "  " and line[width] != " " for line in lines), lines
     r = run_cli("fabric", "show", "heps", "--toml")
     assert r.returncode == 0, r.stderr
-    assert r.stdout.rstrip("\n") == fabriclab.preset_toml("heps").rstrip("\n")
+    head, body = r.stdout.split("\n", 3)[:3], r.stdout.split("\n", 3)[3]
+    assert body.rstrip("\n") == fabriclab.preset_toml("heps").rstrip("\n")
+    assert head[0].startswith("# Preset heps, as written: only the keys it sets")
+    assert "fabriclab fabric show FILE --toml" in head[1]
     assert "# HEPS" in r.stdout
 
 

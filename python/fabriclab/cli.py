@@ -299,7 +299,15 @@ def _cmd_fabric(a: argparse.Namespace) -> None:
         return
     fab = api.as_fabric(a.fabric)
     if a.toml:
-        _out(fab.toml if fab.is_preset else fab.normalized_toml)
+        if fab.is_preset:
+            # The preset's own file sets only some keys; say how to see them all.
+            _out(
+                f"# Preset {fab.name}, as written: only the keys it sets (the others take their "
+                "defaults).\n# To edit: save this, give it a name and description of its own, then "
+                "`fabriclab fabric show FILE --toml`\n# prints every key with its value.\n" + fab.toml
+            )
+        else:
+            _out(fab.normalized_toml)
         return
     lines = [f"name:        {fab.name or '(unnamed)'}"]
     if fab.path:
