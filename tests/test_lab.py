@@ -200,7 +200,14 @@ def test_lab_run_from_python_returns_one_row_per_metric(heps_quick):
     assert lat.verdict == "calibrated" and lat.fabriclab == pytest.approx(3.72, abs=0.01)
     assert df.attrs["lab"]["seed"] == "002" and df.attrs["quick"] is True
     assert TABLE_HEAD.search(df.attrs["text"])
-    assert [name for name, _ in df.attrs["results"]["heps"]] == ["bandwidth", "latency"]
+    # attrs hold no tool results (pandas copies attrs with every operation):
+    # those are on run_lab's LabResult.
+    assert "results" not in df.attrs
+    from fabriclab.lab_runs import run_lab
+
+    r = run_lab("heps", quick=True)
+    assert [name for name, _ in r.results["heps"]] == ["bandwidth", "latency"]
+    assert all(isinstance(res, fabriclab.Result) for _, res in r.results["heps"])
 
 
 def test_lab_list_from_python():

@@ -145,8 +145,10 @@ def lab_run(name: LabLike, quick: bool = False, progress: bool = False) -> pd.Da
     ``delta`` = fabriclab - published (to the nearer end of a range, 0
     inside it) and the computed ``verdict``. ``quick`` runs the lab's
     quick variant. ``df.attrs``: ``lab`` (name, seed, title, reproduces),
-    ``quick``, ``wall_s``, ``text`` (the table as the CLI prints it) and
-    ``results`` (run -> [(item name, the tool's result)])."""
+    ``quick``, ``wall_s`` and ``text`` (the table as the CLI prints it).
+    The tools' own results are on :func:`run_lab`'s :class:`LabResult`
+    (``.results``: run -> [(item name, :class:`fabriclab.Result`)]), not
+    in ``attrs``, which pandas copies with every operation."""
     r = run_lab(name, quick, progress=progress)
     df = r.rows
     df.attrs.update(
@@ -154,7 +156,6 @@ def lab_run(name: LabLike, quick: bool = False, progress: bool = False) -> pd.Da
         quick=r.quick,
         wall_s=r.wall_s,
         text=table_text(r),
-        results=r.results,
     )
     return df
 
