@@ -76,3 +76,24 @@ def test_ctrl_c_prints_what_an_mpi_tool_completed_then_exits_130() -> None:
     assert rows and rows[0].split()[0] == "0", r.stdout
     assert "MPI_Finalize" not in r.stdout
     assert "Traceback" not in r.stderr
+
+
+PARTIAL = """
+import fabriclab
+print("started", flush=True)
+try:
+    fabriclab.imb(["Allreduce", "Alltoall"], np=32, fabric="eantc-hpc", npmin=32, msglog=(0, 20))
+    print("finished")
+except KeyboardInterrupt as e:
+    res = e.result
+    print("partial", res.tool, len(res.df), res.df.bytes.iloc[0], flush=True)
+"""
+
+
+def test_ctrl_c_in_python_hands_over_what_an_mpi_tool_completed() -> None:
+    r, took = _interrupt([sys.executable, "-c", PARTIAL], 6.0, ready="started")
+    assert r.returncode == 0, r.stderr[-800:]
+    line = r.stdout.splitlines()[0].split()
+    assert line[:2] == ["partial", "imb"], r.stdout
+    assert int(line[2]) >= 1 and int(line[3]) == 0, r.stdout
+    assert took < 3.0, took

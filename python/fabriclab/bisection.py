@@ -18,7 +18,6 @@ rotation; ``res.text`` is Cbench's own output and
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -27,7 +26,7 @@ from ._checks import as_int, as_seed, as_str, dumps
 from ._tables import frame
 from .api import FabricLike, Flow, fabric_arg, fabric_label, with_backend
 from .errors import InvalidArgumentError
-from .mpi import add_extras, add_job, core_options, lowered, mpi_result
+from .mpi import add_extras, add_job, core_options, lowered, mpi_result, run_stoppable
 from .progress import ProgressArg, progress_callback
 from .results import Result
 
@@ -88,15 +87,20 @@ def cbench(
             if opts[name] < least:
                 raise InvalidArgumentError(f"{name} must be at least {least}, got {opts[name]}")
     add_extras(opts, None, None, background, background_iperf, telemetry_us)
-    out = json.loads(_core.cbench(fabric_arg(fabric), dumps(core_options(opts)), as_seed(seed), progress_callback("Cbench", progress)))
-    rep = out["report"]
-    return mpi_result(
-        "cbench",
-        frame(rep["pairs"], CBENCH_COLUMNS),
-        out,
-        label,
-        lowered=lowered(out),
-        test=rep["test"],
-        rotations=frame(rep["rotations"], CBENCH_ROTATION_COLUMNS),
-        summary={k: rep[k] for k in ("overall_min", "overall_max", "average_link", "average_aggregate", "rotations_total")},
+    def build(out: dict[str, Any]) -> Result:
+        rep = out["report"]
+        return mpi_result(
+            "cbench",
+            frame(rep["pairs"], CBENCH_COLUMNS),
+            out,
+            label,
+            lowered=lowered(out),
+            test=rep["test"],
+            rotations=frame(rep["rotations"], CBENCH_ROTATION_COLUMNS),
+            summary={k: rep[k] for k in ("overall_min", "overall_max", "average_link", "average_aggregate", "rotations_total")},
+        )
+
+    return run_stoppable(
+        lambda: _core.cbench(fabric_arg(fabric), dumps(core_options(opts)), as_seed(seed), progress_callback("Cbench", progress)),
+        build,
     )

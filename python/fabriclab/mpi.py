@@ -18,7 +18,7 @@ its format::
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -206,6 +206,19 @@ def lowered_note(res: Result, option: str = "--max-volume") -> str | None:
     )
 
 
+def run_stoppable(call: Callable[[], str], build: Callable[[dict[str, Any]], Result]) -> Result:
+    """``build`` of the JSON the core ``call`` returns. If the user stops
+    the run (Ctrl-C), the ``KeyboardInterrupt`` raised carries ``result``:
+    the measurements that completed, built the same way (IMB, OSU and
+    Cbench report them; ``None`` for a run stopped before any)."""
+    try:
+        return build(json.loads(call()))
+    except KeyboardInterrupt as e:
+        partial = getattr(e, "partial", None)
+        e.result = build(json.loads(partial)) if isinstance(partial, str) else None  # type: ignore[attr-defined]
+        raise
+
+
 def imb(
     benchmarks: Iterable[str] | str | None = None,
     np: int = 2,
@@ -281,13 +294,14 @@ def imb(
             as_str("algorithms", k): as_str("algorithms", v) for k, v in as_mapping("algorithms", algorithms).items()
         }
     add_extras(opts, library, max_volume, background, background_iperf, telemetry_us)
-    out = json.loads(_core.imb(fabric_arg(fabric), dumps(core_options(opts)), as_seed(seed), progress_callback("IMB", progress)))
-    rows = [
-        {"bench": s["bench"], "np": s["np"], **row}
-        for s in out["report"]["sections"]
-        for row in s["rows"]
-    ]
-    return mpi_result("imb", frame(rows, IMB_COLUMNS), out, label, lowered=lowered(out))
+    def build(out: dict[str, Any]) -> Result:
+        rows = [{"bench": s["bench"], "np": s["np"], **row} for s in out["report"]["sections"] for row in s["rows"]]
+        return mpi_result("imb", frame(rows, IMB_COLUMNS), out, label, lowered=lowered(out))
+
+    return run_stoppable(
+        lambda: _core.imb(fabric_arg(fabric), dumps(core_options(opts)), as_seed(seed), progress_callback("IMB", progress)),
+        build,
+    )
 
 
 def osu(
@@ -336,6 +350,11 @@ def osu(
     if algorithm is not None:
         opts["algorithm"] = as_str("algorithm", algorithm)
     add_extras(opts, library, max_volume, background, background_iperf, telemetry_us)
-    out = json.loads(_core.osu(fabric_arg(fabric), dumps(core_options(opts)), as_seed(seed), progress_callback("OSU", progress)))
-    df = frame(out["report"]["rows"], OSU_COLUMNS)
-    return mpi_result("osu", df, out, label, lowered=lowered(out), test=out["report"]["test"])
+    def build(out: dict[str, Any]) -> Result:
+        df = frame(out["report"]["rows"], OSU_COLUMNS)
+        return mpi_result("osu", df, out, label, lowered=lowered(out), test=out["report"]["test"])
+
+    return run_stoppable(
+        lambda: _core.osu(fabric_arg(fabric), dumps(core_options(opts)), as_seed(seed), progress_callback("OSU", progress)),
+        build,
+    )
