@@ -97,3 +97,14 @@ def test_ctrl_c_in_python_hands_over_what_an_mpi_tool_completed() -> None:
     assert line[:2] == ["partial", "imb"], r.stdout
     assert int(line[2]) >= 1 and int(line[3]) == 0, r.stdout
     assert took < 3.0, took
+
+
+def test_ctrl_c_prints_the_perftest_sizes_that_completed() -> None:
+    cmd = [sys.executable, "-m", "fabriclab.cli", "perftest", "ib_write_lat", "--fabric", "heps",
+           "--client", "h0", "--server", "h4", "-a"]
+    r, took = _interrupt(cmd, 4.0)
+    assert r.returncode == 130, (r.returncode, r.stderr[-500:])
+    assert took < 3.0, took
+    assert r.stderr.splitlines()[-1] == "fabriclab: interrupted; the output above is what completed"
+    sizes = [int(ln.split()[0]) for ln in r.stdout.splitlines() if ln.strip() and ln.split()[0].isdigit()]
+    assert sizes and sizes[0] == 2 and sizes == sorted(sizes) and len(sizes) < 23, r.stdout

@@ -32,7 +32,7 @@ from ._checks import as_bool, as_float, as_int, as_list, as_seed, as_str, dumps
 from ._tables import frame
 from .errors import ArgumentTypeError, FabriclabError, ParseError
 from .progress import ProgressArg, progress_callback
-from .results import Result
+from .results import Result, run_stoppable
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -481,7 +481,13 @@ def perftest_options(
 
 
 def _run_perftest(fabric: FabricLike, opts: Mapping[str, Any], seed: int, label: str | None = None) -> Result:
-    out = json.loads(_core.perftest(fabric_arg(fabric), dumps(dict(opts)), as_seed(seed)))
+    return run_stoppable(
+        lambda: _core.perftest(fabric_arg(fabric), dumps(dict(opts)), as_seed(seed)),
+        lambda out: _perftest_result(out, label),
+    )
+
+
+def _perftest_result(out: dict[str, Any], label: str | None) -> Result:
     rep = out["report"]
     if out["test"].endswith("_bw"):
         df = frame(rep["bw"], BW_COLUMNS)

@@ -26,9 +26,9 @@ from ._checks import as_int, as_seed, as_str, dumps
 from ._tables import frame
 from .api import FabricLike, Flow, fabric_arg, fabric_label, with_backend
 from .errors import InvalidArgumentError
-from .mpi import add_extras, add_job, core_options, lowered, mpi_result, run_stoppable
+from .mpi import add_extras, add_job, core_options, lowered, mpi_result
 from .progress import ProgressArg, progress_callback
-from .results import Result
+from .results import Result, run_stoppable
 
 __all__ = ["cbench", "CBENCH_TESTS", "CBENCH_COLUMNS", "CBENCH_ROTATION_COLUMNS"]
 

@@ -556,7 +556,8 @@ def _unrecognized(p: argparse.ArgumentParser, extra: Sequence[str]) -> str:
 
 def _partial_text(e: KeyboardInterrupt) -> str | None:
     """The text of the measurements a stopped run completed, if its tool
-    reported them (``partial``: the tool's JSON with ``interrupted``)."""
+    reported them (``partial``: the tool's JSON with ``interrupted``, or
+    perftest's with ``outcome`` "Interrupted")."""
     partial = getattr(e, "partial", None)
     if not isinstance(partial, str):
         return None
@@ -566,7 +567,8 @@ def _partial_text(e: KeyboardInterrupt) -> str | None:
         return None
     report = doc.get("report") if isinstance(doc, dict) else None
     text = doc.get("text") if isinstance(doc, dict) else None
-    if isinstance(report, dict) and report.get("interrupted") and isinstance(text, str):
+    stopped = isinstance(report, dict) and (report.get("interrupted") or report.get("outcome") == "Interrupted")
+    if stopped and isinstance(text, str):
         return text
     return None
 

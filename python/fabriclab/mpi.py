@@ -17,8 +17,7 @@ its format::
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -29,7 +28,7 @@ from ._tables import frame
 from .api import PORT_SAMPLE_COLUMNS, FabricLike, Flow, fabric_arg, fabric_label, flow_list, with_backend
 from .errors import InvalidArgumentError
 from .progress import ProgressArg, progress_callback
-from .results import Result
+from .results import Result, run_stoppable
 from .storage import parse_hosts
 from .tcp import iperf_options
 
@@ -204,19 +203,6 @@ def lowered_note(res: Result, option: str = "--max-volume") -> str | None:
         f"{len(low)} measurement(s) with fewer repetitions than the tool's own count, e.g. "
         f"{first['label']}: {first['ran']} of {first['asked']}; {option} 0 runs the tool's counts"
     )
-
-
-def run_stoppable(call: Callable[[], str], build: Callable[[dict[str, Any]], Result]) -> Result:
-    """``build`` of the JSON the core ``call`` returns. If the user stops
-    the run (Ctrl-C), the ``KeyboardInterrupt`` raised carries ``result``:
-    the measurements that completed, built the same way (IMB, OSU and
-    Cbench report them; ``None`` for a run stopped before any)."""
-    try:
-        return build(json.loads(call()))
-    except KeyboardInterrupt as e:
-        partial = getattr(e, "partial", None)
-        e.result = build(json.loads(partial)) if isinstance(partial, str) else None  # type: ignore[attr-defined]
-        raise
 
 
 def imb(

@@ -44,7 +44,8 @@
 from __future__ import annotations
 
 import html
-from collections.abc import Hashable
+import json
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,7 +53,7 @@ import pandas as pd
 
 from ._tables import tuples
 
-__all__ = ["Result", "FIGURE_NAMES", "frame_attrs"]
+__all__ = ["Result", "FIGURE_NAMES", "frame_attrs", "run_stoppable"]
 
 #: The run figures every result may carry (None where a tool has none).
 FIGURE_NAMES = ("outcome", "sim_time_us", "events", "wall_s")
@@ -188,3 +189,17 @@ def _flows_summary(res: Result) -> str:
             f"(paused since {d['paused_since_ps'] / 1e6:.3f} us)"
         )
     return "\n".join(lines) + "\n"
+
+
+def run_stoppable(call: Callable[[], str], build: Callable[[dict[str, Any]], Result]) -> Result:
+    """``build`` of the JSON the core ``call`` returns. If the user stops
+    the run (Ctrl-C), the ``KeyboardInterrupt`` raised carries ``result``:
+    the measurements that completed, built the same way (IMB, OSU and
+    Cbench report them, perftest the sizes done; ``None`` for a run stopped
+    before any)."""
+    try:
+        return build(json.loads(call()))
+    except KeyboardInterrupt as e:
+        partial = getattr(e, "partial", None)
+        e.result = build(json.loads(partial)) if isinstance(partial, str) else None  # type: ignore[attr-defined]
+        raise

@@ -50,12 +50,24 @@ fn to_pyerr(py: Python<'_>, e: Error) -> PyErr {
 
 /// Run `f` without the GIL and map its error; if the user interrupted it,
 /// raise `KeyboardInterrupt` instead of whatever the cut-short run gave.
-fn run<T: Send>(py: Python<'_>, f: impl FnOnce() -> Result<T, Error> + Send) -> PyResult<T> {
+fn run(py: Python<'_>, f: impl FnOnce() -> Result<String, Error> + Send) -> PyResult<String> {
     let out = py.detach(f);
     if interrupt::take() {
-        return Err(PyKeyboardInterrupt::new_err("interrupted"));
+        return Err(stopped(py, out)?);
     }
     out.map_err(|e| to_pyerr(py, e))
+}
+
+/// The `KeyboardInterrupt` of a stopped run. What it completed, if its
+/// tool reports that (the MPI tools' JSON with `"interrupted": true`,
+/// perftest's with the sizes done and `"outcome": "Interrupted"`), rides
+/// on it as `partial` for the Python layer.
+fn stopped(py: Python<'_>, out: Result<String, Error>) -> PyResult<PyErr> {
+    let e = PyKeyboardInterrupt::new_err("interrupted");
+    if let Ok(json) = out {
+        e.value(py).setattr("partial", json)?;
+    }
+    Ok(e)
 }
 
 /// Like [`run`], handing `f` a progress callback when `progress` is a
@@ -94,14 +106,7 @@ fn run_progress(
         return Err(e);
     }
     if interrupt::take() {
-        // What the stopped run completed, if its tool reports that (the
-        // MPI tools' JSON with `"interrupted": true`), rides on the
-        // exception as `partial` for the CLI to print.
-        let e = PyKeyboardInterrupt::new_err("interrupted");
-        if let Ok(json) = out {
-            e.value(py).setattr("partial", json)?;
-        }
-        return Err(e);
+        return Err(stopped(py, out)?);
     }
     out.map_err(|e| to_pyerr(py, e))
 }

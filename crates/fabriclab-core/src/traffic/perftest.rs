@@ -223,7 +223,8 @@ pub struct Report {
     pub ports: Vec<PortReport>,
     /// QP counters of the last size's run.
     pub qps: Vec<QpReport>,
-    /// How the last run ended.
+    /// How the last run ended (`Interrupted`: stopped by the user; the
+    /// lines hold the sizes that completed).
     pub outcome: Outcome,
     /// Simulated time of the last run, ps.
     pub sim_time_ps: u64,
@@ -379,6 +380,11 @@ pub fn run(fabric: &FabricSpec, opts: &Options, seed: u64) -> Result<Report> {
             if let Some(wc) = failed {
                 return Err(wc.error(&sim.net, test.is_bw()));
             }
+        }
+        if outcome == Outcome::Interrupted {
+            // Stopped (Ctrl-C): the sizes before this one are the report.
+            report.outcome = outcome;
+            break;
         }
         let finished = match outcome {
             Outcome::Finished => true,
