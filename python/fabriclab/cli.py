@@ -555,22 +555,11 @@ def _unrecognized(p: argparse.ArgumentParser, extra: Sequence[str]) -> str:
 
 
 def _partial_text(e: KeyboardInterrupt) -> str | None:
-    """The text of the measurements a stopped run completed, if its tool
-    reported them (``partial``: the tool's JSON with ``interrupted``, or
-    perftest's with ``outcome`` "Interrupted")."""
-    partial = getattr(e, "partial", None)
-    if not isinstance(partial, str):
-        return None
-    try:
-        doc = json.loads(partial)
-    except ValueError:
-        return None
-    report = doc.get("report") if isinstance(doc, dict) else None
-    text = doc.get("text") if isinstance(doc, dict) else None
-    stopped = isinstance(report, dict) and (report.get("interrupted") or report.get("outcome") == "Interrupted")
-    if stopped and isinstance(text, str):
-        return text
-    return None
+    """The tool's text for what a stopped run completed: the ``result``
+    that :func:`fabriclab.results.run_stoppable` puts on the interrupt
+    (IMB, OSU, Cbench and perftest)."""
+    result = getattr(e, "result", None)
+    return result.text if isinstance(result, Result) else None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

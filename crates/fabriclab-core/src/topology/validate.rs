@@ -18,7 +18,11 @@ impl FabricSpec {
     pub fn from_toml(text: &str) -> Result<FabricSpec> {
         let mut spec = FabricSpec::parse_toml(text)?;
         spec.validate()?;
-        crate::config::mark_edited_copy(&mut spec);
+        // A preset's own text (what the front door gets for a preset name)
+        // needs no second parse to know it is not an edited copy.
+        if crate::config::preset_toml(&spec.name).ok() != Some(text) {
+            crate::config::mark_edited_copy(&mut spec);
+        }
         Ok(spec)
     }
 
