@@ -41,6 +41,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("sim",),
     ("traffic",),
     ("mpi",),
+    ("nccl",),
     ("tools",),
     ("report",),
     ("option_fields", "bench", "front", "bin", "lib"),

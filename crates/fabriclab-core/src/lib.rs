@@ -26,6 +26,8 @@
 //! - [`traffic`]: generators below MPI (flows, perftest, iperf);
 //! - [`mpi`]: the MPI library model (collectives, selection rules,
 //!   eager/rendezvous over RC QPs, shared memory);
+//! - [`nccl`]: the NCCL library model (GPU communicators, ring
+//!   collectives, NVLink and PXN), on the MPI layer's schedules;
 //! - [`tools`]: the benchmarks built on MPI (IMB, OSU, Cbench, HPL) and
 //!   fio;
 //! - [`report`]: the real tools' output formats;
@@ -57,6 +59,7 @@ pub mod error;
 pub mod front;
 pub mod interrupt;
 pub mod mpi;
+pub mod nccl;
 pub mod net;
 pub mod option_fields;
 pub mod report;

@@ -13,12 +13,14 @@ mod cc;
 mod dyn_ecn;
 mod failures;
 mod fat_tree;
+mod gpu;
 mod ib;
 mod iwarp;
 pub mod memory;
 mod mpi;
 mod pfc_guard;
 mod presets;
+mod rail;
 mod routing;
 mod sim;
 mod tcp;
@@ -27,11 +29,13 @@ pub use cc::{CcAlgorithm, CcSpec, CnpScope, DcqcnParams};
 pub use dyn_ecn::{DynamicEcnSpec, EcnMode};
 pub use failures::{FailoverSpec, LinkFailure};
 pub use fat_tree::FatTreeSpec;
+pub use gpu::{GpuSpec, MAX_GPUS_PER_SERVER};
 pub use ib::{IbCcSpec, IbSpec, Transport, IB_SWITCH_LATENCY_NS, MAX_VLS};
 pub use iwarp::IwarpSpec;
 pub use mpi::{MpiParams, MpiSpec, QpSharing, Rndv};
 pub use pfc_guard::{DeadlockAction, DeadlockSpec, PfcStorm, WatchdogAction, WatchdogSpec};
 pub use presets::{mark_edited_copy, preset, preset_names, preset_toml};
+pub use rail::RailSpec;
 pub use routing::{Ordering, RoutingMode, RoutingSpec};
 pub use sim::{Backend, SimSpec, DEFAULT_FLOW_QUANTUM_NS};
 pub use tcp::{TcpCc, TcpSpec};
@@ -106,6 +110,10 @@ pub struct FabricSpec {
     /// Simulation backend: packet-level (default) or flow-level.
     #[serde(default, skip_serializing_if = "SimSpec::is_default")]
     pub sim: SimSpec,
+    /// GPU servers: the hosts are the NICs of servers of GPUs joined by
+    /// NVLink (absent: plain hosts, one NIC each).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<GpuSpec>,
 }
 
 /// The topology: a builder or an explicit list.
@@ -120,6 +128,9 @@ pub enum TopologySpec {
     FatTree(FatTreeSpec),
     /// Any graph: named nodes and the links between them.
     Explicit(ExplicitSpec),
+    /// Rail-optimized leaf-spine of GPU servers (needs `[gpu]`): NIC j of
+    /// every server of a scalable unit on rail leaf j.
+    RailOptimized(RailSpec),
 }
 
 /// Parameters of the leaf-spine builder.
@@ -451,6 +462,10 @@ impl FabricSpec {
             TopologySpec::LeafSpine(ls) => ls.validate()?,
             TopologySpec::FatTree(ft) => ft.validate()?,
             TopologySpec::Explicit(ex) => ex.validate()?,
+            TopologySpec::RailOptimized(r) => r.validate(self.gpu.as_ref())?,
+        }
+        if let Some(g) = &self.gpu {
+            g.validate()?;
         }
         self.mpi.validate()?;
         let sw = &self.switch;

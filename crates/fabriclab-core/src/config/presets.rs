@@ -38,6 +38,14 @@ const PRESETS: &[(&str, &str)] = &[
         include_str!("../../presets/sandia-iwarp.toml"),
     ),
     (
+        "h100-rail-ib",
+        include_str!("../../presets/h100-rail-ib.toml"),
+    ),
+    (
+        "h100-rail-roce",
+        include_str!("../../presets/h100-rail-roce.toml"),
+    ),
+    (
         "bench-a2a-32",
         include_str!("../../presets/bench-a2a-32.toml"),
     ),

@@ -24,6 +24,55 @@ use crate::net::{AppEvent, Net};
 use crate::sim::App;
 use crate::units::Time;
 
+/// What runs a program's schedules on the fabric: the MPI runtime
+/// ([`Runtime`]) or another communication library's (NCCL's, in
+/// `crate::nccl`). The program only starts schedules on ranks and learns
+/// when they finish.
+pub trait Executor {
+    /// Register a schedule (its ranks are the job's ranks 0..p).
+    fn add_schedule(&mut self, s: Schedule) -> SchedId;
+    /// Start `rank` on schedule `id`; the rank must be idle.
+    fn start(&mut self, net: &mut Net, rank: Rank, id: SchedId);
+    /// Handle an event addressed to the owning workload.
+    fn handle(&mut self, net: &mut Net, ev: AppEvent);
+    /// Ranks that finished their schedule since the last call.
+    fn take_finished(&mut self, out: &mut Vec<Rank>);
+    /// The rank's clock (when it can next start something).
+    fn clock(&self, net: &Net, rank: Rank) -> Time;
+    /// True once a work request completed in error (the job is lost).
+    fn failed(&self) -> bool;
+    /// Counters so far.
+    fn counters(&self) -> MpiCounters;
+}
+
+impl Executor for Runtime {
+    fn add_schedule(&mut self, s: Schedule) -> SchedId {
+        Runtime::add_schedule(self, s)
+    }
+    fn start(&mut self, net: &mut Net, rank: Rank, id: SchedId) {
+        Runtime::start(self, net, rank, id)
+    }
+    fn handle(&mut self, net: &mut Net, ev: AppEvent) {
+        Runtime::handle(self, net, ev)
+    }
+    fn take_finished(&mut self, out: &mut Vec<Rank>) {
+        Runtime::take_finished(self, out)
+    }
+    fn clock(&self, net: &Net, rank: Rank) -> Time {
+        Runtime::clock(self, net, rank)
+    }
+    fn failed(&self) -> bool {
+        Runtime::failed(self)
+    }
+    fn counters(&self) -> MpiCounters {
+        Runtime::counters(self).clone()
+    }
+}
+
+/// Makes the executor of a program when the run starts: (network, the
+/// placed job, the workload's id).
+pub type MakeExecutor = Box<dyn FnOnce(&Net, &Job, u32) -> Box<dyn Executor>>;
+
 /// How a phase is timed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Timing {
@@ -100,7 +149,8 @@ pub struct Program {
     sync: SchedId,
     phases: Vec<Phase>,
     keep_samples: bool,
-    rt: Option<Runtime>,
+    make: Option<MakeExecutor>,
+    rt: Option<Box<dyn Executor>>,
     pos: Vec<RankPos>,
     results: Vec<PhaseResult>,
     ranks_done: usize,
@@ -139,6 +189,7 @@ impl Program {
             sync,
             phases,
             keep_samples,
+            make: None,
             rt: None,
             pos: vec![
                 RankPos {
@@ -155,6 +206,13 @@ impl Program {
         }
     }
 
+    /// Run the schedules with the executor `make` builds instead of the
+    /// MPI runtime.
+    pub fn with_executor(mut self, make: MakeExecutor) -> Program {
+        self.make = Some(make);
+        self
+    }
+
     /// Results per phase (complete once the run finished).
     pub fn results(&self) -> &[PhaseResult] {
         &self.results
@@ -162,10 +220,7 @@ impl Program {
 
     /// The runtime's counters.
     pub fn counters(&self) -> MpiCounters {
-        self.rt
-            .as_ref()
-            .map(|r| r.counters().clone())
-            .unwrap_or_default()
+        self.rt.as_ref().map(|r| r.counters()).unwrap_or_default()
     }
 
     /// The lowest rank placed on host `host` (index), if any.
@@ -314,7 +369,15 @@ impl Program {
 
 impl App for Program {
     fn start(&mut self, net: &mut Net, me: u32) {
-        let mut rt = Runtime::new(net, self.job.rank_host.clone(), self.params.clone(), me);
+        let mut rt: Box<dyn Executor> = match self.make.take() {
+            Some(make) => make(net, &self.job, me),
+            None => Box::new(Runtime::new(
+                net,
+                self.job.rank_host.clone(),
+                self.params.clone(),
+                me,
+            )),
+        };
         for s in self.pending_scheds.drain(..) {
             rt.add_schedule(s);
         }

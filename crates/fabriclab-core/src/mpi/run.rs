@@ -134,6 +134,9 @@ pub struct ProgramSpec {
     pub phases: Vec<Phase>,
     /// Keep every repetition's time (HPL), not only the totals.
     pub keep_samples: bool,
+    /// Run the schedules with this executor instead of the MPI runtime
+    /// (NCCL's), and place the job as it says.
+    pub executor: Option<(super::job::Job, super::program::MakeExecutor)>,
 }
 
 /// The sampling period of a `telemetry_us` option, checked.
@@ -167,6 +170,7 @@ pub fn run_program(
         sync,
         phases,
         keep_samples,
+        executor,
     } = program;
     let telemetry = telemetry_period(env.telemetry_us)?;
     super::footprint::check_job(spec, job.np()?, &scheds)?;
@@ -175,10 +179,16 @@ pub fn run_program(
         net.telemetry_supported()?;
         net.enable_port_sampling(period);
     }
-    let placed = Job::place(net.topology(), job)?;
+    let (placed, make) = match executor {
+        Some((job, make)) => (job, Some(make)),
+        None => (Job::place(net.topology(), job)?, None),
+    };
     let params = spec.mpi.params()?;
     let n_phases = phases.len();
-    let prog = Program::new(placed, params, scheds, sync, phases, keep_samples);
+    let mut prog = Program::new(placed, params, scheds, sync, phases, keep_samples);
+    if let Some(make) = make {
+        prog = prog.with_executor(make);
+    }
     let bg = if env.background.is_empty() {
         None
     } else {

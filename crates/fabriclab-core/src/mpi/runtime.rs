@@ -174,19 +174,7 @@ impl Runtime {
     /// Register a schedule (its ranks are the job's ranks 0..p).
     pub fn add_schedule(&mut self, s: Schedule) -> SchedId {
         debug_assert!(s.p() as usize <= self.ranks.len());
-        let dependents = s
-            .ranks
-            .iter()
-            .map(|rs| {
-                let mut d = vec![Vec::new(); rs.steps.len()];
-                for (i, st) in rs.steps.iter().enumerate() {
-                    for &x in &st.deps {
-                        d[x as usize].push(i as u32);
-                    }
-                }
-                d
-            })
-            .collect();
+        let dependents = s.dependents();
         self.scheds.push(Rc::new(Prepared { s, dependents }));
         self.scheds.len() as SchedId - 1
     }

@@ -217,6 +217,23 @@ impl Schedule {
         }
     }
 
+    /// Per rank, per step: the later steps that wait for it (the reverse
+    /// of `deps`), what a runtime needs to release steps as others end.
+    pub fn dependents(&self) -> Vec<Vec<Vec<u32>>> {
+        self.ranks
+            .iter()
+            .map(|rs| {
+                let mut d = vec![Vec::new(); rs.steps.len()];
+                for (i, st) in rs.steps.iter().enumerate() {
+                    for &x in &st.deps {
+                        d[x as usize].push(i as u32);
+                    }
+                }
+                d
+            })
+            .collect()
+    }
+
     /// Number of ranks.
     pub fn p(&self) -> u32 {
         self.ranks.len() as u32

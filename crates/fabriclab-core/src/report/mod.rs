@@ -8,6 +8,7 @@ pub mod fio;
 pub mod hpl;
 pub mod imb;
 pub mod iperf;
+pub mod nccl_tests;
 pub mod osu;
 pub mod perftest;
 pub mod table;

@@ -233,6 +233,7 @@ pub fn run(
         sync: patterns::sync_barrier(np),
         phases,
         keep_samples: false,
+        executor: None,
     };
     let run = run_program(spec, &o.job, &o.env, program, seed, progress)?;
     let names = topo.host_names();

@@ -441,6 +441,7 @@ pub fn run(
         sync,
         phases: phases.clone(),
         keep_samples: false,
+        executor: None,
     };
     let r = run_program(spec, &o.job, &o.env, program, seed, progress)?;
     for ((si, bytes, alg), (ph, res)) in rows.into_iter().zip(phases.iter().zip(&r.phases)) {

@@ -11,4 +11,5 @@ pub mod cbench;
 pub mod fio;
 pub mod hpl;
 pub mod imb;
+pub mod nccl_tests;
 pub mod osu;

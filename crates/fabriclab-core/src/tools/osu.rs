@@ -297,6 +297,7 @@ pub fn run(
         sync: patterns::sync_barrier(n),
         phases: phases.clone(),
         keep_samples: false,
+        executor: None,
     };
     let r = run_program(spec, &o.job, &o.env, program, seed, progress)?;
     let mut rows = Vec::new();

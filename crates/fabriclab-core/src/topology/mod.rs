@@ -8,7 +8,7 @@
 pub(crate) mod failures;
 mod validate;
 
-use crate::config::{FabricSpec, FatTreeSpec, NodeKind, TopologySpec};
+use crate::config::{FabricSpec, FatTreeSpec, GpuSpec, NodeKind, RailSpec, TopologySpec};
 use crate::error::{fabric_err, Error, Result};
 use crate::units::{Rate, Time};
 use std::collections::HashMap;
@@ -44,6 +44,9 @@ pub struct Topology {
     pub links: Vec<TopoLink>,
     /// Number of hosts (they are `nodes[0..n_hosts]`).
     pub n_hosts: usize,
+    /// NICs per GPU server with `[gpu]` (hosts s x this .. are server s's
+    /// NICs), else 0.
+    pub server_nics: usize,
 }
 
 /// The k-ary fat tree of `config/fat_tree.rs`: hosts, then edge,
@@ -97,7 +100,86 @@ fn fat_tree(ft: &FatTreeSpec) -> Topology {
         nodes,
         links,
         n_hosts: hosts,
+        server_nics: 0,
     }
+}
+
+/// The rail-optimized builder of `config/rail.rs`: hosts (NICs) in
+/// server order, then the rail leaves of each SU, then the spines.
+fn rail_optimized(r: &RailSpec, rails: u32) -> Topology {
+    let (servers, rails) = (r.servers as usize, rails as usize);
+    let su = r.su_size() as usize;
+    let sus = r.sus() as usize;
+    let hosts = servers * rails;
+    let mut nodes: Vec<TopoNode> = (0..hosts)
+        .map(|h| TopoNode {
+            name: format!("h{h}"),
+            kind: NodeKind::Host,
+        })
+        .collect();
+    for u in 0..sus {
+        nodes.extend((0..rails).map(|j| TopoNode {
+            name: format!("su{u}.rail{j}"),
+            kind: NodeKind::Switch,
+        }));
+    }
+    nodes.extend((0..r.spines).map(|k| TopoNode {
+        name: format!("spine{k}"),
+        kind: NodeKind::Switch,
+    }));
+    let leaf = |u: usize, j: usize| hosts + u * rails + j;
+    let spine = |k: usize| hosts + sus * rails + k;
+    let d = |v: Option<f64>, default: f64| Time::from_ns_f64(v.unwrap_or(default));
+    let nic_rate = Rate::from_gbps_f64(r.nic_gbps);
+    let up_rate = Rate::from_gbps_f64(r.uplink());
+    let (d_host, d_up) = (d(r.host_link_delay_ns, 10.0), d(r.uplink_delay_ns, 50.0));
+    let mut links: Vec<TopoLink> = (0..hosts)
+        .map(|h| TopoLink {
+            a: h,
+            b: leaf(h / rails / su, h % rails),
+            rate: nic_rate,
+            delay: d_host,
+        })
+        .collect();
+    for l in 0..sus * rails {
+        for k in 0..r.spines as usize {
+            for _ in 0..r.links_per_pair {
+                links.push(TopoLink {
+                    a: hosts + l,
+                    b: spine(k),
+                    rate: up_rate,
+                    delay: d_up,
+                });
+            }
+        }
+    }
+    Topology {
+        nodes,
+        links,
+        n_hosts: hosts,
+        server_nics: 0,
+    }
+}
+
+/// Group the hosts into GPU servers of `[gpu]` (`config/gpu.rs`): the
+/// builders' hosts are renamed `h{s}.nic{j}`; an explicit topology keeps
+/// its names. The hosts must fill whole servers.
+fn name_gpu_hosts(topo: &mut Topology, g: &GpuSpec, t: &TopologySpec) -> Result<()> {
+    let nics = g.nics() as usize;
+    if topo.n_hosts % nics != 0 {
+        return fabric_err(format!(
+            "the topology has {} hosts (NICs), not a whole number of GPU servers of \
+             gpu.nics_per_server = {nics}; make the host count a multiple of {nics}",
+            topo.n_hosts
+        ));
+    }
+    topo.server_nics = nics;
+    if !matches!(t, TopologySpec::Explicit(_)) {
+        for h in 0..topo.n_hosts {
+            topo.nodes[h].name = GpuSpec::nic_name((h / nics) as u32, (h % nics) as u32);
+        }
+    }
+    Ok(())
 }
 
 impl Topology {
@@ -158,9 +240,14 @@ impl Topology {
                     nodes,
                     links,
                     n_hosts: hosts,
+                    server_nics: 0,
                 }
             }
             TopologySpec::FatTree(ft) => fat_tree(ft),
+            TopologySpec::RailOptimized(r) => {
+                let nics = spec.gpu.as_ref().map_or(1, |g| g.nics());
+                rail_optimized(r, nics)
+            }
             TopologySpec::Explicit(ex) => {
                 // Hosts first (in the order given), then switches.
                 let mut order: Vec<usize> = (0..ex.nodes.len())
@@ -194,9 +281,14 @@ impl Topology {
                     nodes,
                     links,
                     n_hosts,
+                    server_nics: 0,
                 }
             }
         };
+        let mut topo = topo;
+        if let Some(g) = &spec.gpu {
+            name_gpu_hosts(&mut topo, g, &spec.topology)?;
+        }
         topo.check()?;
         Ok(topo)
     }
@@ -273,6 +365,17 @@ impl Topology {
         // million flows look their hosts up), then search.
         if let Some(i) = name.strip_prefix('h').and_then(|d| d.parse::<usize>().ok()) {
             if i < self.n_hosts && self.nodes[i].name == name {
+                return Ok(i);
+            }
+        }
+        // GPU servers' NICs: h{s}.nic{j}.
+        if let Some((s, j)) = name
+            .strip_prefix('h')
+            .and_then(|r| r.split_once(".nic"))
+            .and_then(|(s, j)| Some((s.parse::<usize>().ok()?, j.parse::<usize>().ok()?)))
+        {
+            let i = s * self.server_nics + j;
+            if j < self.server_nics && i < self.n_hosts && self.nodes[i].name == name {
                 return Ok(i);
             }
         }

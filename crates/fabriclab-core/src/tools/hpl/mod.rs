@@ -716,6 +716,7 @@ fn run_test(
         sync: patterns::sync_barrier(np),
         phases,
         keep_samples: true,
+        executor: None,
     };
     let run = run_program(spec, job, &o.env, program, seed, progress)?;
     if run.summary.interrupted {

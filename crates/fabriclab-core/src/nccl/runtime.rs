@@ -1,0 +1,496 @@
+//! The NCCL runtime: runs NCCL schedules ([`super::coll`]) on GPU ranks,
+//! the way NCCL's kernels and proxy threads move data.
+//!
+//! - Between GPUs of one server a send is the kernel storing into the
+//!   peer's buffer over NVLink: a fluid transfer on the NVSwitch crossbar
+//!   ([`NvLink`]), after which the send step is done; the data is usable
+//!   at the receiver one NVLink latency and the protocol's per-hop cost
+//!   later.
+//! - Between servers the kernel hands the data to the proxy (the send step
+//!   is done at once) and the NIC on the receiver's rail writes it into the
+//!   receiver's buffer with an RDMA WRITE on an RC QP of that channel
+//!   (PXN: when that NIC is not the sender's own, the data crosses NVLink
+//!   to the GPU that owns it first). PCIe latency is paid at each end;
+//!   without GPUDirect RDMA the data is also copied through host memory at
+//!   each end at the PCIe rate. The receiver sees it after the protocol's
+//!   per-hop cost.
+//! - Data bytes become wire bytes by the protocol's line format.
+//! - A rank starts a call after NCCL's fixed per-call latency.
+//! - Messages of one (sender, receiver, channel) are delivered in order.
+//! - Reductions and copies are fused into the transfers by NCCL's kernels:
+//!   they cost nothing here.
+//!
+//! Left out: the buffer slots' flow control (`NCCL_STEPS` credits; the
+//! rings' own data dependencies pace them), GPU compute contention (SM
+//! count per channel), and host CPU costs.
+
+use super::comm::Comm;
+use super::nvlink::NvLink;
+use super::params::{Algorithm, Costs, Protocol};
+use crate::config::GpuSpec;
+use crate::mpi::program::Executor;
+use crate::mpi::runtime::{MpiCounters, SchedId};
+use crate::mpi::sched::{Op, Rank, Schedule};
+use crate::net::{AppEvent, Net, OpKind, QpId};
+use crate::units::{Rate, Time};
+use std::collections::{HashMap, VecDeque};
+use std::rc::Rc;
+
+const NONE: u32 = u32::MAX;
+/// Timer tokens with this bit are the NVLink model's.
+const TIMER_NVL: u64 = 1 << 63;
+
+struct Prepared {
+    s: Schedule,
+    dependents: Vec<Vec<Vec<u32>>>,
+}
+
+struct RankState {
+    sched: u32,
+    epoch: u32,
+    waiting: Vec<u32>,
+    left: u32,
+    posted: HashMap<(Rank, u32), VecDeque<u32>>,
+    arrived: HashMap<(Rank, u32), VecDeque<u32>>,
+}
+
+struct Msg {
+    src: Rank,
+    dst: Rank,
+    tag: u32,
+    wire: u64,
+    seq: u64,
+    proto: Protocol,
+}
+
+/// Deferred actions.
+#[derive(Clone, Copy, Debug)]
+enum Cont {
+    Start {
+        rank: Rank,
+        step: u32,
+        epoch: u32,
+    },
+    Done {
+        rank: Rank,
+        step: u32,
+        epoch: u32,
+    },
+    /// NVLink part done: (msg, the send step to finish, whether the data
+    /// goes on to the network).
+    NvDone {
+        msg: u32,
+        step: u32,
+        epoch: u32,
+    },
+    Post {
+        msg: u32,
+    },
+    Arrive {
+        msg: u32,
+    },
+}
+
+/// Runs NCCL schedules on the ranks of a communicator.
+pub struct NcclRuntime {
+    comm: Comm,
+    me: u32,
+    /// Protocol of each schedule (by id; absent: the default).
+    protos: Vec<Protocol>,
+    default_proto: Protocol,
+    nvlink_lat: Time,
+    pcie_lat: Time,
+    /// Without GPUDirect: the host-memory staging rate, bytes per ps.
+    staging: Option<f64>,
+    ranks: Vec<RankState>,
+    scheds: Vec<Rc<Prepared>>,
+    conns: HashMap<(u32, u32, u32), QpId>,
+    msgs: Vec<Option<Msg>>,
+    free_msgs: Vec<u32>,
+    conts: Vec<Option<Cont>>,
+    free_conts: Vec<u32>,
+    /// Per (src, dst, tag): next sequence number to send, next to deliver,
+    /// and arrivals waiting for their turn.
+    order: HashMap<(Rank, Rank, u32), (u64, u64, Vec<u32>)>,
+    nvl: NvLink<Cont>,
+    finished: Vec<Rank>,
+    counters: MpiCounters,
+    failed: bool,
+}
+
+impl NcclRuntime {
+    /// A runtime for `comm` on GPU servers `g`, running calls with
+    /// `proto` unless [`NcclRuntime::set_schedule_protocols`] says
+    /// otherwise, owned by workload `me`.
+    pub fn new(net: &Net, comm: Comm, g: &GpuSpec, proto: Protocol, me: u32) -> Self {
+        let servers = (net.n_hosts() / g.nics().max(1)) as usize;
+        let n = comm.n() as usize;
+        NcclRuntime {
+            nvl: NvLink::new(
+                servers,
+                g.gpus_per_server as usize,
+                Rate::from_gbps_f64(g.nvlink_gbps),
+            ),
+            comm,
+            me,
+            protos: Vec::new(),
+            default_proto: proto,
+            nvlink_lat: Time::from_ns_f64(g.nvlink_latency_ns),
+            pcie_lat: Time::from_ns_f64(g.pcie_latency_ns),
+            staging: (!g.gpudirect).then(|| g.pcie_gbps / 8.0 / 1e3),
+            ranks: (0..n)
+                .map(|_| RankState {
+                    sched: NONE,
+                    epoch: 0,
+                    waiting: Vec::new(),
+                    left: 0,
+                    posted: HashMap::new(),
+                    arrived: HashMap::new(),
+                })
+                .collect(),
+            scheds: Vec::new(),
+            conns: HashMap::new(),
+            msgs: Vec::new(),
+            free_msgs: Vec::new(),
+            conts: Vec::new(),
+            free_conts: Vec::new(),
+            order: HashMap::new(),
+            finished: Vec::new(),
+            counters: MpiCounters::default(),
+            failed: false,
+        }
+    }
+
+    /// The protocol of each schedule, by id (schedules beyond the list
+    /// use the default).
+    pub fn set_schedule_protocols(&mut self, protos: Vec<Protocol>) {
+        self.protos = protos;
+    }
+
+    fn proto_of(&self, rank: Rank) -> Protocol {
+        let id = self.ranks[rank as usize].sched;
+        self.protos
+            .get(id as usize)
+            .copied()
+            .unwrap_or(self.default_proto)
+    }
+
+    fn defer(&mut self, net: &mut Net, after: Time, c: Cont) {
+        let id = if let Some(i) = self.free_conts.pop() {
+            self.conts[i as usize] = Some(c);
+            i
+        } else {
+            self.conts.push(Some(c));
+            self.conts.len() as u32 - 1
+        };
+        net.set_app_timer(self.me, net.now() + after, id as u64);
+    }
+
+    fn new_msg(&mut self, m: Msg) -> u32 {
+        if let Some(i) = self.free_msgs.pop() {
+            self.msgs[i as usize] = Some(m);
+            i
+        } else {
+            self.msgs.push(Some(m));
+            self.msgs.len() as u32 - 1
+        }
+    }
+
+    fn prepared(&self, rank: Rank) -> Rc<Prepared> {
+        Rc::clone(&self.scheds[self.ranks[rank as usize].sched as usize])
+    }
+
+    fn start_step(&mut self, net: &mut Net, rank: Rank, step: u32, epoch: u32) {
+        let pr = self.prepared(rank);
+        let eb = pr.s.elem_bytes as u64;
+        match pr.s.ranks[rank as usize].steps[step as usize].op {
+            Op::Send { to, tag, src } => self.send(net, rank, step, epoch, to, tag, src.count * eb),
+            Op::Recv { from, tag, .. } => {
+                let st = &mut self.ranks[rank as usize];
+                match st.arrived.get_mut(&(from, tag)).and_then(|q| q.pop_front()) {
+                    Some(id) => {
+                        self.release(id);
+                        self.step_done(net, rank, step, epoch);
+                    }
+                    None => st.posted.entry((from, tag)).or_default().push_back(step),
+                }
+            }
+            Op::Reduce { .. } | Op::Copy { .. } => self.step_done(net, rank, step, epoch),
+            Op::Compute { ps } => self.defer(net, Time(ps), Cont::Done { rank, step, epoch }),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn send(
+        &mut self,
+        net: &mut Net,
+        a: Rank,
+        step: u32,
+        epoch: u32,
+        b: Rank,
+        tag: u32,
+        bytes: u64,
+    ) {
+        let proto = self.proto_of(a);
+        let wire = proto.wire_bytes(bytes);
+        let o = self.order.entry((a, b, tag)).or_insert((0, 0, Vec::new()));
+        let seq = o.0;
+        o.0 += 1;
+        let id = self.new_msg(Msg {
+            src: a,
+            dst: b,
+            tag,
+            wire,
+            seq,
+            proto,
+        });
+        let c = &self.comm;
+        let (sa, sb) = (c.server(a), c.server(b));
+        let (ga, gb) = (c.gpu(a), c.gpu(b));
+        if sa == sb {
+            self.counters.shm_msgs += 1;
+            self.counters.shm_bytes += bytes;
+            let what = Cont::NvDone {
+                msg: id,
+                step,
+                epoch,
+            };
+            self.nvl
+                .start(net, self.me, sa, ga, gb, wire, what, TIMER_NVL);
+            return;
+        }
+        self.counters.eager_msgs += 1;
+        self.counters.net_bytes += bytes;
+        // PXN: out through the NIC on the receiver's rail.
+        let rail = c.nic_of_gpu(gb);
+        if c.nic_of_gpu(ga) != rail {
+            self.counters.shm_bytes += bytes;
+            let what = Cont::NvDone {
+                msg: id,
+                step,
+                epoch,
+            };
+            self.nvl
+                .start(net, self.me, sa, ga, gb, wire, what, TIMER_NVL);
+            return;
+        }
+        self.step_done(net, a, step, epoch);
+        let d = self.pcie_lat + self.staging_time(wire);
+        self.defer(net, d, Cont::Post { msg: id });
+    }
+
+    fn staging_time(&self, wire: u64) -> Time {
+        self.staging.map_or(Time::ZERO, |bpp| {
+            Time::ps((wire as f64 / bpp / 1e3).ceil() as u64)
+        })
+    }
+
+    /// The RDMA WRITE of message `id` from the sender's server's NIC on the
+    /// receiver's rail.
+    fn post(&mut self, net: &mut Net, id: u32) {
+        let m = self.msgs[id as usize].as_ref().expect("live message");
+        let c = &self.comm;
+        let rail = c.nic_of_gpu(c.gpu(m.dst));
+        let ha = c.nic_host(c.server(m.src), rail);
+        let hb = c.nic_host(c.server(m.dst), rail);
+        let (tag, wire) = (m.tag, m.wire);
+        let qp = match self.conns.get(&(ha, hb, tag)) {
+            Some(&q) => q,
+            None => {
+                let (qa, _) = net
+                    .connect(ha, hb, self.me, self.me, None)
+                    .expect("hosts of the communicator");
+                self.counters.qps += 2;
+                self.conns.insert((ha, hb, tag), qa);
+                qa
+            }
+        };
+        net.post_unsignaled(qp, OpKind::Write, wire, id as u64)
+            .expect("valid QP");
+    }
+
+    /// Message `id` is in the receiver's memory: deliver it in order.
+    fn arrive(&mut self, net: &mut Net, id: u32) {
+        let m = self.msgs[id as usize].as_ref().expect("live message");
+        let key = (m.src, m.dst, m.tag);
+        let o = self.order.get_mut(&key).expect("ordered connection");
+        if m.seq != o.1 {
+            o.2.push(id);
+            return;
+        }
+        let mut ready = vec![id];
+        o.1 += 1;
+        loop {
+            let next = o.1;
+            let Some(i) = o.2.iter().position(|&x| {
+                self.msgs[x as usize]
+                    .as_ref()
+                    .is_some_and(|m| m.seq == next)
+            }) else {
+                break;
+            };
+            ready.push(o.2.swap_remove(i));
+            o.1 += 1;
+        }
+        for id in ready {
+            self.deliver(net, id);
+        }
+    }
+
+    fn deliver(&mut self, net: &mut Net, id: u32) {
+        let (dst, src, tag) = {
+            let m = self.msgs[id as usize].as_ref().expect("live message");
+            (m.dst, m.src, m.tag)
+        };
+        let st = &mut self.ranks[dst as usize];
+        match st.posted.get_mut(&(src, tag)).and_then(|q| q.pop_front()) {
+            Some(step) => {
+                let epoch = st.epoch;
+                self.release(id);
+                self.step_done(net, dst, step, epoch);
+            }
+            None => st.arrived.entry((src, tag)).or_default().push_back(id),
+        }
+    }
+
+    fn release(&mut self, id: u32) {
+        self.msgs[id as usize] = None;
+        self.free_msgs.push(id);
+    }
+
+    fn step_done(&mut self, net: &mut Net, rank: Rank, step: u32, epoch: u32) {
+        let st = &mut self.ranks[rank as usize];
+        debug_assert_eq!(st.epoch, epoch, "a step of an old call");
+        let pr = Rc::clone(&self.scheds[st.sched as usize]);
+        st.left -= 1;
+        let mut ready = Vec::new();
+        for &d in &pr.dependents[rank as usize][step as usize] {
+            let w = &mut st.waiting[d as usize];
+            *w -= 1;
+            if *w == 0 {
+                ready.push(d);
+            }
+        }
+        if st.left == 0 {
+            st.sched = NONE;
+            self.finished.push(rank);
+        }
+        for d in ready {
+            self.start_step(net, rank, d, epoch);
+        }
+    }
+
+    fn run_cont(&mut self, net: &mut Net, c: Cont) {
+        match c {
+            Cont::Start { rank, step, epoch } => self.start_step(net, rank, step, epoch),
+            Cont::Done { rank, step, epoch } => self.step_done(net, rank, step, epoch),
+            Cont::NvDone { msg, step, epoch } => {
+                let m = self.msgs[msg as usize].as_ref().expect("live message");
+                let c = &self.comm;
+                let (src, wire) = (m.src, m.wire);
+                let local = c.server(m.src) == c.server(m.dst);
+                let hop = Costs::of(Algorithm::Ring, m.proto).nvlink_hop;
+                self.step_done(net, src, step, epoch);
+                if local {
+                    let d = self.nvlink_lat + hop;
+                    self.defer(net, d, Cont::Arrive { msg });
+                } else {
+                    let d = self.nvlink_lat + self.pcie_lat + self.staging_time(wire);
+                    self.defer(net, d, Cont::Post { msg });
+                }
+            }
+            Cont::Post { msg } => self.post(net, msg),
+            Cont::Arrive { msg } => self.arrive(net, msg),
+        }
+    }
+}
+
+impl Executor for NcclRuntime {
+    fn add_schedule(&mut self, s: Schedule) -> SchedId {
+        let dependents = s.dependents();
+        self.scheds.push(Rc::new(Prepared { s, dependents }));
+        self.scheds.len() as SchedId - 1
+    }
+
+    fn start(&mut self, net: &mut Net, rank: Rank, id: SchedId) {
+        let sched = Rc::clone(&self.scheds[id as usize]);
+        let st = &mut self.ranks[rank as usize];
+        debug_assert_eq!(st.sched, NONE, "rank {rank} is busy");
+        let steps = sched
+            .s
+            .ranks
+            .get(rank as usize)
+            .map_or(&[][..], |r| &r.steps[..]);
+        st.epoch += 1;
+        if steps.is_empty() {
+            self.finished.push(rank);
+            return;
+        }
+        st.sched = id;
+        st.left = steps.len() as u32;
+        st.waiting.clear();
+        st.waiting.extend(steps.iter().map(|s| s.deps.len() as u32));
+        let epoch = st.epoch;
+        let launch = self
+            .protos
+            .get(id as usize)
+            .map_or(Time::ZERO, |&p| Costs::of(Algorithm::Ring, p).launch);
+        for (i, s) in steps.iter().enumerate() {
+            if s.deps.is_empty() {
+                let c = Cont::Start {
+                    rank,
+                    step: i as u32,
+                    epoch,
+                };
+                self.defer(net, launch, c);
+            }
+        }
+    }
+
+    fn handle(&mut self, net: &mut Net, ev: AppEvent) {
+        match ev {
+            AppEvent::Timer { token } if token & TIMER_NVL != 0 => {
+                let mut done = Vec::new();
+                self.nvl
+                    .tick(net, self.me, token & !TIMER_NVL, TIMER_NVL, &mut done);
+                for c in done {
+                    self.run_cont(net, c);
+                }
+            }
+            AppEvent::Timer { token } => {
+                let c = self.conts[token as usize]
+                    .take()
+                    .expect("live continuation");
+                self.free_conts.push(token as u32);
+                self.run_cont(net, c);
+            }
+            AppEvent::Received { token, .. } => {
+                let id = token as u32;
+                let m = self.msgs[id as usize].as_ref().expect("live message");
+                let hop = Costs::of(Algorithm::Ring, m.proto).net_hop;
+                let d = self.pcie_lat + self.staging_time(m.wire) + hop;
+                self.defer(net, d, Cont::Arrive { msg: id });
+            }
+            AppEvent::Failed { .. } => self.failed = true,
+            AppEvent::Completed { .. }
+            | AppEvent::TcpWritable { .. }
+            | AppEvent::TcpDelivered { .. } => {}
+        }
+    }
+
+    fn take_finished(&mut self, out: &mut Vec<Rank>) {
+        out.append(&mut self.finished);
+    }
+
+    fn clock(&self, net: &Net, _rank: Rank) -> Time {
+        net.now()
+    }
+
+    fn failed(&self) -> bool {
+        self.failed
+    }
+
+    fn counters(&self) -> MpiCounters {
+        self.counters.clone()
+    }
+}

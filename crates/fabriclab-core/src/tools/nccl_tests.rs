@@ -1,0 +1,583 @@
+//! nccl-tests (NVIDIA/nccl-tests) on the simulated fabric: the `*_perf`
+//! programs with their options, run by the NCCL model of `crate::nccl` on
+//! the GPU servers of the fabric's `[gpu]` section.
+//!
+//! What each program measures, as nccl-tests' `BenchTime` does: one
+//! untimed call, warm-up calls, then `-n` calls back to back timed as a
+//! loop (no synchronisation between them), time per call averaged over
+//! ranks (`-a 1`). `size` is the larger per-rank buffer; algbw = size /
+//! time; busbw = algbw x the program's factor (`doc/PERFORMANCE.md`):
+//! 2(n-1)/n for all_reduce, (n-1)/n for all_gather, reduce_scatter and
+//! alltoall, 1 for broadcast, reduce and sendrecv. Sizes run from `-b` to
+//! `-e`, times `-f` when it is above 1, else plus `-i`.
+//!
+//! `#wrong` is the data interpreter's check of the schedule that ran
+//! (`mpi/interp.rs`, with sums): the count of wrong elements, for sizes up
+//! to [`CHECK_ELEMS`] elements over all ranks; above that, and with
+//! `-c 0`, `N/A`. In-place calls run the schedule of the out-of-place
+//! ones: the only difference in NCCL, the first copy out of the send
+//! buffer, is fused into the first step and costs nothing in the model,
+//! so one simulation gives both columns.
+//!
+//! Left out: threads (`-t`), CUDA graphs (`-G`), blocking mode (`-z`),
+//! `-d all` / `-o all`, gather/scatter/hypercube, and NCCL's Tree, NVLS
+//! and CollNet algorithms (Ring only).
+
+use crate::config::FabricSpec;
+use crate::error::{arg_err, Result};
+use crate::mpi::interp::{self, RankBufs, RedOp};
+use crate::mpi::job::{Job, JobSpec};
+use crate::mpi::patterns;
+use crate::mpi::program::{MakeExecutor, Phase, Timing};
+use crate::mpi::run::{run_program, Lowered, ProgramSpec, Progress, RunEnv, RunSummary, Tuning};
+use crate::mpi::sched::{Rank, Schedule};
+use crate::nccl::{self, Algorithm, CollCall, Comm, Costs, NcclColl, NcclEnv, Protocol};
+use crate::rng::splitmix64;
+use crate::topology::Topology;
+use serde::{Deserialize, Serialize};
+
+/// The programs, by name.
+pub const TESTS: [&str; 7] = [
+    "all_reduce_perf",
+    "all_gather_perf",
+    "reduce_scatter_perf",
+    "broadcast_perf",
+    "reduce_perf",
+    "alltoall_perf",
+    "sendrecv_perf",
+];
+
+/// Above this many elements over all ranks the data check is skipped.
+pub const CHECK_ELEMS: u64 = 1 << 22;
+
+/// nccl-tests' options.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Options {
+    /// Program (`all_reduce_perf` or `all_reduce`).
+    pub test: String,
+    /// Servers taking part (default 1).
+    #[serde(default)]
+    pub nodes: Option<u32>,
+    /// GPUs per server taking part (default: all of the server's).
+    #[serde(default)]
+    pub gpus_per_node: Option<u32>,
+    /// `-g`: GPUs per process (printed; the ranks are GPUs either way).
+    #[serde(default)]
+    pub ngpus: Option<u32>,
+    /// `-b`, bytes (default 32 MiB).
+    #[serde(default)]
+    pub min_bytes: Option<u64>,
+    /// `-e`, bytes (default 32 MiB).
+    #[serde(default)]
+    pub max_bytes: Option<u64>,
+    /// `-f` (default 1: additive steps).
+    #[serde(default)]
+    pub step_factor: Option<u64>,
+    /// `-i`, bytes (default 1 MiB).
+    #[serde(default)]
+    pub step_bytes: Option<u64>,
+    /// `-n` (default 20).
+    #[serde(default)]
+    pub iters: Option<u32>,
+    /// `-w` (default 5, as nccl-tests 2.13 whose output format this is).
+    #[serde(default)]
+    pub warmup_iters: Option<u32>,
+    /// `-c` (default 1).
+    #[serde(default)]
+    pub check: Option<u32>,
+    /// `-d` (default float).
+    #[serde(default)]
+    pub datatype: Option<String>,
+    /// `-o` (default sum).
+    #[serde(default)]
+    pub op: Option<String>,
+    /// `-r` (default 0).
+    #[serde(default)]
+    pub root: Option<u32>,
+    /// NCCL's environment: NCCL_ALGO, NCCL_PROTO, channels.
+    #[serde(default)]
+    pub nccl: NcclEnv,
+    /// What runs beside the job and what is recorded.
+    #[serde(default)]
+    pub env: RunEnv,
+    /// Simulation budget (`max_volume`; `library` does not apply).
+    #[serde(default)]
+    pub tuning: Tuning,
+}
+
+/// One size.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Row {
+    /// `size` column, bytes.
+    pub size: u64,
+    /// `count` column, elements.
+    pub count: u64,
+    /// Time per call, us (out-of-place; in-place runs the same schedule).
+    pub time_us: f64,
+    /// GB/s (10^9 B/s).
+    pub algbw: f64,
+    /// GB/s.
+    pub busbw: f64,
+    /// Wrong elements, or None when not checked.
+    pub wrong: Option<u64>,
+    /// NCCL algorithm and protocol that ran ("Ring/Simple").
+    pub algo: String,
+    /// Channels.
+    pub channels: u32,
+    /// Timed calls that ran.
+    pub iters: u32,
+}
+
+/// An nccl-tests run.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// Program name.
+    pub test: String,
+    /// Servers.
+    pub nodes: u32,
+    /// GPUs per server.
+    pub gpus_per_node: u32,
+    /// Ranks.
+    pub nranks: u32,
+    /// `-g`.
+    pub ngpus: u32,
+    /// `-b`, `-e`.
+    pub min_bytes: u64,
+    /// `-e`.
+    pub max_bytes: u64,
+    /// `-f` (>1) or None.
+    pub step_factor: Option<u64>,
+    /// `-i`.
+    pub step_bytes: u64,
+    /// `-w`, `-n`, `-c`.
+    pub warmup_iters: u32,
+    /// `-n`.
+    pub iters: u32,
+    /// `-c`.
+    pub check: u32,
+    /// Type name.
+    pub datatype: String,
+    /// Reduction name, "none" for data movement.
+    pub redop: String,
+    /// Root column (-1 where none).
+    pub root: i64,
+    /// GPU name and the server of every rank.
+    pub gpu_model: String,
+    /// Per size.
+    pub rows: Vec<Row>,
+    /// Sizes the simulation budget ran with fewer calls than `-n`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lowered: Vec<Lowered>,
+    /// Mean of every busbw cell (both columns).
+    pub avg_busbw: f64,
+    /// Counters, times and background runs.
+    #[serde(flatten)]
+    pub run: RunSummary,
+}
+
+/// Canonical program name (`all_reduce` -> `all_reduce_perf`).
+pub fn canonical(test: &str) -> Result<&'static str> {
+    let t = test.trim().to_ascii_lowercase();
+    let t = t.strip_suffix("_perf").unwrap_or(&t);
+    TESTS
+        .iter()
+        .find(|n| n.strip_suffix("_perf") == Some(t))
+        .copied()
+        .map_or_else(
+            || {
+                arg_err(format!(
+                    "unknown nccl-tests program {test:?}; use one of {}",
+                    TESTS.join(" ")
+                ))
+            },
+            Ok,
+        )
+}
+
+/// Bytes of a datatype name, with nccl-tests' names.
+pub fn type_bytes(name: &str) -> Result<u32> {
+    Ok(match name {
+        "int8" | "char" | "uint8" => 1,
+        "half" | "float16" | "bfloat16" => 2,
+        "int32" | "int" | "uint32" | "float" | "float32" => 4,
+        "int64" | "uint64" | "double" | "float64" => 8,
+        other => {
+            return arg_err(format!(
+                "unknown datatype {other:?}; use int8 uint8 int32 uint32 int64 uint64 half \
+                 float double bfloat16"
+            ))
+        }
+    })
+}
+
+fn coll_of(test: &str) -> NcclColl {
+    match test {
+        "all_reduce_perf" => NcclColl::AllReduce,
+        "all_gather_perf" => NcclColl::AllGather,
+        "reduce_scatter_perf" => NcclColl::ReduceScatter,
+        "broadcast_perf" => NcclColl::Broadcast,
+        "reduce_perf" => NcclColl::Reduce,
+        "alltoall_perf" => NcclColl::AllToAll,
+        _ => NcclColl::SendRecv,
+    }
+}
+
+/// nccl-tests' bus bandwidth factor of a collective on `n` ranks.
+pub fn bus_factor(coll: NcclColl, n: u32) -> f64 {
+    let n = n as f64;
+    match coll {
+        NcclColl::AllReduce => 2.0 * (n - 1.0) / n,
+        NcclColl::AllGather | NcclColl::ReduceScatter | NcclColl::AllToAll => (n - 1.0) / n,
+        NcclColl::Broadcast | NcclColl::Reduce | NcclColl::SendRecv => 1.0,
+    }
+}
+
+/// (size column, count column, the count the schedule takes) of `bytes`.
+fn counts(coll: NcclColl, bytes: u64, ts: u64, n: u64) -> (u64, u64, u64) {
+    let total = bytes / ts;
+    match coll {
+        NcclColl::AllGather | NcclColl::ReduceScatter | NcclColl::AllToAll => {
+            let base = total / n;
+            (base * n * ts, base, base)
+        }
+        _ => (total * ts, total, total),
+    }
+}
+
+/// NCCL's choice of protocol for the ring: the least time by NCCL's cost
+/// formula (time = latency + bytes / bandwidth, `tuning.cc`) with the ring
+/// latency of its tables and the bandwidth of this fabric (NVLink per GPU
+/// inside a server, the server's NICs between servers) times the
+/// protocol's efficiency.
+pub fn pick_protocol(
+    coll: NcclColl,
+    comm: &Comm,
+    bytes: u64,
+    nvlink_gbps: f64,
+    nic_gbps: f64,
+) -> Protocol {
+    let (n, nodes) = (comm.n() as f64, comm.servers as f64);
+    let (steps, inter) = match coll {
+        NcclColl::AllReduce => (2.0 * (n - 1.0), if nodes > 1.0 { 2.0 * nodes } else { 0.0 }),
+        NcclColl::AllGather | NcclColl::ReduceScatter => (n - 1.0, nodes - 1.0),
+        _ => (n, nodes),
+    };
+    let bus = if comm.servers > 1 {
+        nvlink_gbps.min(nic_gbps * comm.nics.min(comm.gpus) as f64)
+    } else {
+        nvlink_gbps
+    };
+    let factor = bus_factor(coll, comm.n()).max(1e-9);
+    let mut best = (f64::INFINITY, Protocol::Simple);
+    for p in Protocol::ALL {
+        let c = Costs::of(Algorithm::Ring, p);
+        let lat = c.launch.as_us_f64()
+            + (steps - inter).max(0.0) * c.nvlink_hop.as_us_f64()
+            + inter * (c.net_hop.as_us_f64() + nccl::params::FABRIC_HOP_US);
+        // NCCL's model factors: LL 1/2, LL128 0.92, Simple 1.
+        let eff = match p {
+            Protocol::Ll => 0.5,
+            Protocol::Ll128 => 0.92,
+            Protocol::Simple => 1.0,
+        };
+        let bw_bytes_per_us = bus * eff * 1e3 / 8.0 / factor;
+        let t = lat + bytes as f64 / bw_bytes_per_us;
+        if t < best.0 {
+            best = (t, p);
+        }
+    }
+    best.1
+}
+
+/// Run an nccl-tests program on `spec`.
+pub fn run(
+    spec: &FabricSpec,
+    o: &Options,
+    seed: u64,
+    progress: Option<Progress<'_>>,
+) -> Result<Report> {
+    let test = canonical(&o.test)?;
+    let Some(g) = spec.gpu.clone() else {
+        return arg_err(
+            "nccl-tests needs GPU servers: the fabric has no [gpu] section (use a GPU preset \
+             such as h100-rail-ib, or add [gpu])",
+        );
+    };
+    let coll = coll_of(test);
+    let topo = Topology::build(spec)?;
+    let nodes = o.nodes.unwrap_or(1);
+    let gpn = o.gpus_per_node.unwrap_or(g.gpus_per_server);
+    let mut comm = Comm::new(&topo, &g, nodes, gpn)?;
+    let n = comm.n();
+    let ngpus = o.ngpus.unwrap_or(1);
+    if ngpus == 0 || gpn % ngpus != 0 {
+        return arg_err(format!("-g {ngpus} must divide the GPUs per node ({gpn})"));
+    }
+    let dtype = o.datatype.clone().unwrap_or_else(|| "float".into());
+    let ts = type_bytes(&dtype)? as u64;
+    let op = o.op.clone().unwrap_or_else(|| "sum".into());
+    if !["sum", "prod", "min", "max", "avg"].contains(&op.as_str()) {
+        return arg_err(format!(
+            "unknown reduction {op:?}; use sum prod min max avg"
+        ));
+    }
+    let root = o.root.unwrap_or(0);
+    if root >= n {
+        return arg_err(format!("-r {root} is not a rank (the job has {n} ranks)"));
+    }
+    let lo = o.min_bytes.unwrap_or(32 << 20);
+    let hi = o.max_bytes.unwrap_or(32 << 20);
+    if lo > hi {
+        return arg_err(format!("-b {lo} is above -e {hi}"));
+    }
+    if hi > 1 << 40 {
+        return arg_err(format!(
+            "-e {hi} is beyond any GPU's memory (at most 1 TiB)"
+        ));
+    }
+    for (flag, b) in [("-b", lo), ("-e", hi)] {
+        if b % ts != 0 {
+            return arg_err(format!(
+                "{flag} {b} is not a multiple of the {dtype} size ({ts} bytes)"
+            ));
+        }
+    }
+    let factor = o.step_factor.unwrap_or(1);
+    let step = o.step_bytes.unwrap_or(1 << 20);
+    if factor <= 1 && step == 0 {
+        return arg_err("-i 0 with no -f would never reach -e; give -i or -f");
+    }
+    let iters = o.iters.unwrap_or(20);
+    if iters == 0 {
+        return arg_err("-n must be at least 1");
+    }
+    let warmup = o.warmup_iters.unwrap_or(5);
+    let check = o.check.unwrap_or(1);
+    let algo = o.nccl.algorithm()?;
+    if algo == Some(Algorithm::Tree) {
+        return arg_err("NCCL_ALGO=Tree is not modelled yet; use Ring");
+    }
+    let forced = o.nccl.protocol()?;
+    comm.channels = o
+        .nccl
+        .channels((2 * g.nics()).clamp(2, nccl::params::MAX_CHANNELS))?;
+    let nic_gbps = topo
+        .links
+        .iter()
+        .find(|l| l.a < topo.n_hosts || l.b < topo.n_hosts)
+        .map_or(0.0, |l| l.rate.as_gbps_f64());
+    let mut sizes = Vec::new();
+    let mut s = lo;
+    loop {
+        sizes.push(s);
+        let next = if factor > 1 {
+            s.saturating_mul(factor)
+        } else {
+            s + step
+        };
+        if next > hi || next == s {
+            break;
+        }
+        s = next;
+    }
+    let mut scheds: Vec<Schedule> = Vec::new();
+    let mut phases = Vec::new();
+    let mut meta = Vec::new();
+    let mut lowered = Vec::new();
+    for &bytes in &sizes {
+        let (size, count, sched_count) = counts(coll, bytes, ts, n as u64);
+        let proto =
+            forced.unwrap_or_else(|| pick_protocol(coll, &comm, size, g.nvlink_gbps, nic_gbps));
+        let call = CollCall {
+            coll,
+            count: sched_count,
+            elem_bytes: ts as u32,
+            root,
+            proto,
+        };
+        let sc = nccl::coll::build(&comm, &call);
+        let wrong = (check > 0 && sched_count.saturating_mul(n as u64) * 2 <= CHECK_ELEMS)
+            .then(|| wrong_elements(&call, &sc, n, seed));
+        let ran = match o.tuning.max_volume() {
+            0 => iters,
+            cap => sc.reps_within(iters, cap),
+        };
+        if ran < iters {
+            lowered.push(Lowered {
+                label: format!("{test} {size} B"),
+                asked: iters,
+                ran,
+            });
+        }
+        scheds.push(sc);
+        phases.push(Phase {
+            scheds: vec![scheds.len() as u32 - 1],
+            // nccl-tests' one untimed call, then the warm-up calls.
+            setup: Some(scheds.len() as u32 - 1),
+            n,
+            warmup: warmup.min(ran),
+            reps: ran,
+            timing: Timing::Loop,
+            label: format!("{test} {size} B"),
+        });
+        meta.push((size, count, wrong, format!("Ring/{}", proto.name()), proto));
+    }
+    let rank_host = comm.rank_hosts();
+    let job = Job {
+        rank_host: rank_host.clone(),
+        ppn: gpn / g.gpus_per_nic().max(1),
+        hosts: {
+            let mut h = rank_host.clone();
+            h.dedup();
+            h
+        },
+    };
+    // Each size runs its own protocol (the barrier between sizes, the
+    // last schedule, the first size's).
+    let proto0 = meta.first().map_or(Protocol::Simple, |m| m.4);
+    let protos: Vec<Protocol> = meta.iter().map(|m| m.4).collect();
+    let (gg, cc) = (g.clone(), comm.clone());
+    let make: MakeExecutor = Box::new(move |net, _job, me| {
+        let mut rt = nccl::NcclRuntime::new(net, cc, &gg, proto0, me);
+        rt.set_schedule_protocols(protos);
+        Box::new(rt)
+    });
+    let program = ProgramSpec {
+        scheds,
+        sync: patterns::sync_barrier(n),
+        phases: phases.clone(),
+        keep_samples: false,
+        executor: Some((job, make)),
+    };
+    let r = run_program(spec, &JobSpec::with_np(n), &o.env, program, seed, progress)?;
+    let bf = bus_factor(coll, n);
+    let mut rows = Vec::new();
+    for ((size, count, wrong, algo, _), (ph, res)) in
+        meta.into_iter().zip(phases.iter().zip(&r.phases))
+    {
+        let per: f64 = res.rank_total.iter().map(|t| t.as_us_f64()).sum::<f64>()
+            / res.rank_total.len().max(1) as f64
+            / ph.reps as f64;
+        let algbw = if per > 0.0 {
+            size as f64 / per / 1e3
+        } else {
+            0.0
+        };
+        rows.push(Row {
+            size,
+            count,
+            time_us: per,
+            algbw,
+            busbw: algbw * bf,
+            wrong,
+            algo,
+            channels: comm.channels,
+            iters: ph.reps,
+        });
+    }
+    let avg_busbw = if rows.is_empty() {
+        0.0
+    } else {
+        rows.iter().map(|r| r.busbw).sum::<f64>() / rows.len() as f64
+    };
+    let reduction = matches!(
+        coll,
+        NcclColl::AllReduce | NcclColl::ReduceScatter | NcclColl::Reduce
+    );
+    let rooted = matches!(coll, NcclColl::Broadcast | NcclColl::Reduce);
+    Ok(Report {
+        test: test.to_string(),
+        nodes,
+        gpus_per_node: gpn,
+        nranks: n,
+        ngpus,
+        min_bytes: lo,
+        max_bytes: hi,
+        step_factor: (factor > 1).then_some(factor),
+        step_bytes: step,
+        warmup_iters: warmup,
+        iters,
+        check,
+        datatype: dtype,
+        redop: if reduction || coll == NcclColl::SendRecv {
+            op
+        } else {
+            "none".into()
+        },
+        root: if rooted { root as i64 } else { -1 },
+        gpu_model: g.model.clone(),
+        rows,
+        lowered,
+        avg_busbw,
+        run: r.summary,
+    })
+}
+
+/// Run the schedule on real buffers and count the elements that differ
+/// from what NCCL promises (sums).
+fn wrong_elements(call: &CollCall, s: &Schedule, n: Rank, seed: u64) -> u64 {
+    let init: Vec<RankBufs> = (0..n)
+        .map(|r| RankBufs {
+            send: (0..s.bufs.send[r as usize])
+                .map(|i| splitmix64((r as u64) << 40 ^ i ^ 0xacc) >> 8)
+                .collect(),
+            recv: (0..s.bufs.recv[r as usize])
+                .map(|i| splitmix64((r as u64) << 40 ^ i ^ 0xbad) >> 8)
+                .collect(),
+        })
+        .collect();
+    let want = expected(call, &init, n);
+    match interp::run(s, init, RedOp::Sum, seed) {
+        Ok(out) => out
+            .iter()
+            .zip(&want)
+            .map(|(got, w)| match w {
+                Some(w) => {
+                    got.recv.iter().zip(w).filter(|(a, b)| a != b).count() as u64
+                        + w.len().abs_diff(got.recv.len()) as u64
+                }
+                None => 0,
+            })
+            .sum(),
+        // A schedule the interpreter cannot run computes nothing right.
+        Err(_) => s.bufs.recv.iter().sum(),
+    }
+}
+
+/// What each rank's receive buffer must hold (None: undefined).
+pub fn expected(call: &CollCall, init: &[RankBufs], n: Rank) -> Vec<Option<Vec<u64>>> {
+    let n = n as usize;
+    let c = call.count as usize;
+    let sum = |len: usize, at: &dyn Fn(usize, usize) -> u64| -> Vec<u64> {
+        (0..len)
+            .map(|i| (0..n).fold(0u64, |a, r| a.wrapping_add(at(r, i))))
+            .collect()
+    };
+    let root = call.root as usize;
+    match call.coll {
+        NcclColl::AllReduce => vec![Some(sum(c, &|r, i| init[r].send[i])); n],
+        NcclColl::Reduce => (0..n)
+            .map(|r| (r == root).then(|| sum(c, &|q, i| init[q].send[i])))
+            .collect(),
+        NcclColl::Broadcast => vec![Some(init[root].recv.clone()); n],
+        NcclColl::AllGather => {
+            vec![Some(init.iter().flat_map(|b| b.send.iter().copied()).collect()); n]
+        }
+        NcclColl::ReduceScatter => (0..n)
+            .map(|r| Some(sum(c, &|q, i| init[q].send[r * c + i])))
+            .collect(),
+        NcclColl::AllToAll => (0..n)
+            .map(|r| {
+                Some(
+                    (0..n)
+                        .flat_map(|j| init[j].send[r * c..(r + 1) * c].iter().copied())
+                        .collect(),
+                )
+            })
+            .collect(),
+        NcclColl::SendRecv => (0..n)
+            .map(|r| Some(init[(r + n - 1) % n].send.clone()))
+            .collect(),
+    }
+}
