@@ -217,6 +217,7 @@ fn an_mpi_program_whose_ranks_wait_on_each_other_is_an_mpi_deadlock() {
         sync,
         phases,
         keep_samples: false,
+        executor: None,
     };
     let env = RunEnv::default();
     let e = run_program(
