@@ -95,6 +95,7 @@ from .errors import (
 )
 from .lab_runs import LAB_COLUMNS, lab_list, lab_run
 from .linpack import HPL_COLUMNS, HPL_SAMPLE_COLUMNS, hpl
+from .gpu import NCCL_TESTS, nccl_tests
 from .mpi import IMB_BENCHMARKS, OSU_TESTS, imb, osu
 from .results import Result
 from .scenario import run_scenario
@@ -129,6 +130,8 @@ __all__ = [
     "HPL_SAMPLE_COLUMNS",
     "imb",
     "osu",
+    "nccl_tests",
+    "NCCL_TESTS",
     "cbench",
     "CBENCH_TESTS",
     "CBENCH_COLUMNS",

@@ -67,6 +67,10 @@ def cbench(fabric: str, options: str, seed: int = 1, progress: OnTick | None = N
     """Run a Cbench rotate test; ``options`` is JSON. Returns JSON with
     the Cbench text and the report."""
 
+def nccl_tests(fabric: str, options: str, seed: int = 1, progress: OnTick | None = None) -> str:
+    """Run an nccl-tests program; JSON report."""
+    ...
+
 def hpl(fabric: str, options: str, seed: int = 1, progress: OnTick | None = None) -> str:
     """Run HPL. ``options``: JSON object with the keys hpl_dat (an HPL.dat's
     text), n, nb, grids ([[P, Q], ...]), pmap, pfact, nbmin, ndiv, rfact,

@@ -43,7 +43,7 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NoReturn, cast
 
-from . import api, cli_compare, cli_dashboard, cli_fio, cli_hpl, cli_iperf, cli_lab, cli_mpi, cli_sweep
+from . import api, cli_compare, cli_dashboard, cli_fio, cli_hpl, cli_iperf, cli_lab, cli_mpi, cli_nccl, cli_sweep
 from .errors import AuditError, DeadlockError, FabriclabError, InvalidArgumentError, RunFailedError, TransportRetryError
 from .kinds import kind_of
 from .results import Result
@@ -227,6 +227,8 @@ def _parser() -> argparse.ArgumentParser:
 
     # imb, osu
     cli_mpi.add_parsers(sub, _background)
+    # nccl-tests
+    cli_nccl.add_parser(sub)
     # iperf
     cli_iperf.add_parser(sub)
     # fio
@@ -506,6 +508,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int | None]] = {
     "bench": _cmd_bench,
     "imb": cli_mpi.cmd_imb,
     "osu": cli_mpi.cmd_osu,
+    "nccl-tests": cli_nccl.cmd_nccl_tests,
     "cbench": cli_mpi.cmd_cbench,
     "iperf": cli_iperf.cmd_iperf,
     "fio": cli_fio.cmd_fio,

@@ -312,6 +312,26 @@ pub fn osu_json(fabric: &str, options: &str, seed: u64, progress: OnTick<'_>) ->
     )
 }
 
+/// Run an nccl-tests program; `options` is the JSON form of
+/// [`crate::tools::nccl_tests::Options`].
+pub fn nccl_tests_json(
+    fabric: &str,
+    options: &str,
+    seed: u64,
+    progress: OnTick<'_>,
+) -> Result<String> {
+    use crate::tools::nccl_tests;
+    run_mpi_json(
+        fabric,
+        options,
+        "nccl-tests",
+        progress,
+        |spec, o: &nccl_tests::Options, cb| nccl_tests::run(spec, o, seed, cb),
+        |_, r| report::nccl_tests::text(r),
+        |r| (&r.run.iperf, &r.run.ports),
+    )
+}
+
 /// Run a Cbench rotate test; `options` is the JSON form of
 /// [`crate::tools::cbench::Options`].
 pub fn cbench_json(fabric: &str, options: &str, seed: u64, progress: OnTick<'_>) -> Result<String> {

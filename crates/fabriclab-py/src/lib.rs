@@ -229,6 +229,24 @@ fn osu(
     })
 }
 
+/// Run an nccl-tests program on `fabric` (a fabric of GPU servers);
+/// `options` is a JSON object of nccl-tests options (test, nodes,
+/// gpus_per_node, min_bytes, max_bytes, step_factor, iters, ..., nccl).
+/// Returns the report (nccl-tests text and figures) as JSON.
+#[pyfunction]
+#[pyo3(signature = (fabric, options, seed=1, progress=None))]
+fn nccl_tests(
+    py: Python<'_>,
+    fabric: String,
+    options: String,
+    seed: u64,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<String> {
+    run_progress(py, progress, |p| {
+        front::nccl_tests_json(&fabric, &options, seed, p)
+    })
+}
+
 /// Run a Cbench rotate test on `fabric`; `options` is a JSON object of
 /// Cbench options (test, np, ppn, hosts, bytes, iterations, tests,
 /// rotations). Returns the report (Cbench text and figures) as JSON.
@@ -306,6 +324,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fabric_with_backend, m)?)?;
     m.add_function(wrap_pyfunction!(imb, m)?)?;
     m.add_function(wrap_pyfunction!(osu, m)?)?;
+    m.add_function(wrap_pyfunction!(nccl_tests, m)?)?;
     m.add_function(wrap_pyfunction!(cbench, m)?)?;
     m.add_function(wrap_pyfunction!(iperf, m)?)?;
     m.add_function(wrap_pyfunction!(fio, m)?)?;

@@ -1,0 +1,81 @@
+"""The ``fabriclab nccl-tests`` command: nccl-tests' ``*_perf`` programs
+with nccl-tests' own options, on a fabric of GPU servers."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from . import gpu
+from .cli_mpi import print_result
+
+
+def add_parser(sub: Any) -> None:
+    """Add ``nccl-tests`` to ``sub``."""
+    p = sub.add_parser(
+        "nccl-tests",
+        help="run an nccl-tests program (all_reduce_perf ...) on GPU servers",
+        description=(
+            "nccl-tests on the simulated fabric: NCCL's ring collectives over NVLink inside each server "
+            "and RDMA between servers (the fabric needs a [gpu] section, e.g. h100-rail-ib). Not modelled: "
+            "NCCL's Tree, NVLS and CollNet algorithms, buffer-slot flow control, GPU compute contention."
+        ),
+    )
+    p.add_argument("test", metavar="PROGRAM", help=" ".join(gpu.NCCL_TESTS))
+    p.add_argument("--fabric", default="h100-rail-ib", help="preset name or fabric TOML file (default h100-rail-ib)")
+    p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    p.add_argument("--nodes", type=int, default=1, help="GPU servers (default 1)")
+    p.add_argument("--gpus-per-node", dest="gpus_per_node", type=int, help="GPUs per server (default: all)")
+    p.add_argument("-g", "--ngpus", dest="ngpus", type=int, help="GPUs per process (printed; default 1)")
+    p.add_argument("-b", "--minbytes", dest="min_bytes", help="first size, K/M/G suffixes (default 32M)")
+    p.add_argument("-e", "--maxbytes", dest="max_bytes", help="last size (default 32M)")
+    p.add_argument("-f", "--stepfactor", dest="step_factor", type=int, help="multiply the size by this (default: add -i)")
+    p.add_argument("-i", "--stepbytes", dest="step_bytes", help="add this to the size (default 1M)")
+    p.add_argument("-n", "--iters", dest="iters", type=int, help="timed iterations (default 20)")
+    p.add_argument("-w", "--warmup_iters", dest="warmup_iters", type=int, help="warm-up iterations (default 5)")
+    p.add_argument("-c", "--check", dest="check", type=int, help="check the data (default 1; 0 prints N/A)")
+    p.add_argument("-d", "--datatype", dest="datatype", help="float, half, double, int8, ... (default float)")
+    p.add_argument("-o", "--op", dest="op", help="sum, prod, min, max, avg (default sum)")
+    p.add_argument("-r", "--root", dest="root", type=int, help="root of broadcast and reduce (default 0)")
+    p.add_argument("--nccl-algo", dest="nccl_algo", metavar="ALGO", help="NCCL_ALGO (only Ring is modelled)")
+    p.add_argument("--nccl-proto", dest="nccl_proto", metavar="PROTO", help="NCCL_PROTO: LL, LL128 or Simple")
+    p.add_argument("--nccl-min-nchannels", dest="min_nchannels", type=int, metavar="N", help="NCCL_MIN_NCHANNELS")
+    p.add_argument("--nccl-max-nchannels", dest="max_nchannels", type=int, metavar="N", help="NCCL_MAX_NCHANNELS")
+    p.add_argument(
+        "--max-volume",
+        dest="max_volume",
+        type=int,
+        metavar="BYTES",
+        help="simulation budget: fewer timed calls where one size would move more than BYTES in all (default 1 GiB; 0 = -n)",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bar or lines on stderr")
+    p.add_argument("--counters", action="store_true", help="also print the port counters and transfer counters")
+
+
+def cmd_nccl_tests(a: argparse.Namespace) -> None:
+    """``fabriclab nccl-tests``."""
+    res = gpu.nccl_tests(
+        a.test,
+        fabric=a.fabric,
+        seed=a.seed,
+        nodes=a.nodes,
+        gpus_per_node=a.gpus_per_node,
+        ngpus=a.ngpus,
+        min_bytes=a.min_bytes,
+        max_bytes=a.max_bytes,
+        step_factor=a.step_factor,
+        step_bytes=a.step_bytes,
+        iters=a.iters,
+        warmup_iters=a.warmup_iters,
+        check=a.check,
+        datatype=a.datatype,
+        op=a.op,
+        root=a.root,
+        nccl_algo=a.nccl_algo,
+        nccl_proto=a.nccl_proto,
+        min_nchannels=a.min_nchannels,
+        max_nchannels=a.max_nchannels,
+        max_volume=a.max_volume,
+        progress=not a.quiet,
+    )
+    print_result(res, a.counters)

@@ -1,0 +1,163 @@
+"""GPU workloads: nccl-tests' ``*_perf`` programs on fabrics of GPU servers
+(a ``[gpu]`` section, e.g. the ``h100-rail-ib`` and ``h100-rail-roce``
+presets), run by the NCCL model of the core (ring collectives, NVLink
+inside a server, RDMA between servers on the receiver's rail).
+
+>>> import fabriclab
+>>> res = fabriclab.nccl_tests("all_reduce_perf", nodes=2, gpus_per_node=2,
+...                            min_bytes=1 << 20, max_bytes=1 << 20, iters=2,
+...                            warmup_iters=0)                  # doctest: +SKIP
+>>> res.df[["size", "busbw"]]                                 # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from . import _core
+from ._checks import as_int, as_seed, as_str, dumps
+from ._tables import frame
+from .api import FabricLike, Flow, fabric_arg, fabric_label, flow_list, with_backend
+from .mpi import lowered, mpi_result
+from .progress import ProgressArg, progress_callback
+from .results import Result, run_stoppable
+
+__all__ = ["nccl_tests", "NCCL_TESTS", "NCCL_COLUMNS"]
+
+#: nccl-tests programs fabriclab runs.
+NCCL_TESTS = [
+    "all_reduce_perf",
+    "all_gather_perf",
+    "reduce_scatter_perf",
+    "broadcast_perf",
+    "reduce_perf",
+    "alltoall_perf",
+    "sendrecv_perf",
+]
+
+#: Columns of :func:`nccl_tests`' DataFrame.
+NCCL_COLUMNS = ["size", "count", "time_us", "algbw", "busbw", "wrong", "algo", "channels", "iters"]
+
+_SIZE_SUFFIX = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+def parse_bytes(name: str, value: int | str) -> int:
+    """A byte count as nccl-tests reads it: an integer, or with a K, M or G
+    suffix in powers of 1024 (``"8G"``)."""
+    if isinstance(value, str):
+        v = value.strip().upper()
+        mult = _SIZE_SUFFIX.get(v[-1:], 1)
+        digits = v[:-1] if v[-1:] in _SIZE_SUFFIX else v
+        try:
+            return int(digits) * mult
+        except ValueError:
+            raise _bad(name, value) from None
+    return as_int(name, value)
+
+
+def _bad(name: str, value: Any) -> Exception:
+    from .errors import InvalidArgumentError
+
+    return InvalidArgumentError(f"{name} must be a byte count like 8, 1M or 8G, got {value!r}")
+
+
+def nccl_tests(
+    test: str = "all_reduce_perf",
+    fabric: FabricLike = "h100-rail-ib",
+    seed: int = 1,
+    *,
+    nodes: int = 1,
+    gpus_per_node: int | None = None,
+    ngpus: int | None = None,
+    min_bytes: int | str | None = None,
+    max_bytes: int | str | None = None,
+    step_factor: int | None = None,
+    step_bytes: int | str | None = None,
+    iters: int | None = None,
+    warmup_iters: int | None = None,
+    check: int | None = None,
+    datatype: str | None = None,
+    op: str | None = None,
+    root: int | None = None,
+    nccl_algo: str | None = None,
+    nccl_proto: str | None = None,
+    min_nchannels: int | None = None,
+    max_nchannels: int | None = None,
+    max_volume: int | None = None,
+    background: Iterable[Flow | Mapping[str, Any]] | None = None,
+    progress: ProgressArg = False,
+    backend: str | None = None,
+) -> Result:
+    """Run the nccl-tests program ``test`` (``"all_reduce_perf"`` ...,
+    :data:`NCCL_TESTS`) on ``nodes`` GPU servers of ``fabric`` with
+    ``gpus_per_node`` GPUs each (default: all of a server's). The options
+    are nccl-tests' own: ``min_bytes`` ``-b``, ``max_bytes`` ``-e`` (K, M, G
+    suffixes accepted), ``step_factor`` ``-f``, ``step_bytes`` ``-i``,
+    ``iters`` ``-n``, ``warmup_iters`` ``-w``, ``check`` ``-c``, ``datatype``
+    ``-d``, ``op`` ``-o``, ``root`` ``-r``, ``ngpus`` ``-g``; NCCL's
+    environment: ``nccl_algo`` (``NCCL_ALGO``: only ``"Ring"`` is
+    modelled), ``nccl_proto`` (``NCCL_PROTO``: ``"LL"``, ``"LL128"``,
+    ``"Simple"``), ``min_nchannels`` / ``max_nchannels``. ``max_volume``
+    is the simulation budget (fewer timed calls where a size would move
+    more bytes; 0 keeps ``-n``). ``backend`` ``"packet"`` or ``"flow"``.
+
+    Returns a :class:`fabriclab.Result` with ``tool="nccl-tests"``: ``df``
+    has one row per size with :data:`NCCL_COLUMNS` (``algo`` is the
+    algorithm/protocol NCCL's cost model chose, ``wrong`` the data check's
+    wrong elements or NaN where not checked); ``text`` is nccl-tests'
+    output; ``extras["avg_busbw"]`` its "Avg bus bandwidth".
+    """
+    opts: dict[str, Any] = {"test": as_str("test", test), "nodes": as_int("nodes", nodes)}
+    for name, value in (
+        ("gpus_per_node", gpus_per_node),
+        ("ngpus", ngpus),
+        ("step_factor", step_factor),
+        ("iters", iters),
+        ("warmup_iters", warmup_iters),
+        ("check", check),
+        ("root", root),
+    ):
+        if value is not None:
+            opts[name] = as_int(name, value)
+    for name, value in (("min_bytes", min_bytes), ("max_bytes", max_bytes), ("step_bytes", step_bytes)):
+        if value is not None:
+            opts[name] = parse_bytes(name, value)
+    for name, value in (("datatype", datatype), ("op", op)):
+        if value is not None:
+            opts[name] = as_str(name, value)
+    env: dict[str, Any] = {}
+    for name, value in (("algo", nccl_algo), ("proto", nccl_proto)):
+        if value is not None:
+            env[name] = as_str(f"nccl_{name}", value)
+    for name, value in (("min_nchannels", min_nchannels), ("max_nchannels", max_nchannels)):
+        if value is not None:
+            env[name] = as_int(name, value)
+    if env:
+        opts["nccl"] = env
+    if max_volume is not None:
+        opts["tuning"] = {"max_volume": as_int("max_volume", max_volume)}
+    bg = flow_list("background", background)
+    if bg:
+        opts["env"] = {"background": bg}
+    label = fabric_label(fabric)
+    fabric = with_backend(fabric, backend)
+
+    def build(out: dict[str, Any]) -> Result:
+        rep = out["report"]
+        df = frame(rep["rows"], NCCL_COLUMNS)
+        return mpi_result(
+            "nccl-tests",
+            df,
+            out,
+            label,
+            lowered=lowered(out),
+            test=rep["test"],
+            avg_busbw=rep["avg_busbw"],
+            nranks=rep["nranks"],
+        )
+
+    return run_stoppable(
+        lambda: _core.nccl_tests(fabric_arg(fabric), dumps(opts), as_seed(seed), progress_callback("nccl-tests", progress)),
+        build,
+    )
