@@ -28,6 +28,7 @@ _RENAMES = {
     "hpl": {"dat": "hpl_dat"},
     "fio": {"runtime": "runtime_s", "ramp_time": "ramp_time_s"},
     "iperf": {"bitrate": "bitrate_bps", "duration": "time_s", "interval": "interval_s"},
+    "nccl_tests": {"nccl_algo": "algo", "nccl_proto": "proto"},
 }
 
 #: Scenario keys of each kind (the registry's), and keys a scenario item
@@ -39,9 +40,10 @@ _SCENARIO = {
     "hpl": KINDS["hpl"].keys,
     "fio": KINDS["fio"].keys | {"name"},
     "perftest": KINDS["perftest"].keys,
+    "nccl_tests": KINDS["nccl"].keys,
 }
 
-TOOLS = ["perftest", "iperf", "imb", "osu", "cbench", "hpl", "fio"]
+TOOLS = ["perftest", "iperf", "imb", "osu", "cbench", "hpl", "fio", "nccl_tests"]
 
 
 def _core_fields(tool: str) -> list[str]:

@@ -19,7 +19,7 @@ from fabriclab.sweep_paths import parse_path
 
 
 def test_the_registry_covers_every_kind():
-    assert NAMES == ("perftest", "flows", "imb", "osu", "cbench", "fio", "hpl")
+    assert NAMES == ("perftest", "flows", "imb", "osu", "cbench", "fio", "hpl", "nccl")
     # what is kept per kind elsewhere names the same kinds
     assert set(cli.PRINTERS) == set(NAMES)
     assert set(comparisons.KEY_COLUMNS) == set(NAMES) == set(comparisons.DEFAULT_METRICS)
@@ -31,8 +31,8 @@ def test_the_registry_covers_every_kind():
         assert kind.example_key in kind.keys and all(k in kind.keys for k, _ in kind.required)
         assert parse_path(f"{name}.{kind.example_key}").root == name
         assert isinstance(kind.what({"test": "t", "np": 2, "flows": [], "n": [8]}), str)
-    with pytest.raises(ParseError, match="unknown item kind 'nccl'"):
-        kind_of("nccl")
+    with pytest.raises(ParseError, match="unknown item kind 'gpus'"):
+        kind_of("gpus")
 
 
 def test_an_unknown_key_is_a_parse_error_naming_the_item_and_the_nearest_key():

@@ -55,3 +55,46 @@ def test_cli_bad_input_exits_2(args: list[str], says: str, tmp_path, cli) -> Non
     r = cli("nccl-tests", *args, "--quiet")
     assert r.returncode == 2, r.stderr
     assert r.stderr.startswith("fabriclab: error:") and says in r.stderr, r.stderr
+
+
+# --------------------------------------------------------------------------
+# [[nccl]] items: scenario files, sweeps and the A/B comparison
+
+
+def _scenario(tmp_path) -> str:  # type: ignore[no-untyped-def]
+    (tmp_path / "gpu.toml").write_text(SMALL.replace("[gpu]", 'name = "small-gpu"\n[gpu]'))
+    p = tmp_path / "nccl.toml"
+    p.write_text(
+        'fabric = "gpu.toml"\n\n[[nccl]]\nname = "ar"\ntest = "all_reduce_perf"\nnodes = 2\n'
+        'min_bytes = "1M"\nmax_bytes = "1M"\niters = 2\nwarmup_iters = 0\n'
+    )
+    return str(p)
+
+
+def test_a_scenario_item_runs_and_prints_like_the_tool(tmp_path, cli) -> None:  # type: ignore[no-untyped-def]
+    (res,) = fabriclab.run_scenario(_scenario(tmp_path))
+    assert res.tool == "nccl-tests" and list(res.df["size"]) == [1 << 20]
+    r = cli("run", _scenario(tmp_path), "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert "=== [1] nccl 'ar': all_reduce_perf, 2 server(s)" in r.stdout and "# Avg bus bandwidth" in r.stdout
+
+
+def test_a_misspelt_key_names_the_nearest_one(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    p = tmp_path / "bad.toml"
+    p.write_text('fabric = "h100-rail-ib"\n[[nccl]]\nnode = 2\n')
+    with pytest.raises(FabriclabError, match="did you mean 'nodes'"):
+        fabriclab.run_scenario(str(p))
+
+
+def test_sweep_and_compare_over_nccl_items(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from cluster_help import local_client
+
+    path = _scenario(tmp_path)
+    with local_client(1) as client:
+        df = fabriclab.sweep(path, {"nccl.nodes": [1, 2]}, client=client)
+        cmp = fabriclab.compare(path, set={"fabric.topology.nic_gbps": 50}, repeat=1, client=client)
+    one, two = (df[df["nccl.nodes"] == n]["busbw"].iloc[0] for n in (1, 2))
+    assert one > two > 0  # NVLink inside one server, 100G NICs across two
+    row = cmp[cmp["metric"] == "busbw"].iloc[0]
+    # Halving the NICs slows the 2-server all-reduce, which the NICs limit.
+    assert row["b_avg"] < row["a_avg"] and row["pct"] < -20

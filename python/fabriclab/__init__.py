@@ -93,9 +93,9 @@ from .errors import (
     TransportRetryError,
     UnknownHostError,
 )
+from .gpu import NCCL_TESTS, nccl_tests
 from .lab_runs import LAB_COLUMNS, lab_list, lab_run
 from .linpack import HPL_COLUMNS, HPL_SAMPLE_COLUMNS, hpl
-from .gpu import NCCL_TESTS, nccl_tests
 from .mpi import IMB_BENCHMARKS, OSU_TESTS, imb, osu
 from .results import Result
 from .scenario import run_scenario

@@ -440,6 +440,7 @@ PRINTERS: dict[str, Callable[[Any, bool], None]] = {
     "cbench": cli_mpi.print_result,
     "fio": cli_fio.print_result,
     "hpl": cli_hpl.print_result,
+    "nccl": cli_mpi.print_result,
 }
 
 

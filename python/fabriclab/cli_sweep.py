@@ -270,6 +270,11 @@ def _hpl_text(g: pd.DataFrame) -> str:
     return what + (f" at {where}" if len(g) == 1 else f", best of {len(g)} tests at {where}")
 
 
+def _nccl_text(g: pd.DataFrame) -> str:
+    r = _row(g, g["size"].idxmax())
+    return f"busbw {r['busbw']:.2f} GB/s{_at(r['size'])} ({r['algo']})"
+
+
 def _rows_text(g: pd.DataFrame) -> str:
     return f"{len(g)} row(s)"
 
@@ -282,6 +287,7 @@ _KIND_TEXT: dict[str, Callable[[pd.DataFrame], str]] = {
     "cbench": _cbench_text,
     "fio": _fio_text,
     "hpl": _hpl_text,
+    "nccl": _nccl_text,
 }
 
 

@@ -42,6 +42,7 @@ from ._toml import toml_value
 from .api import BW_COLUMNS, FLOW_COLUMNS, LAT_COLUMNS
 from .bisection import CBENCH_COLUMNS
 from .errors import InvalidArgumentError
+from .gpu import NCCL_COLUMNS
 from .kinds import NAMES as ITEM_KINDS
 from .lab_runs import fmt
 from .linpack import HPL_COLUMNS
@@ -64,6 +65,7 @@ KEY_COLUMNS: dict[str, tuple[str, ...]] = {
     "cbench": ("rotation", "rank"),
     "fio": ("host",),
     "hpl": ("variant", "n", "nb", "p", "q"),
+    "nccl": ("size",),
 }
 
 #: The metrics compared by default, per tool: each of these columns that an
@@ -77,6 +79,7 @@ DEFAULT_METRICS: dict[str, tuple[str, ...]] = {
     "cbench": ("value",),
     "fio": ("iops", "lat_avg_us"),
     "hpl": ("gflops",),
+    "nccl": ("time_us", "busbw"),
 }
 
 #: Every column of each tool's rows (metrics are the numeric ones not in
@@ -89,8 +92,9 @@ _TOOL_COLUMNS: dict[str, Sequence[str]] = {
     "cbench": CBENCH_COLUMNS,
     "fio": FIO_COLUMNS,
     "hpl": HPL_COLUMNS,
+    "nccl": NCCL_COLUMNS,
 }
-_TEXT_COLUMNS = {"src", "dst", "error", "algorithm", "bench", "host", "peer_host", "variant", "bcast"}
+_TEXT_COLUMNS = {"src", "dst", "error", "algorithm", "algo", "bench", "host", "peer_host", "variant", "bcast"}
 
 #: The figures of each compared row, after ``item``, ``kind``, ``name``,
 #: the key columns and ``metric``.

@@ -18,8 +18,8 @@ from typing import Any
 from . import _core
 from ._checks import as_int, as_seed, as_str, dumps
 from ._tables import frame
-from .api import FabricLike, Flow, fabric_arg, fabric_label, flow_list, with_backend
-from .mpi import lowered, mpi_result
+from .api import FabricLike, Flow, fabric_arg, fabric_label, with_backend
+from .mpi import add_extras, core_options, lowered, mpi_result
 from .progress import ProgressArg, progress_callback
 from .results import Result, run_stoppable
 
@@ -86,6 +86,8 @@ def nccl_tests(
     max_nchannels: int | None = None,
     max_volume: int | None = None,
     background: Iterable[Flow | Mapping[str, Any]] | None = None,
+    background_iperf: Iterable[Mapping[str, Any]] | None = None,
+    telemetry_us: float | None = None,
     progress: ProgressArg = False,
     backend: str | None = None,
 ) -> Result:
@@ -100,7 +102,9 @@ def nccl_tests(
     modelled), ``nccl_proto`` (``NCCL_PROTO``: ``"LL"``, ``"LL128"``,
     ``"Simple"``), ``min_nchannels`` / ``max_nchannels``. ``max_volume``
     is the simulation budget (fewer timed calls where a size would move
-    more bytes; 0 keeps ``-n``). ``backend`` ``"packet"`` or ``"flow"``.
+    more bytes; 0 keeps ``-n``); ``background``, ``background_iperf`` and
+    ``telemetry_us`` as :func:`fabriclab.imb`'s. ``backend`` ``"packet"``
+    or ``"flow"``.
 
     Returns a :class:`fabriclab.Result` with ``tool="nccl-tests"``: ``df``
     has one row per size with :data:`NCCL_COLUMNS` (``algo`` is the
@@ -120,26 +124,25 @@ def nccl_tests(
     ):
         if value is not None:
             opts[name] = as_int(name, value)
-    for name, value in (("min_bytes", min_bytes), ("max_bytes", max_bytes), ("step_bytes", step_bytes)):
-        if value is not None:
-            opts[name] = parse_bytes(name, value)
-    for name, value in (("datatype", datatype), ("op", op)):
-        if value is not None:
-            opts[name] = as_str(name, value)
+    for name, nbytes in (("min_bytes", min_bytes), ("max_bytes", max_bytes), ("step_bytes", step_bytes)):
+        if nbytes is not None:
+            opts[name] = parse_bytes(name, nbytes)
+    for name, text in (("datatype", datatype), ("op", op)):
+        if text is not None:
+            opts[name] = as_str(name, text)
     env: dict[str, Any] = {}
-    for name, value in (("algo", nccl_algo), ("proto", nccl_proto)):
-        if value is not None:
-            env[name] = as_str(f"nccl_{name}", value)
+    for name, text in (("algo", nccl_algo), ("proto", nccl_proto)):
+        if text is not None:
+            env[name] = as_str(f"nccl_{name}", text)
     for name, value in (("min_nchannels", min_nchannels), ("max_nchannels", max_nchannels)):
         if value is not None:
             env[name] = as_int(name, value)
     if env:
         opts["nccl"] = env
-    if max_volume is not None:
-        opts["tuning"] = {"max_volume": as_int("max_volume", max_volume)}
-    bg = flow_list("background", background)
-    if bg:
-        opts["env"] = {"background": bg}
+    add_extras(opts, None, max_volume, background, background_iperf, telemetry_us)
+    opts = core_options(opts)
+    # nccl-tests' budget is a field of its own (no MPI library to choose).
+    opts.update(opts.pop("tuning", {}))
     label = fabric_label(fabric)
     fabric = with_backend(fabric, backend)
 

@@ -1,5 +1,5 @@
 """The kinds of scenario item: one entry per ``[[kind]]`` table of a
-scenario file (perftest, flows, imb, osu, cbench, fio and hpl).
+scenario file (perftest, flows, imb, osu, cbench, fio, hpl and nccl).
 
 Each :class:`Kind` holds what the scenario loader
 (:mod:`fabriclab.scenario`), ``fabriclab run`` and sweeps need of it: the
@@ -28,6 +28,7 @@ from typing import Any
 from . import api, mpi
 from .bisection import cbench
 from .errors import FabriclabError, ParseError
+from .gpu import nccl_tests
 from .linpack import hpl, parse_grids, read_dat
 from .progress import ProgressArg
 from .results import Result
@@ -138,6 +139,12 @@ def _test_np_what(o: Mapping[str, Any]) -> str:
     return f"{o['test']}, -np {o['np']}"
 
 
+def _nccl_what(o: Mapping[str, Any]) -> str:
+    gpus = o.get("gpus_per_node")
+    per = f" x {gpus} GPUs" if gpus is not None else ""
+    return f"{o.get('test', 'all_reduce_perf')}, {o.get('nodes', 1)} server(s){per}"
+
+
 def _fio_what(o: Mapping[str, Any]) -> str:
     return (
         f"{o.get('rw', 'randwrite')} bs={o.get('bs', 4096)} iodepth={o.get('iodepth', 1)}, "
@@ -196,6 +203,7 @@ KINDS: dict[str, Kind] = {
         Kind("cbench", cbench, _test_np_what, "np", required=(_MISSING_TEST, _MISSING_NP)),
         Kind("fio", fio, _fio_what, "iodepth"),
         Kind("hpl", hpl, _hpl_what, "bcast", prepare=_hpl_prepare),
+        Kind("nccl", nccl_tests, _nccl_what, "nodes"),
     )
 }
 #: The kinds' names, in order.

@@ -72,7 +72,7 @@ class Result:
     tables, telemetry and figures (see :mod:`fabriclab.results`)."""
 
     #: The tool that ran: "perftest", "flows", "imb", "osu", "cbench",
-    #: "hpl", "fio" or "iperf".
+    #: "hpl", "fio", "iperf" or "nccl-tests".
     tool: str
     #: The main table (scalars only in its ``attrs``).
     df: pd.DataFrame

@@ -4,7 +4,7 @@
 //!
 //! serde's derive hands a struct's field names to the deserializer it is
 //! given; a deserializer that only records them (and then stops) reads the
-//! schema without a value. Nested option groups (`job`, `env`, `tuning`)
+//! schema without a value. Nested option groups (`job`, `env`, `tuning`, `nccl`)
 //! are expanded as `group.field`. Left out: the types of the fields (the
 //! Python side converts and checks each value itself; a wrong type is the
 //! core's error at run time).
@@ -12,12 +12,22 @@
 use crate::error::{arg_err, Result};
 use crate::mpi::job::JobSpec;
 use crate::mpi::run::{RunEnv, Tuning};
-use crate::tools::{cbench, fio, hpl, imb, osu};
+use crate::nccl::NcclEnv;
+use crate::tools::{cbench, fio, hpl, imb, nccl_tests, osu};
 use crate::traffic::{iperf, perftest};
 use serde::de::{self, Deserialize, Deserializer, Visitor};
 
 /// The tools whose options [`option_fields`] knows.
-pub const TOOLS: [&str; 7] = ["perftest", "iperf", "imb", "osu", "cbench", "hpl", "fio"];
+pub const TOOLS: [&str; 8] = [
+    "perftest",
+    "iperf",
+    "imb",
+    "osu",
+    "cbench",
+    "hpl",
+    "fio",
+    "nccl_tests",
+];
 
 /// A deserializer that records the field list of the struct asked for.
 struct FieldProbe<'a>(&'a mut &'static [&'static str]);
@@ -61,6 +71,7 @@ fn expanded<'de, T: Deserialize<'de>>() -> Vec<String> {
             "job" => fields_of::<JobSpec>(),
             "env" => fields_of::<RunEnv>(),
             "tuning" => fields_of::<Tuning>(),
+            "nccl" => fields_of::<NcclEnv>(),
             _ => {
                 out.push(f.to_string());
                 continue;
@@ -82,6 +93,7 @@ pub fn option_fields(tool: &str) -> Result<Vec<String>> {
         "cbench" => expanded::<cbench::Options>(),
         "hpl" => expanded::<hpl::Options>(),
         "fio" => expanded::<fio::Options>(),
+        "nccl_tests" => expanded::<nccl_tests::Options>(),
         _ => return arg_err(format!("no tool {tool:?}; use one of {}", TOOLS.join(", "))),
     })
 }
@@ -107,5 +119,7 @@ mod tests {
             assert!(option_fields(tool).unwrap().len() > 3, "{tool}");
         }
         assert!(option_fields("nccl").is_err());
+        let nccl = option_fields("nccl_tests").unwrap();
+        assert!(nccl.iter().any(|x| x == "nccl.proto"), "{nccl:?}");
     }
 }

@@ -91,6 +91,10 @@ enum Cont {
     },
 }
 
+/// Of one (sender, receiver, tag): the next sequence number to send, the
+/// next to deliver, and arrivals waiting for their turn.
+type Order = (u64, u64, Vec<u32>);
+
 /// Runs NCCL schedules on the ranks of a communicator.
 pub struct NcclRuntime {
     comm: Comm,
@@ -109,9 +113,8 @@ pub struct NcclRuntime {
     free_msgs: Vec<u32>,
     conts: Vec<Option<Cont>>,
     free_conts: Vec<u32>,
-    /// Per (src, dst, tag): next sequence number to send, next to deliver,
-    /// and arrivals waiting for their turn.
-    order: HashMap<(Rank, Rank, u32), (u64, u64, Vec<u32>)>,
+    /// Per (src, dst, tag): the order of its messages.
+    order: HashMap<(Rank, Rank, u32), Order>,
     nvl: NvLink<Cont>,
     finished: Vec<Rank>,
     counters: MpiCounters,

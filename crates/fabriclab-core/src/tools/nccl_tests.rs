@@ -29,7 +29,9 @@ use crate::mpi::interp::{self, RankBufs, RedOp};
 use crate::mpi::job::{Job, JobSpec};
 use crate::mpi::patterns;
 use crate::mpi::program::{MakeExecutor, Phase, Timing};
-use crate::mpi::run::{run_program, Lowered, ProgramSpec, Progress, RunEnv, RunSummary, Tuning};
+use crate::mpi::run::{
+    run_program, Lowered, ProgramSpec, Progress, RunEnv, RunSummary, MAX_VOLUME,
+};
 use crate::mpi::sched::{Rank, Schedule};
 use crate::nccl::{self, Algorithm, CollCall, Comm, Costs, NcclColl, NcclEnv, Protocol};
 use crate::rng::splitmix64;
@@ -101,9 +103,11 @@ pub struct Options {
     /// What runs beside the job and what is recorded.
     #[serde(default)]
     pub env: RunEnv,
-    /// Simulation budget (`max_volume`; `library` does not apply).
+    /// Simulation budget (not an option of nccl-tests): fewer timed calls
+    /// where one size would move more than this many bytes through the
+    /// fabric in all (default [`MAX_VOLUME`]; 0 = `-n` always).
     #[serde(default)]
-    pub tuning: Tuning,
+    pub max_volume: Option<u64>,
 }
 
 /// One size.
@@ -399,7 +403,7 @@ pub fn run(
         let sc = nccl::coll::build(&comm, &call);
         let wrong = (check > 0 && sched_count.saturating_mul(n as u64) * 2 <= CHECK_ELEMS)
             .then(|| wrong_elements(&call, &sc, n, seed));
-        let ran = match o.tuning.max_volume() {
+        let ran = match o.max_volume.unwrap_or(MAX_VOLUME) {
             0 => iters,
             cap => sc.reps_within(iters, cap),
         };
