@@ -25,16 +25,21 @@ TOOLS: dict[str, Callable[[], Result]] = {
     "hpl": lambda: fabriclab.hpl("leaf-spine", n=256, nb=64, grids="1x2", samples=0),
     "fio": lambda: fabriclab.fio("randwrite", bs=4096, runtime=0.002),
     "iperf": lambda: fabriclab.iperf("h1", "h0", duration=0.002, interval=0.001),
+    "nccl": lambda: fabriclab.nccl_tests(
+        nodes=2, gpus_per_node=2, min_bytes="64K", max_bytes="64K", iters=2, warmup_iters=0, telemetry_us=5.0
+    ),
 }
+#: The tool's name where it is not the kind's.
+TOOL_NAME = {"nccl": "nccl-tests"}
 
 #: Where each tool's attributes are: text (None for flows), the counter
 #: tables, the telemetry tables and the figures it reports.
 HAS_TEXT = set(TOOLS) - {"flows"}
 HAS_PORTS = set(TOOLS) - {"iperf"}
-HAS_QPS = {"perftest", "flows", "imb", "osu", "cbench", "hpl"}
-HAS_PORT_SAMPLES = {"flows", "imb", "osu", "cbench", "hpl"}
+HAS_QPS = {"perftest", "flows", "imb", "osu", "cbench", "hpl", "nccl"}
+HAS_PORT_SAMPLES = {"flows", "imb", "osu", "cbench", "hpl", "nccl"}
 HAS_OUTCOME = {"perftest", "flows", "fio", "iperf"}
-HAS_WALL = {"imb", "osu", "cbench", "hpl"}
+HAS_WALL = {"imb", "osu", "cbench", "hpl", "nccl"}
 #: Extras each tool documents.
 EXTRAS = {
     "perftest": {"test", "out_json", "qps_table", "options", "mtu", "tx_depth", "iters"},
@@ -44,6 +49,7 @@ EXTRAS = {
     "cbench": {"mpi", "lowered", "iperf_text", "tcp", "test", "rotations", "summary"},
     "hpl": {"mpi", "iperf_text", "tcp", "samples", "settings", "rank_hosts", "report"},
     "fio": {"json"},
+    "nccl": {"mpi", "lowered", "iperf_text", "tcp", "test", "avg_busbw", "nranks"},
     "iperf": {"json", "sums", "server_intervals", "sum_sent", "sum_received", "end_streams", "congestion", "tcp", "tcp_table", "options"},
 }
 
@@ -60,7 +66,7 @@ def test_every_kind_of_item_is_covered() -> None:
 @pytest.mark.parametrize("tool", list(TOOLS))
 def test_every_tool_returns_a_result(results: dict[str, Result], tool: str) -> None:
     res = results[tool]
-    assert isinstance(res, Result) and res.tool == tool
+    assert isinstance(res, Result) and res.tool == TOOL_NAME.get(tool, tool)
     assert isinstance(res.df, pd.DataFrame) and len(res.df) > 0
     assert res.backend == "packet"
     assert res.fabric is not None and res.name is None
@@ -79,7 +85,7 @@ def test_every_tool_returns_a_result(results: dict[str, Result], tool: str) -> N
 @pytest.mark.parametrize("tool", list(TOOLS))
 def test_df_attrs_hold_scalars_only(results: dict[str, Result], tool: str) -> None:
     res = results[tool]
-    assert res.df.attrs == {"tool": tool, "backend": "packet", "fabric": res.fabric}
+    assert res.df.attrs == {"tool": TOOL_NAME.get(tool, tool), "backend": "packet", "fabric": res.fabric}
     for v in res.df.attrs.values():
         assert v is None or isinstance(v, (str, int, float, bool))
     # The scalars follow the table through pandas' operations, cheaply.

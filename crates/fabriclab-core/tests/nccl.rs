@@ -4,7 +4,7 @@
 
 use fabriclab_core::config::{self, FabricSpec};
 use fabriclab_core::mpi::interp::{self, RankBufs, RedOp};
-use fabriclab_core::nccl::{self, CollCall, Comm, NcclColl, Protocol};
+use fabriclab_core::nccl::{self, Algorithm, CollCall, Comm, NcclColl, Protocol};
 use fabriclab_core::report;
 use fabriclab_core::tools::nccl_tests::{self, Options};
 use fabriclab_core::topology::Topology;
@@ -39,14 +39,15 @@ fn every_collective_computes_what_nccl_promises() {
         let mut comm = Comm::new(&topo, &g, servers, gpus).unwrap();
         comm.channels = chans;
         let n = comm.n();
-        for coll in [
-            NcclColl::AllReduce,
-            NcclColl::AllGather,
-            NcclColl::ReduceScatter,
-            NcclColl::Broadcast,
-            NcclColl::Reduce,
-            NcclColl::AllToAll,
-            NcclColl::SendRecv,
+        for (coll, algo) in [
+            (NcclColl::AllReduce, Algorithm::Ring),
+            (NcclColl::AllReduce, Algorithm::Tree),
+            (NcclColl::AllGather, Algorithm::Ring),
+            (NcclColl::ReduceScatter, Algorithm::Ring),
+            (NcclColl::Broadcast, Algorithm::Ring),
+            (NcclColl::Reduce, Algorithm::Ring),
+            (NcclColl::AllToAll, Algorithm::Ring),
+            (NcclColl::SendRecv, Algorithm::Ring),
         ] {
             // LL's 32 KiB steps: 8192 floats, so 20011 elements take
             // several loops with a ragged last one.
@@ -57,6 +58,7 @@ fn every_collective_computes_what_nccl_promises() {
                     elem_bytes: 4,
                     root: n - 1,
                     proto: Protocol::Ll,
+                    algo,
                 };
                 let s = nccl::coll::build(&comm, &call);
                 let init: Vec<RankBufs> = (0..n)
@@ -69,12 +71,12 @@ fn every_collective_computes_what_nccl_promises() {
                     .collect();
                 let want = nccl_tests::expected(&call, &init, n);
                 let got = interp::run(&s, init, RedOp::Sum, 7)
-                    .unwrap_or_else(|e| panic!("{coll:?} {servers}x{gpus} {count}: {e}"));
+                    .unwrap_or_else(|e| panic!("{coll:?} {algo:?} {servers}x{gpus} {count}: {e}"));
                 for (r, (g, w)) in got.iter().zip(&want).enumerate() {
                     if let Some(w) = w {
                         assert_eq!(
                             &g.recv, w,
-                            "{coll:?} {servers}x{gpus} count {count} rank {r}"
+                            "{coll:?} {algo:?} {servers}x{gpus} count {count} rank {r}"
                         );
                     }
                 }

@@ -16,11 +16,18 @@
 //!
 //! Tags are channels; point-to-point uses channel 0.
 //!
-//! Left out: the Tree algorithm's double binary tree, NVLS and CollNet,
-//! and the sizes NCCL aligns chunks to (16 bytes for Simple).
+//! Tree AllReduce (NCCL's `runTreeSplit` in idea): on each channel's tree
+//! ([`Comm::tree`]: a chain of GPUs inside each server, a double binary
+//! tree between servers), each piece is reduced from the leaves to the
+//! root, every rank adding what its children send, then broadcast from
+//! the root back down; the two passes are pipelined piece by piece and a
+//! piece goes down as soon as it is complete at the root.
+//!
+//! Left out: NVLS and CollNet, NCCL's Tree for other collectives (it has
+//! none), and the sizes NCCL aligns chunks to (16 bytes for Simple).
 
 use super::comm::Comm;
-use super::params::Protocol;
+use super::params::{Algorithm, Protocol};
 use crate::mpi::sched::{Buf, BufSizes, Rank, RankSchedule, Region, Schedule, StepId};
 
 /// An NCCL collective (or nccl-tests' point-to-point pattern).
@@ -57,6 +64,8 @@ pub struct CollCall {
     pub root: Rank,
     /// Protocol (sets the chunk size).
     pub proto: Protocol,
+    /// Algorithm (Tree applies to AllReduce; the others run rings).
+    pub algo: Algorithm,
 }
 
 fn whole(buf: Buf, count: u64) -> Region {
@@ -80,8 +89,10 @@ pub fn build(comm: &Comm, call: &CollCall) -> Schedule {
         send: vec![send; n as usize],
         recv: vec![recv; n as usize],
     };
+    let tree = call.algo == Algorithm::Tree && call.coll == NcclColl::AllReduce;
     let name = match call.coll {
         NcclColl::AllToAll | NcclColl::SendRecv => "p2p",
+        _ if tree => "tree",
         _ => "ring",
     };
     let mut s = Schedule::new(n, call.elem_bytes, bufs, name);
@@ -92,6 +103,7 @@ pub fn build(comm: &Comm, call: &CollCall) -> Schedule {
         chans: comm.channels.max(1),
     };
     match call.coll {
+        NcclColl::AllReduce if tree => b.tree_all_reduce(&mut s.ranks, c),
         NcclColl::AllReduce => b.all_reduce(&mut s.ranks, c),
         NcclColl::AllGather => b.all_gather(&mut s.ranks, c),
         NcclColl::ReduceScatter => b.reduce_scatter(&mut s.ranks, c),
@@ -220,6 +232,82 @@ impl Builder<'_> {
                 }
                 last[r as usize][chi] = rs.last();
                 last_send[r as usize][chi] = prev_send;
+            }
+        }
+    }
+
+    fn tree_all_reduce(&self, ranks: &mut [RankSchedule], count: u64) {
+        let n = self.comm.n();
+        let copy: Vec<StepId> = ranks
+            .iter_mut()
+            .map(|r| r.copy(whole(Buf::Send, count), whole(Buf::Recv, count), &[]))
+            .collect();
+        if n == 1 {
+            return;
+        }
+        let trees: Vec<_> = (0..self.chans).map(|c| self.comm.tree(c)).collect();
+        // A scratch buffer per child, per channel.
+        let tmps: Vec<Vec<Vec<Buf>>> = ranks
+            .iter_mut()
+            .enumerate()
+            .map(|(r, rs)| {
+                trees
+                    .iter()
+                    .map(|t| t[r].children.iter().map(|_| rs.tmp(self.unit)).collect())
+                    .collect()
+            })
+            .collect();
+        let fresh = || vec![vec![None; self.chans as usize]; n as usize];
+        // Per rank and channel: the previous piece's last reduction, its
+        // send up, its receive from above, and its sends down (by child).
+        let (mut reduced, mut sent_up, mut got_down) = (fresh(), fresh(), fresh());
+        let mut sent_down: Vec<Vec<Vec<Option<StepId>>>> =
+            trees
+                .iter()
+                .fold(vec![Vec::new(); n as usize], |mut acc, t| {
+                    for (r, node) in t.iter().enumerate() {
+                        acc[r].push(vec![None; node.children.len()]);
+                    }
+                    acc
+                });
+        for (_, ch, start, len) in pieces(count, self.chans, 1, self.unit) {
+            let chi = ch as usize;
+            let piece = Region::new(Buf::Recv, start, len);
+            for r in 0..n as usize {
+                let node = &trees[chi][r];
+                let rs = &mut ranks[r];
+                // Up: the children's partial sums into scratch (free once
+                // the previous piece's reductions are done), added in turn.
+                let free = reduced[r][chi].unwrap_or(copy[r]);
+                let mut acc = free;
+                for (k, &child) in node.children.iter().enumerate() {
+                    let t = Region::new(tmps[r][chi][k], 0, len);
+                    let rv = rs.recv(child, ch, t, &[free]);
+                    acc = rs.reduce(t, piece, &[rv, acc]);
+                }
+                reduced[r][chi] = Some(acc);
+                // Then to the parent (after the previous piece: FIFO), and
+                // the result back from it; the root has it already.
+                let done = match node.parent {
+                    Some(p) => {
+                        let deps: Vec<StepId> =
+                            [Some(acc), sent_up[r][chi]].into_iter().flatten().collect();
+                        let up = rs.send(p, ch, piece, &deps);
+                        sent_up[r][chi] = Some(up);
+                        let deps: Vec<StepId> =
+                            [Some(up), got_down[r][chi]].into_iter().flatten().collect();
+                        let rv = rs.recv(p, ch, piece, &deps);
+                        got_down[r][chi] = Some(rv);
+                        rv
+                    }
+                    None => acc,
+                };
+                // Down: the result to every child.
+                for (k, &child) in node.children.iter().enumerate() {
+                    let prev = &mut sent_down[r][chi][k];
+                    let deps: Vec<StepId> = [Some(done), *prev].into_iter().flatten().collect();
+                    *prev = Some(rs.send(child, ch, piece, &deps));
+                }
             }
         }
     }

@@ -13,6 +13,14 @@
 //! A message between servers goes out through the NIC on the receiver's
 //! rail (NCCL's PXN): when that is not the sender's own NIC, the data
 //! first crosses NVLink to the GPU that owns it.
+//!
+//! Trees (NCCL's Tree algorithm, `src/graph/trees.cc` in idea): between
+//! servers a double binary tree, two binary trees over the servers in
+//! which every server is a leaf in one of them (the second tree is the
+//! first shifted by one server when their number is odd, mirrored when
+//! it is even); channel c uses tree c mod 2. Inside a server the GPUs form
+//! a chain in the order of channel c's ring; its first GPU (c mod g, the
+//! GPU of rail c) is the server's node in the tree between servers.
 
 use crate::config::GpuSpec;
 use crate::error::{arg_err, Result};
@@ -103,6 +111,33 @@ impl Comm {
             .collect()
     }
 
+    /// Channel `c`'s tree: every rank's place in it (see the module's
+    /// description).
+    pub fn tree(&self, c: u32) -> Vec<TreeNode> {
+        let (g, nodes) = (self.gpus, self.servers);
+        let mut out = vec![TreeNode::default(); self.n() as usize];
+        let chain = |s: u32, i: u32| s * g + (c + i) % g;
+        for s in 0..nodes {
+            for i in 0..g {
+                let r = chain(s, i) as usize;
+                if i > 0 {
+                    out[r].parent = Some(chain(s, i - 1));
+                }
+                if i + 1 < g {
+                    out[r].children.push(chain(s, i + 1));
+                }
+            }
+        }
+        for s in 0..nodes {
+            if let Some(p) = dtree_parent(nodes, c % 2, s) {
+                let (head, up) = (chain(s, 0), chain(p, 0));
+                out[head as usize].parent = Some(up);
+                out[up as usize].children.push(head);
+            }
+        }
+        out
+    }
+
     /// Ring channel `c` in both directions: (prev, next) of every rank.
     pub fn ring_neighbours(&self, c: u32) -> Vec<(Rank, Rank)> {
         let ring = self.ring(c);
@@ -112,6 +147,44 @@ impl Comm {
             out[r as usize] = (ring[(i + n - 1) % n], ring[(i + 1) % n]);
         }
         out
+    }
+}
+
+/// Where a rank sits in one channel's tree: its parent (None at the
+/// root) and its children, the chain's next GPU first.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TreeNode {
+    /// Towards the root.
+    pub parent: Option<Rank>,
+    /// Away from it (at most three: the chain's next GPU and two servers).
+    pub children: Vec<Rank>,
+}
+
+/// The parent of node `r` in NCCL's binary tree over `n` nodes (None for
+/// the root, node 0, whose one child is the largest power of two below
+/// `n`): clear `r`'s lowest set bit and set the bit above it, or, when
+/// that is beyond the last node, only clear it.
+pub fn btree_parent(n: u32, r: u32) -> Option<u32> {
+    if r == 0 || r >= n {
+        return None;
+    }
+    let bit = r & r.wrapping_neg();
+    let up = (r ^ bit) | (bit << 1);
+    Some(if up >= n { r ^ bit } else { up })
+}
+
+/// The parent of node `r` in tree `t` (0 or 1) of the double binary tree
+/// over `n` nodes: tree 1 is tree 0 shifted by one node (odd `n`) or
+/// mirrored (even `n`), so that a node inside one tree is a leaf of the
+/// other.
+pub fn dtree_parent(n: u32, t: u32, r: u32) -> Option<u32> {
+    if t == 0 {
+        return btree_parent(n, r);
+    }
+    if n % 2 == 1 {
+        btree_parent(n, (r + n - 1) % n).map(|p| (p + 1) % n)
+    } else {
+        btree_parent(n, n - 1 - r).map(|p| n - 1 - p)
     }
 }
 
@@ -140,6 +213,63 @@ mod tests {
         // Channel 3 enters server 1 at GPU 3: rail 3.
         assert_eq!(c.nic_of_gpu(c.gpu(r3[8])), 3);
         assert_eq!(t.nodes[c.rank_hosts()[11] as usize].name, "h1.nic3");
+    }
+
+    /// Walk from every node to the root: no cycle, one root.
+    fn is_tree(n: u32, parent: impl Fn(u32) -> Option<u32>) -> bool {
+        let roots = (0..n).filter(|&r| parent(r).is_none()).count();
+        roots == 1
+            && (0..n).all(|mut r| {
+                for _ in 0..=n {
+                    match parent(r) {
+                        None => return true,
+                        Some(p) => r = p,
+                    }
+                }
+                false
+            })
+    }
+
+    #[test]
+    fn double_binary_trees_are_trees_with_at_most_two_children() {
+        for n in 1..=130 {
+            for t in 0..2 {
+                assert!(is_tree(n, |r| dtree_parent(n, t, r)), "n {n} tree {t}");
+                let mut kids = vec![0; n as usize];
+                for r in 0..n {
+                    if let Some(p) = dtree_parent(n, t, r) {
+                        kids[p as usize] += 1;
+                    }
+                }
+                assert!(kids.iter().all(|&k| k <= 2), "n {n} tree {t}: {kids:?}");
+            }
+            // Every node but one is a leaf in at least one of the trees.
+            let inner = |t: u32, r: u32| (0..n).any(|c| dtree_parent(n, t, c) == Some(r));
+            let both = (0..n).filter(|&r| inner(0, r) && inner(1, r)).count();
+            assert!(both <= 1, "n {n}: {both} nodes inside both trees");
+        }
+        // By hand, 4 nodes: 0 -> 2 -> {1, 3}; mirrored: 3 -> 1 -> {2, 0}.
+        let p0: Vec<_> = (0..4).map(|r| dtree_parent(4, 0, r)).collect();
+        assert_eq!(p0, [None, Some(2), Some(0), Some(2)]);
+        let p1: Vec<_> = (0..4).map(|r| dtree_parent(4, 1, r)).collect();
+        assert_eq!(p1, [Some(1), Some(3), Some(1), None]);
+    }
+
+    #[test]
+    fn a_channels_tree_chains_the_gpus_and_joins_servers_at_its_rail() {
+        let (t, g) = rail_fabric(4);
+        let c = Comm::new(&t, &g, 4, 8).unwrap();
+        let tree = c.tree(3);
+        // Server 0's chain: GPUs 3, 4, ..., 2; GPU 3 heads it.
+        assert_eq!(tree[4].parent, Some(3));
+        assert_eq!(tree[2].children, Vec::<Rank>::new());
+        // Channel 3 uses tree 1 (mirrored): 3 -> 1 -> {0, 2}, between the
+        // heads, GPU 3 of each server (rail 3).
+        assert_eq!(tree[3].parent, Some(8 + 3));
+        assert_eq!(tree[8 + 3].parent, Some(24 + 3));
+        assert_eq!(tree[24 + 3].parent, None);
+        assert_eq!(tree[8 + 3].children, vec![8 + 4, 3, 16 + 3]);
+        assert!(is_tree(32, |r| tree[r as usize].parent));
     }
 
     #[test]

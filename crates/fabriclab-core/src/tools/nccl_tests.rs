@@ -399,6 +399,7 @@ pub fn run(
             elem_bytes: ts as u32,
             root,
             proto,
+            algo: Algorithm::Ring,
         };
         let sc = nccl::coll::build(&comm, &call);
         let wrong = (check > 0 && sched_count.saturating_mul(n as u64) * 2 <= CHECK_ELEMS)
