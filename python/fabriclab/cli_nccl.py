@@ -16,9 +16,10 @@ def add_parser(sub: Any) -> None:
         "nccl-tests",
         help="run an nccl-tests program (all_reduce_perf ...) on GPU servers",
         description=(
-            "nccl-tests on the simulated fabric: NCCL's ring collectives over NVLink inside each server "
-            "and RDMA between servers (the fabric needs a [gpu] section, e.g. h100-rail-ib). Not modelled: "
-            "NCCL's Tree, NVLS and CollNet algorithms, buffer-slot flow control, GPU compute contention."
+            "nccl-tests on the simulated fabric: NCCL's Ring and Tree collectives over NVLink inside each "
+            "server and RDMA between servers (the fabric needs a [gpu] section, e.g. h100-rail-ib), with the "
+            "algorithm and protocol NCCL 2.22's tuning model picks. Not modelled: NVLS, CollNet and PAT, "
+            "buffer-slot flow control, GPU compute contention (docs/nccl.md)."
         ),
     )
     p.add_argument("test", metavar="PROGRAM", help=" ".join(gpu.NCCL_TESTS))
@@ -37,7 +38,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("-d", "--datatype", dest="datatype", help="float, half, double, int8, ... (default float)")
     p.add_argument("-o", "--op", dest="op", help="sum, prod, min, max, avg (default sum)")
     p.add_argument("-r", "--root", dest="root", type=int, help="root of broadcast and reduce (default 0)")
-    p.add_argument("--nccl-algo", dest="nccl_algo", metavar="ALGO", help="NCCL_ALGO (only Ring is modelled)")
+    p.add_argument("--nccl-algo", dest="nccl_algo", metavar="ALGO", help="NCCL_ALGO: Ring or Tree (Tree: AllReduce only)")
     p.add_argument("--nccl-proto", dest="nccl_proto", metavar="PROTO", help="NCCL_PROTO: LL, LL128 or Simple")
     p.add_argument("--nccl-min-nchannels", dest="min_nchannels", type=int, metavar="N", help="NCCL_MIN_NCHANNELS")
     p.add_argument("--nccl-max-nchannels", dest="max_nchannels", type=int, metavar="N", help="NCCL_MAX_NCHANNELS")

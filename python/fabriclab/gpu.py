@@ -1,7 +1,8 @@
 """GPU workloads: nccl-tests' ``*_perf`` programs on fabrics of GPU servers
 (a ``[gpu]`` section, e.g. the ``h100-rail-ib`` and ``h100-rail-roce``
-presets), run by the NCCL model of the core (ring collectives, NVLink
-inside a server, RDMA between servers on the receiver's rail).
+presets), run by the NCCL model of the core (Ring and Tree collectives chosen by
+NCCL's tuning model, NVLink inside a server, RDMA between servers on the
+receiver's rail).
 
 >>> import fabriclab
 >>> res = fabriclab.nccl_tests("all_reduce_perf", nodes=2, gpus_per_node=2,
@@ -98,8 +99,8 @@ def nccl_tests(
     suffixes accepted), ``step_factor`` ``-f``, ``step_bytes`` ``-i``,
     ``iters`` ``-n``, ``warmup_iters`` ``-w``, ``check`` ``-c``, ``datatype``
     ``-d``, ``op`` ``-o``, ``root`` ``-r``, ``ngpus`` ``-g``; NCCL's
-    environment: ``nccl_algo`` (``NCCL_ALGO``: only ``"Ring"`` is
-    modelled), ``nccl_proto`` (``NCCL_PROTO``: ``"LL"``, ``"LL128"``,
+    environment: ``nccl_algo`` (``NCCL_ALGO``: ``"Ring"`` or ``"Tree"``,
+    Tree for AllReduce only), ``nccl_proto`` (``NCCL_PROTO``: ``"LL"``, ``"LL128"``,
     ``"Simple"``), ``min_nchannels`` / ``max_nchannels``. ``max_volume``
     is the simulation budget (fewer timed calls where a size would move
     more bytes; 0 keeps ``-n``); ``background``, ``background_iperf`` and

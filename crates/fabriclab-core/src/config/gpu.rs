@@ -50,6 +50,10 @@ pub struct GpuSpec {
     pub pcie_latency_ns: f64,
     /// GPUDirect RDMA: the NIC reads and writes GPU memory directly.
     pub gpudirect: bool,
+    /// The GPUs' CUDA compute capability x 10 (90 Hopper, 80 Ampere, 70
+    /// Volta): which rows of NCCL's tuning tables apply, and whether LL128
+    /// is on by default (70, 80 and 90 only).
+    pub compute_capability: u32,
 }
 
 impl Default for GpuSpec {
@@ -63,6 +67,7 @@ impl Default for GpuSpec {
             pcie_gbps: 512.0,
             pcie_latency_ns: 500.0,
             gpudirect: true,
+            compute_capability: 90,
         }
     }
 }
@@ -103,6 +108,13 @@ impl GpuSpec {
         super::positive_rate("gpu.pcie_gbps", self.pcie_gbps)?;
         super::non_negative("gpu.nvlink_latency_ns", self.nvlink_latency_ns)?;
         super::non_negative("gpu.pcie_latency_ns", self.pcie_latency_ns)?;
+        let cc = self.compute_capability;
+        if !(60..=120).contains(&cc) {
+            return fabric_err(format!(
+                "gpu.compute_capability = {cc}: give the CUDA compute capability times ten \
+                 (90 for H100, 80 for A100, 70 for V100)"
+            ));
+        }
         Ok(())
     }
 

@@ -14,6 +14,7 @@ pub mod comm;
 pub mod nvlink;
 pub mod params;
 pub mod runtime;
+pub mod tuning;
 
 pub use coll::{CollCall, NcclColl};
 pub use comm::Comm;

@@ -138,8 +138,12 @@ impl Algorithm {
 }
 
 /// NCCL's latency table, us, [algorithm][protocol] (Ring, Tree x LL,
-/// LL128, Simple): `baseLat` of `tuning.cc`, a fixed cost per call.
-const BASE_LAT_US: [[f64; 3]; 2] = [[6.6, 14.0, 8.4], [6.8, 14.0, 0.0]];
+/// LL128, Simple): `baseLat` of `tuning.cc`, a fixed cost per call. These
+/// are the costs the runtime charges; Tree/Simple takes NCCL 2.24's
+/// figures (8.4 us per call, 4 and 14 us per hop), not 2.22's 0 and 28 us,
+/// which are a penalty of its selection model (kept in `tuning.rs`, where
+/// the choice is made), not a time anything takes.
+const BASE_LAT_US: [[f64; 3]; 2] = [[6.6, 14.0, 8.4], [6.8, 14.0, 8.4]];
 /// `hwLat[NVLINK]`, us per intra-server hop.
 const NVLINK_LAT_US: [[f64; 3]; 2] = [[0.6, 1.9, 3.4], [0.6, 1.25, 4.0]];
 /// `hwLat[NET]`, us per network hop.

@@ -61,6 +61,7 @@ struct Msg {
     wire: u64,
     seq: u64,
     proto: Protocol,
+    algo: Algorithm,
 }
 
 /// Deferred actions.
@@ -100,7 +101,7 @@ pub struct NcclRuntime {
     comm: Comm,
     me: u32,
     /// Protocol of each schedule (by id; absent: the default).
-    protos: Vec<Protocol>,
+    choices: Vec<(Algorithm, Protocol)>,
     default_proto: Protocol,
     nvlink_lat: Time,
     pcie_lat: Time,
@@ -123,7 +124,7 @@ pub struct NcclRuntime {
 
 impl NcclRuntime {
     /// A runtime for `comm` on GPU servers `g`, running calls with
-    /// `proto` unless [`NcclRuntime::set_schedule_protocols`] says
+    /// `proto` on rings unless [`NcclRuntime::set_schedule_choices`] says
     /// otherwise, owned by workload `me`.
     pub fn new(net: &Net, comm: Comm, g: &GpuSpec, proto: Protocol, me: u32) -> Self {
         let servers = (net.n_hosts() / g.nics().max(1)) as usize;
@@ -136,7 +137,7 @@ impl NcclRuntime {
             ),
             comm,
             me,
-            protos: Vec::new(),
+            choices: Vec::new(),
             default_proto: proto,
             nvlink_lat: Time::from_ns_f64(g.nvlink_latency_ns),
             pcie_lat: Time::from_ns_f64(g.pcie_latency_ns),
@@ -164,18 +165,18 @@ impl NcclRuntime {
         }
     }
 
-    /// The protocol of each schedule, by id (schedules beyond the list
-    /// use the default).
-    pub fn set_schedule_protocols(&mut self, protos: Vec<Protocol>) {
-        self.protos = protos;
+    /// The algorithm and protocol of each schedule, by id (schedules
+    /// beyond the list run rings with the default protocol).
+    pub fn set_schedule_choices(&mut self, choices: Vec<(Algorithm, Protocol)>) {
+        self.choices = choices;
     }
 
-    fn proto_of(&self, rank: Rank) -> Protocol {
+    fn choice_of(&self, rank: Rank) -> (Algorithm, Protocol) {
         let id = self.ranks[rank as usize].sched;
-        self.protos
+        self.choices
             .get(id as usize)
             .copied()
-            .unwrap_or(self.default_proto)
+            .unwrap_or((Algorithm::Ring, self.default_proto))
     }
 
     fn defer(&mut self, net: &mut Net, after: Time, c: Cont) {
@@ -234,7 +235,7 @@ impl NcclRuntime {
         tag: u32,
         bytes: u64,
     ) {
-        let proto = self.proto_of(a);
+        let (algo, proto) = self.choice_of(a);
         let wire = proto.wire_bytes(bytes);
         let o = self.order.entry((a, b, tag)).or_insert((0, 0, Vec::new()));
         let seq = o.0;
@@ -246,6 +247,7 @@ impl NcclRuntime {
             wire,
             seq,
             proto,
+            algo,
         });
         let c = &self.comm;
         let (sa, sb) = (c.server(a), c.server(b));
@@ -392,7 +394,7 @@ impl NcclRuntime {
                 let c = &self.comm;
                 let (src, wire) = (m.src, m.wire);
                 let local = c.server(m.src) == c.server(m.dst);
-                let hop = Costs::of(Algorithm::Ring, m.proto).nvlink_hop;
+                let hop = Costs::of(m.algo, m.proto).nvlink_hop;
                 self.step_done(net, src, step, epoch);
                 if local {
                     let d = self.nvlink_lat + hop;
@@ -435,9 +437,9 @@ impl Executor for NcclRuntime {
         st.waiting.extend(steps.iter().map(|s| s.deps.len() as u32));
         let epoch = st.epoch;
         let launch = self
-            .protos
+            .choices
             .get(id as usize)
-            .map_or(Time::ZERO, |&p| Costs::of(Algorithm::Ring, p).launch);
+            .map_or(Time::ZERO, |&(a, p)| Costs::of(a, p).launch);
         for (i, s) in steps.iter().enumerate() {
             if s.deps.is_empty() {
                 let c = Cont::Start {
@@ -470,7 +472,7 @@ impl Executor for NcclRuntime {
             AppEvent::Received { token, .. } => {
                 let id = token as u32;
                 let m = self.msgs[id as usize].as_ref().expect("live message");
-                let hop = Costs::of(Algorithm::Ring, m.proto).net_hop;
+                let hop = Costs::of(m.algo, m.proto).net_hop;
                 let d = self.pcie_lat + self.staging_time(m.wire) + hop;
                 self.defer(net, d, Cont::Arrive { msg: id });
             }

@@ -20,8 +20,9 @@
 //! so one simulation gives both columns.
 //!
 //! Left out: threads (`-t`), CUDA graphs (`-G`), blocking mode (`-z`),
-//! `-d all` / `-o all`, gather/scatter/hypercube, and NCCL's Tree, NVLS
-//! and CollNet algorithms (Ring only).
+//! `-d all` / `-o all`, gather/scatter/hypercube, and NCCL's NVLS,
+//! CollNet and PAT algorithms. The algorithm and protocol of each size are
+//! NCCL's choice by its tuning model (`nccl/tuning.rs`) unless forced.
 
 use crate::config::FabricSpec;
 use crate::error::{arg_err, Result};
@@ -33,7 +34,7 @@ use crate::mpi::run::{
     run_program, Lowered, ProgramSpec, Progress, RunEnv, RunSummary, MAX_VOLUME,
 };
 use crate::mpi::sched::{Rank, Schedule};
-use crate::nccl::{self, Algorithm, CollCall, Comm, Costs, NcclColl, NcclEnv, Protocol};
+use crate::nccl::{self, Algorithm, CollCall, Comm, NcclColl, NcclEnv, Protocol};
 use crate::rng::splitmix64;
 use crate::topology::Topology;
 use serde::{Deserialize, Serialize};
@@ -48,6 +49,10 @@ pub const TESTS: [&str; 7] = [
     "alltoall_perf",
     "sendrecv_perf",
 ];
+
+/// NCCL's `NCCL_P2P_LL_THRESHOLD` default: point-to-point messages up to
+/// this many bytes use LL, larger ones Simple.
+pub const P2P_LL_THRESHOLD: u64 = 16384;
 
 /// Above this many elements over all ranks the data check is skipped.
 pub const CHECK_ELEMS: u64 = 1 << 22;
@@ -249,49 +254,31 @@ fn counts(coll: NcclColl, bytes: u64, ts: u64, n: u64) -> (u64, u64, u64) {
     }
 }
 
-/// NCCL's choice of protocol for the ring: the least time by NCCL's cost
-/// formula (time = latency + bytes / bandwidth, `tuning.cc`) with the ring
-/// latency of its tables and the bandwidth of this fabric (NVLink per GPU
-/// inside a server, the server's NICs between servers) times the
-/// protocol's efficiency.
-pub fn pick_protocol(
+/// NCCL's tuning model of a call on `comm` ([`nccl::tuning`]): the
+/// graph's bandwidth per channel is the ring's bus bandwidth shared by the
+/// channels: a GPU's NVLink on one server, on several the lesser of that
+/// and the server's NICs together (each channel leaves a server on its
+/// own rail).
+pub fn tuning_setting(
     coll: NcclColl,
     comm: &Comm,
-    bytes: u64,
     nvlink_gbps: f64,
     nic_gbps: f64,
-) -> Protocol {
-    let (n, nodes) = (comm.n() as f64, comm.servers as f64);
-    let (steps, inter) = match coll {
-        NcclColl::AllReduce => (2.0 * (n - 1.0), if nodes > 1.0 { 2.0 * nodes } else { 0.0 }),
-        NcclColl::AllGather | NcclColl::ReduceScatter => (n - 1.0, nodes - 1.0),
-        _ => (n, nodes),
-    };
-    let bus = if comm.servers > 1 {
-        nvlink_gbps.min(nic_gbps * comm.nics.min(comm.gpus) as f64)
+    compute_capability: u32,
+) -> nccl::tuning::Setting {
+    let bus_gbps = if comm.servers > 1 {
+        nvlink_gbps.min(nic_gbps * comm.nics as f64)
     } else {
         nvlink_gbps
     };
-    let factor = bus_factor(coll, comm.n()).max(1e-9);
-    let mut best = (f64::INFINITY, Protocol::Simple);
-    for p in Protocol::ALL {
-        let c = Costs::of(Algorithm::Ring, p);
-        let lat = c.launch.as_us_f64()
-            + (steps - inter).max(0.0) * c.nvlink_hop.as_us_f64()
-            + inter * (c.net_hop.as_us_f64() + nccl::params::FABRIC_HOP_US);
-        // NCCL's model factors: LL 1/2, LL128 0.92, Simple 1.
-        let eff = match p {
-            Protocol::Ll => 0.5,
-            Protocol::Ll128 => 0.92,
-            Protocol::Simple => 1.0,
-        };
-        let bw_bytes_per_us = bus * eff * 1e3 / 8.0 / factor;
-        let t = lat + bytes as f64 / bw_bytes_per_us;
-        if t < best.0 {
-            best = (t, p);
-        }
+    nccl::tuning::Setting {
+        coll,
+        ranks: comm.n(),
+        nodes: comm.servers,
+        channels: comm.channels.max(1),
+        bw_per_channel: bus_gbps / 8.0 / comm.channels.max(1) as f64,
+        compute_capability,
     }
-    best.1
 }
 
 /// Run an nccl-tests program on `spec`.
@@ -359,9 +346,6 @@ pub fn run(
     let warmup = o.warmup_iters.unwrap_or(5);
     let check = o.check.unwrap_or(1);
     let algo = o.nccl.algorithm()?;
-    if algo == Some(Algorithm::Tree) {
-        return arg_err("NCCL_ALGO=Tree is not modelled yet; use Ring");
-    }
     let forced = o.nccl.protocol()?;
     comm.channels = o
         .nccl
@@ -391,15 +375,31 @@ pub fn run(
     let mut lowered = Vec::new();
     for &bytes in &sizes {
         let (size, count, sched_count) = counts(coll, bytes, ts, n as u64);
-        let proto =
-            forced.unwrap_or_else(|| pick_protocol(coll, &comm, size, g.nvlink_gbps, nic_gbps));
+        let setting = tuning_setting(coll, &comm, g.nvlink_gbps, nic_gbps, g.compute_capability);
+        let per_peer = if coll == NcclColl::AllToAll {
+            size / n as u64
+        } else {
+            size
+        };
+        let (algo, proto) = match coll {
+            // Point-to-point: NCCL's p2p path, LL up to its threshold.
+            NcclColl::AllToAll | NcclColl::SendRecv => (
+                Algorithm::Ring,
+                forced.unwrap_or(if per_peer <= P2P_LL_THRESHOLD {
+                    Protocol::Ll
+                } else {
+                    Protocol::Simple
+                }),
+            ),
+            _ => setting.choose(size, algo, forced),
+        };
         let call = CollCall {
             coll,
             count: sched_count,
             elem_bytes: ts as u32,
             root,
             proto,
-            algo: Algorithm::Ring,
+            algo,
         };
         let sc = nccl::coll::build(&comm, &call);
         let wrong = (check > 0 && sched_count.saturating_mul(n as u64) * 2 <= CHECK_ELEMS)
@@ -426,7 +426,13 @@ pub fn run(
             timing: Timing::Loop,
             label: format!("{test} {size} B"),
         });
-        meta.push((size, count, wrong, format!("Ring/{}", proto.name()), proto));
+        meta.push((
+            size,
+            count,
+            wrong,
+            format!("{}/{}", algo.name(), proto.name()),
+            (algo, proto),
+        ));
     }
     let rank_host = comm.rank_hosts();
     let job = Job {
@@ -440,12 +446,12 @@ pub fn run(
     };
     // Each size runs its own protocol (the barrier between sizes, the
     // last schedule, the first size's).
-    let proto0 = meta.first().map_or(Protocol::Simple, |m| m.4);
-    let protos: Vec<Protocol> = meta.iter().map(|m| m.4).collect();
+    let proto0 = meta.first().map_or(Protocol::Simple, |m| m.4 .1);
+    let choices: Vec<(Algorithm, Protocol)> = meta.iter().map(|m| m.4).collect();
     let (gg, cc) = (g.clone(), comm.clone());
     let make: MakeExecutor = Box::new(move |net, _job, me| {
         let mut rt = nccl::NcclRuntime::new(net, cc, &gg, proto0, me);
-        rt.set_schedule_protocols(protos);
+        rt.set_schedule_choices(choices);
         Box::new(rt)
     });
     let program = ProgramSpec {
