@@ -257,10 +257,10 @@ impl Builder<'_> {
                     .collect()
             })
             .collect();
-        let fresh = || vec![vec![None; self.chans as usize]; n as usize];
         // Per rank and channel: the previous piece's last reduction, its
         // send up, its receive from above, and its sends down (by child).
-        let (mut reduced, mut sent_up, mut got_down) = (fresh(), fresh(), fresh());
+        let (mut reduced, mut sent_up, mut got_down) =
+            (self.fresh(n), self.fresh(n), self.fresh(n));
         let mut sent_down: Vec<Vec<Vec<Option<StepId>>>> =
             trees
                 .iter()
