@@ -279,3 +279,25 @@ fn gpu_presets_build_with_readable_names() {
         assert!(t.links.iter().any(|l| l.a == 29 && l.b == leaf));
     }
 }
+
+#[test]
+fn tree_chunks_shrink_to_fill_the_pipeline_as_nccl_does() {
+    use fabriclab_core::nccl::coll::tree_chunk_bytes;
+    let spec = fabric(8, 8, 400.0, 3600.0);
+    let topo = Topology::build(&spec).unwrap();
+    let g = spec.gpu.clone().unwrap();
+    // Depth: 7 GPUs of chain + log2(8) = 3 levels between servers.
+    assert_eq!(Comm::new(&topo, &g, 8, 8).unwrap().tree_depth(), 10);
+    assert_eq!(Comm::new(&topo, &g, 1, 8).unwrap().tree_depth(), 7);
+    assert_eq!(Comm::new(&topo, &g, 5, 2).unwrap().tree_depth(), 3);
+    // 16 channels, depth 10. 1 GiB: 128 chunks of 512 KiB per channel,
+    // at least 80: kept.
+    assert_eq!(tree_chunk_bytes(1 << 30, 16, 10), 512 << 10);
+    // 128 MiB: 16 per channel < 80 -> 256 KiB (32) -> 128 KiB (64, the
+    // first floor); 64 >= 40, so no further.
+    assert_eq!(tree_chunk_bytes(128 << 20, 16, 10), 128 << 10);
+    // 32 MiB: 128 KiB gives 16 < 40 -> 64 KiB (32 >= 10).
+    assert_eq!(tree_chunk_bytes(32 << 20, 16, 10), 64 << 10);
+    // 1 MiB: down to the last floor, 32 KiB.
+    assert_eq!(tree_chunk_bytes(1 << 20, 16, 10), 32 << 10);
+}

@@ -23,6 +23,9 @@
 //! the root back down; the two passes are pipelined piece by piece and a
 //! piece goes down as soon as it is complete at the root.
 //!
+//! Tree with Simple cuts its pieces smaller on small calls, as NCCL does
+//! to fill the tree's pipeline ([`tree_chunk_bytes`]).
+//!
 //! Left out: NVLS and CollNet, NCCL's Tree for other collectives (it has
 //! none), and the sizes NCCL aligns chunks to (16 bytes for Simple).
 
@@ -96,7 +99,16 @@ pub fn build(comm: &Comm, call: &CollCall) -> Schedule {
         _ => "ring",
     };
     let mut s = Schedule::new(n, call.elem_bytes, bufs, name);
-    let unit = (call.proto.step_bytes() / call.elem_bytes.max(1) as u64).max(1);
+    let step = if tree && call.proto == Protocol::Simple {
+        tree_chunk_bytes(
+            c * call.elem_bytes as u64,
+            comm.channels.max(1),
+            comm.tree_depth(),
+        )
+    } else {
+        call.proto.step_bytes()
+    };
+    let unit = (step / call.elem_bytes.max(1) as u64).max(1);
     let b = Builder {
         comm,
         unit,
@@ -114,6 +126,22 @@ pub fn build(comm: &Comm, call: &CollCall) -> Schedule {
     }
     s.empty_call = s.ranks.iter().all(|r| r.steps.is_empty());
     s
+}
+
+/// NCCL's chunk for Tree with Simple (`enqueue.cc`): one 512 KiB step,
+/// halved while the call would give each channel fewer than 8 x depth
+/// chunks (down to 128 KiB), 4 x depth (down to 64 KiB), then depth (down
+/// to 32 KiB), so that the tree's pipeline fills.
+pub fn tree_chunk_bytes(bytes: u64, channels: u32, depth: u32) -> u64 {
+    let mut chunk = Protocol::Simple.step_bytes();
+    let d = depth as u64;
+    let per = |chunk: u64| bytes / (channels as u64 * chunk);
+    for (times, floor) in [(8, 131_072), (4, 65_536), (1, 32_768)] {
+        while per(chunk) < times * d && chunk > floor {
+            chunk /= 2;
+        }
+    }
+    chunk
 }
 
 struct Builder<'a> {

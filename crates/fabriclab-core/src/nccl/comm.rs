@@ -18,7 +18,11 @@
 //! servers a double binary tree, two binary trees over the servers in
 //! which every server is a leaf in one of them (the second tree is the
 //! first shifted by one server when their number is odd, mirrored when
-//! it is even); channel c uses tree c mod 2. Inside a server the GPUs form
+//! it is even). NCCL duplicates its tree channels: the second half of
+//! the channels repeats the first half's NICs on the other tree, so
+//! channel c uses tree (c / (channels / 2)) mod 2 and every rail carries
+//! both trees (a server is inside one and a leaf of the other on each
+//! NIC). Inside a server the GPUs form
 //! a chain in the order of channel c's ring; its first GPU (c mod g, the
 //! GPU of rail c) is the server's node in the tree between servers.
 
@@ -129,13 +133,26 @@ impl Comm {
             }
         }
         for s in 0..nodes {
-            if let Some(p) = dtree_parent(nodes, c % 2, s) {
+            if let Some(p) = dtree_parent(nodes, self.tree_of(c), s) {
                 let (head, up) = (chain(s, 0), chain(p, 0));
                 out[head as usize].parent = Some(up);
                 out[up as usize].children.push(head);
             }
         }
         out
+    }
+
+    /// NCCL's tree depth (`channel->tree.depth`): the chain inside a
+    /// server plus the height of the tree between servers,
+    /// `gpus - 1 + floor(log2(servers))`.
+    pub fn tree_depth(&self) -> u32 {
+        self.gpus - 1 + self.servers.max(1).ilog2()
+    }
+
+    /// Which of the two trees channel `c` uses: NCCL's channels
+    /// `[half, 2 half)` are copies of `[0, half)` on the dual tree.
+    pub fn tree_of(&self, c: u32) -> u32 {
+        (c / (self.channels / 2).max(1)) % 2
     }
 
     /// Ring channel `c` in both directions: (prev, next) of every rank.
@@ -270,6 +287,45 @@ mod tests {
         assert_eq!(tree[24 + 3].parent, None);
         assert_eq!(tree[8 + 3].children, vec![8 + 4, 3, 16 + 3]);
         assert!(is_tree(32, |r| tree[r as usize].parent));
+    }
+
+    #[test]
+    fn every_rail_carries_both_trees() {
+        let (t, g) = rail_fabric(8);
+        let mut c = Comm::new(&t, &g, 8, 8).unwrap();
+        c.channels = 16;
+        // Channels 0-7 are NCCL's tree channels on rails 0-7, channels
+        // 8-15 their copies on the dual tree.
+        for ch in 0..16 {
+            assert_eq!(c.tree_of(ch), ch / 8, "channel {ch}");
+        }
+        // On rail 0 (channels 0 and 8) the servers inside tree 0 (0, 4,
+        // 2, 6) are leaves of the mirrored tree (inside it: 7, 3, 5, 1).
+        let heads = |ch: u32| -> Vec<usize> {
+            let tree = c.tree(ch);
+            (0..8)
+                .map(|s| {
+                    let h = (s * 8 + ch % 8) as usize;
+                    tree[h]
+                        .children
+                        .iter()
+                        .filter(|&&k| c.server(k) != s)
+                        .count()
+                })
+                .collect()
+        };
+        let (a, b) = (heads(0), heads(8));
+        for s in 0..8 {
+            assert!(
+                a[s] == 0 || b[s] == 0,
+                "server {s} inside both trees on rail 0: {a:?} {b:?}"
+            );
+        }
+        assert_eq!(a.iter().sum::<usize>(), 7);
+        assert_eq!(b.iter().sum::<usize>(), 7);
+        // One channel: tree 0.
+        c.channels = 1;
+        assert_eq!(c.tree_of(0), 0);
     }
 
     #[test]
