@@ -220,7 +220,7 @@ def _parser() -> argparse.ArgumentParser:
 
     # bench
     pb = sub.add_parser("bench", help="run a simulator benchmark (wall-clock speed)")
-    pb.add_argument("name", choices=["a2a-32", "a2a-128", "ns3-hpcc-64", "a2a-1024", "allreduce-1k", "allreduce-16k"])
+    pb.add_argument("name", choices=["a2a-32", "a2a-128", "ns3-hpcc-64", "a2a-1024", "allreduce-1k", "allreduce-16k", "nccl-1024"])
     pb.add_argument("--cc", choices=["none", "dcqcn"], default="", help="congestion control (default: the benchmark's)")
     pb.add_argument("--json", action="store_true", help="print the figures as JSON")
     pb.add_argument("--quiet", action="store_true", help="no progress bar or lines on stderr")

@@ -67,13 +67,14 @@ pub struct BenchResult {
 }
 
 /// Benchmark names.
-pub const BENCHES: [&str; 6] = [
+pub const BENCHES: [&str; 7] = [
     "a2a-32",
     "a2a-128",
     "ns3-hpcc-64",
     "a2a-1024",
     "allreduce-1k",
     "allreduce-16k",
+    "nccl-1024",
 ];
 
 /// Run benchmark `name` with congestion control `cc` ("none", "dcqcn", or
@@ -123,6 +124,93 @@ agg_core_delay_ns = 1000
 algorithm = "none"
 "#
     ))
+}
+
+/// 128 H100 servers (1,024 GPUs, one 400G NDR NIC each) in 4 scalable
+/// units of 32 on a rail-optimized fabric: 32 rail leaves, 16 spines, two
+/// links from every leaf to every spine (1:1).
+fn h100_rail_1024() -> Result<FabricSpec> {
+    FabricSpec::from_toml(
+        r#"
+name = "bench-nccl-1024"
+description = "scale benchmark: 128 x 8 H100, 400G NDR per GPU, rail-optimized, 4 SUs, 1:1"
+transport = "infiniband"
+[gpu]
+gpus_per_server = 8
+model = "NVIDIA H100 80GB HBM3"
+nvlink_gbps = 3600
+pcie_gbps = 512
+gpudirect = true
+[topology]
+kind = "rail_optimized"
+servers = 128
+servers_per_su = 32
+spines = 16
+nic_gbps = 400
+uplink_gbps = 400
+links_per_pair = 2
+host_link_delay_ns = 10
+uplink_delay_ns = 100
+[switch]
+latency_ns = 130
+forwarding = "cut_through"
+[nic]
+tx_latency_ns = 405
+rx_latency_ns = 325
+[ib]
+mtu = 4096
+vls = 8
+"#,
+    )
+}
+
+/// nccl-tests' `all_reduce_perf -b 8 -e 8G -f 2` (20 timed calls after 5
+/// warm-up ones per size, NCCL's own choice of algorithm and protocol) on
+/// 1,024 GPUs; `last_completion_us` is the 8 GiB call's time.
+fn run_nccl(
+    name: &str,
+    mut spec: FabricSpec,
+    backend: Backend,
+    progress: Option<&mut dyn FnMut(Time, u64)>,
+) -> Result<BenchResult> {
+    use crate::tools::nccl_tests;
+    spec.sim.backend = backend;
+    let o = nccl_tests::Options {
+        test: "all_reduce_perf".into(),
+        nodes: Some(128),
+        min_bytes: Some(8),
+        max_bytes: Some(8 << 30),
+        step_factor: Some(2),
+        ..nccl_tests::Options::default()
+    };
+    let mut progress = progress;
+    let mut cb = |t: Time, ev: u64, _: usize, _: usize, _: &str| {
+        if let Some(p) = progress.as_mut() {
+            p(t, ev);
+        }
+    };
+    let r = nccl_tests::run(&spec, &o, 1, Some(&mut cb))?;
+    let last = r.rows.last().map_or(0.0, |row| row.time_us);
+    Ok(BenchResult {
+        name: name.into(),
+        backend: backend.name().into(),
+        cc: "not modelled".into(),
+        hosts: r.nranks,
+        qps: r.run.mpi.qps as u32,
+        bytes_per_flow: 8 << 30,
+        wall_s: r.run.wall_s,
+        events: r.run.events,
+        events_per_s: r.run.events as f64 / r.run.wall_s,
+        packets_forwarded: 0,
+        packets_per_s: 0.0,
+        sim_time_us: r.run.sim_time_us,
+        last_completion_us: last,
+        peak_rss_mb: peak_rss_mb(),
+        peak_packets_in_flight: 0,
+        run_bytes_per_packet_in_flight: 0.0,
+        outcome: Outcome::Finished,
+        flow_stats: None,
+    })
 }
 
 /// MPI_Allreduce of 1 GiB, one rank per host, with the algorithm Open MPI's
@@ -192,7 +280,9 @@ fn run_allreduce(
 /// the packet backend needs hours), `allreduce-1k` and `allreduce-16k`
 /// (MPI_Allreduce of 1 GiB on 1,024 hosts of a k = 16 fat tree and on
 /// 16,384 hosts of a k = 32 fat tree with 32 hosts per edge, 2:1 at the
-/// edge; `last_completion_us` is IMB's t_avg).
+/// edge; `last_completion_us` is IMB's t_avg), `nccl-1024` (nccl-tests'
+/// all_reduce_perf from 8 B to 8 GiB on 1,024 H100 GPUs; the flow
+/// backend's coflows, the packet backend would need hours).
 pub fn run_on(
     name: &str,
     cc: &str,
@@ -202,6 +292,7 @@ pub fn run_on(
     match name {
         "allreduce-1k" => return run_allreduce(name, fat_tree_mpi(16, 8)?, backend, progress),
         "allreduce-16k" => return run_allreduce(name, fat_tree_mpi(32, 32)?, backend, progress),
+        "nccl-1024" => return run_nccl(name, h100_rail_1024()?, backend, progress),
         _ => {}
     }
     let (mut spec, default_cc) = match name {

@@ -152,7 +152,7 @@ struct Builder<'a> {
 
 /// Pieces of `total` elements for each loop and channel: (loop, channel,
 /// first element, elements), where a loop covers `chans` x `per` x unit.
-fn pieces(total: u64, chans: u32, per: u64, unit: u64) -> Vec<(u32, u32, u64, u64)> {
+pub(crate) fn pieces(total: u64, chans: u32, per: u64, unit: u64) -> Vec<(u32, u32, u64, u64)> {
     let mut out = Vec::new();
     let loop_elems = chans as u64 * per * unit;
     let (mut base, mut l) = (0u64, 0u32);
@@ -174,7 +174,7 @@ fn pieces(total: u64, chans: u32, per: u64, unit: u64) -> Vec<(u32, u32, u64, u6
 
 /// Chunk `k` of `n` of a channel's piece [start, start + len), in chunks
 /// of `ceil(len / n)`: (offset, count), count possibly 0.
-fn chunk(start: u64, len: u64, n: u32, k: u32) -> (u64, u64) {
+pub(crate) fn chunk(start: u64, len: u64, n: u32, k: u32) -> (u64, u64) {
     let c = len.div_ceil(n as u64);
     let lo = (k as u64 * c).min(len);
     let hi = ((k as u64 + 1) * c).min(len);

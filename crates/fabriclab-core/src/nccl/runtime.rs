@@ -20,11 +20,18 @@
 //! - Reductions and copies are fused into the transfers by NCCL's kernels:
 //!   they cost nothing here.
 //!
+//! On the flow backend, the calls given by
+//! [`NcclRuntime::set_fluid_calls`] are not run step by step: each of
+//! their channels is one fluid coflow ([`super::fluid`]), and every rank
+//! ends the call its cost after the last one started it.
+//!
 //! Left out: the buffer slots' flow control (`NCCL_STEPS` credits; the
 //! rings' own data dependencies pace them), GPU compute contention (SM
 //! count per channel), and host CPU costs.
 
+use super::coll::CollCall;
 use super::comm::Comm;
+use super::fluid::{self, FluidCost, GpuLinks};
 use super::nvlink::NvLink;
 use super::params::{Algorithm, Costs, Protocol};
 use crate::config::GpuSpec;
@@ -120,6 +127,12 @@ pub struct NcclRuntime {
     finished: Vec<Rank>,
     counters: MpiCounters,
     failed: bool,
+    /// By schedule id: the call to run as fluid coflows instead.
+    fluid: Vec<Option<CollCall>>,
+    fluid_cost: HashMap<u32, Rc<FluidCost>>,
+    /// Ranks that started the current fluid call, with their epochs.
+    fluid_started: Vec<(Rank, u32)>,
+    links: GpuLinks,
 }
 
 impl NcclRuntime {
@@ -162,6 +175,74 @@ impl NcclRuntime {
             finished: Vec::new(),
             counters: MpiCounters::default(),
             failed: false,
+            fluid: Vec::new(),
+            fluid_cost: HashMap::new(),
+            fluid_started: Vec::new(),
+            links: GpuLinks {
+                nvlink_bpps: g.nvlink_gbps / 8.0 / 1e3,
+                nvlink_lat: Time::from_ns_f64(g.nvlink_latency_ns),
+                pcie_lat: Time::from_ns_f64(g.pcie_latency_ns),
+                staging_bpps: (!g.gpudirect).then(|| g.pcie_gbps / 8.0 / 1e3),
+            },
+        }
+    }
+
+    /// Calls to run as fluid coflows (flow backend), by schedule id; their
+    /// schedules are placeholders with one step per rank.
+    pub fn set_fluid_calls(&mut self, calls: Vec<Option<CollCall>>) {
+        self.fluid = calls;
+    }
+
+    /// Rank `rank` starts fluid call `call` (schedule `id`): once every
+    /// rank has, all of them end it after its cost.
+    fn start_fluid(&mut self, net: &mut Net, rank: Rank, id: SchedId, call: CollCall) {
+        let epoch = self.ranks[rank as usize].epoch;
+        self.fluid_started.push((rank, epoch));
+        if self.fluid_started.len() < self.comm.n() as usize {
+            return;
+        }
+        let cost = match self.fluid_cost.get(&id) {
+            Some(c) => Rc::clone(c),
+            None => {
+                let Self {
+                    comm,
+                    conns,
+                    counters,
+                    me,
+                    links,
+                    ..
+                } = self;
+                let mut connect = |net: &mut Net, a: u32, b: u32, ch: u32| {
+                    *conns.entry((a, b, ch)).or_insert_with(|| {
+                        counters.qps += 2;
+                        net.connect(a, b, *me, *me, None)
+                            .expect("hosts of the communicator")
+                            .0
+                    })
+                };
+                let got = fluid::cost(net, comm, links, &call, &mut connect);
+                let Some(c) = got else {
+                    self.failed = true;
+                    return;
+                };
+                let c = Rc::new(c);
+                self.fluid_cost.insert(id, Rc::clone(&c));
+                c
+            }
+        };
+        self.counters.net_bytes += cost.net_bytes;
+        self.counters.shm_bytes += cost.shm_bytes;
+        self.counters.eager_msgs += cost.msgs;
+        for (ports, wire, pkts) in &cost.ports {
+            net.flow_account(ports, *wire, *pkts);
+        }
+        for (rank, epoch) in std::mem::take(&mut self.fluid_started) {
+            let c = Cont::Done {
+                rank,
+                step: 0,
+                epoch,
+            };
+            self.defer(net, cost.rank_end[rank as usize], c);
         }
     }
 
@@ -427,6 +508,14 @@ impl Executor for NcclRuntime {
             .get(rank as usize)
             .map_or(&[][..], |r| &r.steps[..]);
         st.epoch += 1;
+        if let Some(Some(call)) = self.fluid.get(id as usize).copied() {
+            st.sched = id;
+            st.left = 1;
+            st.waiting.clear();
+            st.waiting.push(0);
+            self.start_fluid(net, rank, id, call);
+            return;
+        }
         if steps.is_empty() {
             self.finished.push(rank);
             return;

@@ -43,7 +43,7 @@ pub use audit::AuditSummary;
 pub use counters::{PortCounters, QpCounters};
 pub use dyn_ecn::DynEcnPort;
 pub use failures::LinkStep;
-pub use flow::FlowStats;
+pub use flow::{FlowRoute, FlowStats};
 pub use pfc_guard::{Deadlock, DeadlockPort};
 pub use tcp::{TcpCounters, TcpId, TcpReport};
 pub use verbs::{

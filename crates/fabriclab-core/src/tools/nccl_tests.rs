@@ -369,6 +369,30 @@ pub fn run(
         }
         s = next;
     }
+    // The flow backend runs rings and trees as fluid coflows
+    // (`nccl/fluid.rs`); point-to-point keeps its messages.
+    // (`nccl/fluid.rs`); point-to-point keeps its messages, and so does
+    // a single server (NVLink only: few messages, and the detailed
+    // schedule's lock-step channels are what NCCL measures there).
+    let fluid = spec.sim.backend == crate::config::Backend::Flow
+        && comm.servers > 1
+        && !matches!(coll, NcclColl::AllToAll | NcclColl::SendRecv);
+    if fluid {
+        let other = if !o.env.background.is_empty() || !o.env.background_iperf.is_empty() {
+            Some("background traffic")
+        } else if !spec.link_failures.is_empty() {
+            Some("link failures")
+        } else {
+            None
+        };
+        if let Some(what) = other {
+            return arg_err(format!(
+                "{test} on the flow backend runs each call as fluid coflows on the links as they \
+                 are when it starts, so {what} would not be seen; use --backend packet"
+            ));
+        }
+    }
+    let mut fluid_calls: Vec<Option<CollCall>> = Vec::new();
     let mut scheds: Vec<Schedule> = Vec::new();
     let mut phases = Vec::new();
     let mut meta = Vec::new();
@@ -401,9 +425,19 @@ pub fn run(
             proto,
             algo,
         };
-        let sc = nccl::coll::build(&comm, &call);
-        let wrong = (check > 0 && sched_count.saturating_mul(n as u64) * 2 <= CHECK_ELEMS)
-            .then(|| wrong_elements(&call, &sc, n, seed));
+        let checked = check > 0 && sched_count.saturating_mul(n as u64) * 2 <= CHECK_ELEMS;
+        let (sc, wrong) = if fluid {
+            let wrong = checked.then(|| {
+                let sc = nccl::coll::build(&comm, &call);
+                wrong_elements(&call, &sc, n, seed)
+            });
+            (fluid_placeholder(n, &call), wrong)
+        } else {
+            let sc = nccl::coll::build(&comm, &call);
+            let wrong = checked.then(|| wrong_elements(&call, &sc, n, seed));
+            (sc, wrong)
+        };
+        fluid_calls.push(fluid.then_some(call));
         let ran = match o.max_volume.unwrap_or(MAX_VOLUME) {
             0 => iters,
             cap => sc.reps_within(iters, cap),
@@ -452,6 +486,7 @@ pub fn run(
     let make: MakeExecutor = Box::new(move |net, _job, me| {
         let mut rt = nccl::NcclRuntime::new(net, cc, &gg, proto0, me);
         rt.set_schedule_choices(choices);
+        rt.set_fluid_calls(fluid_calls);
         Box::new(rt)
     });
     let program = ProgramSpec {
@@ -523,6 +558,20 @@ pub fn run(
         avg_busbw,
         run: r.summary,
     })
+}
+
+/// A fluid call's stand-in schedule: one empty step per rank, which the
+/// runtime ends when the call's coflows have moved its data.
+fn fluid_placeholder(n: Rank, call: &CollCall) -> Schedule {
+    let bufs = crate::mpi::sched::BufSizes {
+        send: vec![0; n as usize],
+        recv: vec![0; n as usize],
+    };
+    let mut s = Schedule::new(n, call.elem_bytes, bufs, "fluid");
+    for r in &mut s.ranks {
+        r.compute(0, &[]);
+    }
+    s
 }
 
 /// Run the schedule on real buffers and count the elements that differ

@@ -108,6 +108,11 @@ impl MaxMin {
         self.hops[f as usize].iter().map(|h| h.0)
     }
 
+    /// Capacity of link `l`, b/s.
+    pub fn cap_bps(&self, l: u32) -> f64 {
+        self.cap_bps[l as usize]
+    }
+
     /// Flows currently crossing link `l`.
     pub fn flows_on(&self, l: u32) -> usize {
         self.on[l as usize].len()

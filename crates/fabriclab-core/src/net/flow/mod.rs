@@ -237,6 +237,24 @@ pub(crate) struct FlowNet {
 /// Path ports of a flow (egress ports, host port first).
 type Path = Vec<u32>;
 
+/// Where one message of a QP goes on the flow backend and what it costs
+/// alone on idle ports (NCCL's fluid collectives, `nccl/fluid.rs`, share
+/// the links themselves).
+#[derive(Clone, Debug)]
+pub struct FlowRoute {
+    /// Egress ports of the QP's path, its host's port first.
+    pub ports: Vec<u32>,
+    /// Each port's capacity now, b/s (0 while its cable is out).
+    pub cap_bps: Vec<f64>,
+    /// Wire bytes of the message (every packet's headers and framing).
+    pub wire_bytes: u64,
+    /// Its packets.
+    pub packets: u32,
+    /// From the end of its fluid transfer to `Received` at the peer: its
+    /// last packet across the path, then the NIC's receive latency.
+    pub tail: Time,
+}
+
 impl FlowNet {
     pub fn new(cap_bps: Vec<f64>, quantum: Time, iwarp: Option<(u32, bool, bool)>) -> FlowNet {
         FlowNet {
@@ -375,6 +393,42 @@ impl Net {
             self.flow.as_mut().expect("flow backend").qps[q as usize].path = path;
         }
         r
+    }
+
+    /// Flow backend: the route and cost of a WRITE of `bytes` on `qp`
+    /// (None on the packet backend).
+    pub fn flow_route(&self, qp: QpId, bytes: u64) -> Option<FlowRoute> {
+        let fnet = self.flow.as_ref()?;
+        let ports = self.flow_path(qp.0);
+        let cap_bps = ports.iter().map(|&p| fnet.mm.cap_bps(p)).collect();
+        let (wire_bytes, last_wire, packets) = self.flow_wire(MsgKind::Write, bytes);
+        // Any origin will do: the arithmetic only shifts with it.
+        let end = Time::from_ns_f64(1e6);
+        let host = &self.ports[ports[0] as usize];
+        let start_last = end - host.rate.tx_time(last_wire as u64);
+        let arrive = self.flow_packet_arrival(ports.iter().copied(), start_last, last_wire);
+        Some(FlowRoute {
+            ports,
+            cap_bps,
+            wire_bytes,
+            packets,
+            tail: arrive + self.p.nic_rx - end,
+        })
+    }
+
+    /// Flow backend: count `wire` bytes in `packets` packets out of each
+    /// of `ports` and into its peer (traffic the flow solver did not carry
+    /// itself, e.g. NCCL's fluid collectives).
+    pub fn flow_account(&mut self, ports: &[u32], wire: u64, packets: u64) {
+        for &pi in ports {
+            let peer = self.ports[pi as usize].peer;
+            let c = &mut self.ports[pi as usize].c;
+            c.tx_bytes += wire;
+            c.tx_packets += packets;
+            let c = &mut self.ports[peer as usize].c;
+            c.rx_bytes += wire;
+            c.rx_packets += packets;
+        }
     }
 
     /// When an ACK of `wire` bytes for QP `q`, leaving its peer's host at

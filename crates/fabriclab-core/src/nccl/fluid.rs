@@ -1,0 +1,451 @@
+//! NCCL's rings and trees on the flow backend: each channel of a call is
+//! one fluid coflow, so a 1,024-GPU AllReduce costs a few thousand route
+//! look-ups instead of millions of messages.
+//!
+//! What it models, per call:
+//! - the edges NCCL's kernels use: channel c's ring (AllReduce, AllGather,
+//!   ReduceScatter), its chain from the root along the ring (Broadcast,
+//!   Reduce), or its tree both ways (Tree AllReduce), the same as the
+//!   schedules of [`super::coll`];
+//! - each edge's route: NVLink inside a server (the sender's egress and
+//!   the receiver's ingress), or, between servers, NVLink to the GPU on
+//!   the receiver's rail when the sender's NIC is another (PXN) and then
+//!   the network path of that rail's QP of the channel, the flow backend's
+//!   routing with its ECMP hash ([`Net::flow_route`]);
+//! - rates: every edge of a channel carries the same data stream, so the
+//!   channel runs at one rate; the channels share the links max-min
+//!   fairly, each channel loading a link with the wire bytes (protocol
+//!   lines, packet headers) of every one of its edges that crosses it
+//!   (weighted progressive filling);
+//! - time: the call starts when its last rank calls it and ends, for
+//!   every rank, after NCCL's launch cost, the bytes of the busiest edge
+//!   at the channel's rate, and the latency of the dependency chain the
+//!   detailed schedules have (per hop: NVLink or PCIe, network and NIC
+//!   latency of one chunk, the protocol's per-hop cost, host staging
+//!   without GPUDirect):
+//!   - ring (every rank starts with data): each loop of the channel takes
+//!     its hops' latencies, so `bytes / rate + loops x hops x mean hop
+//!     latency`;
+//!   - chain and tree (data enters at one end): a chunk is stored and
+//!     forwarded at each hop, so the pipeline fills in `hops x chunk /
+//!     rate` plus the latencies along the path (the deepest one for a
+//!     tree, up and back down), then streams `bytes / rate`.
+//!
+//!   Without contention these are the detailed schedules' times; tests
+//!   compare the two.
+//!
+//! Left out: everything the flow backend leaves out, and more: the call
+//! sees the links as they are when it starts (other traffic, failures and
+//! repairs during it are not seen; `nccl_tests` refuses background
+//! traffic and link failures with it); a channel's edges are not slowed
+//! one by one (a ring runs at the rate of its most loaded link, which is
+//! what the real ring's data dependencies impose); ranks finish together.
+
+use super::coll::{chunk, pieces, CollCall, NcclColl};
+use super::comm::Comm;
+use super::params::{Algorithm, Costs, Protocol};
+use crate::mpi::sched::Rank;
+use crate::net::{Net, QpId};
+use crate::units::Time;
+use std::collections::HashMap;
+
+/// NVLink resources are numbered from here (network ports below).
+const NVL: u32 = 1 << 31;
+/// A link counts as saturated when this little of it is left.
+const EPS: f64 = 1e-9;
+
+/// The servers' links the fluid model needs.
+#[derive(Clone, Copy, Debug)]
+pub struct GpuLinks {
+    /// NVLink per GPU per direction, bytes per ps.
+    pub nvlink_bpps: f64,
+    /// NVLink latency.
+    pub nvlink_lat: Time,
+    /// PCIe latency (paid at each end of a network hop).
+    pub pcie_lat: Time,
+    /// Without GPUDirect RDMA: the host-memory staging rate, bytes per ps.
+    pub staging_bpps: Option<f64>,
+}
+
+/// What a call costs: its duration and what it moved.
+#[derive(Clone, Debug, Default)]
+pub struct FluidCost {
+    /// From the last rank's start to the last rank's end.
+    pub time: Time,
+    /// From the last rank's start to each rank's end.
+    pub rank_end: Vec<Time>,
+    /// Data bytes that crossed the network.
+    pub net_bytes: u64,
+    /// Data bytes that crossed NVLink.
+    pub shm_bytes: u64,
+    /// Messages (chunks) the detailed schedule would send.
+    pub msgs: u64,
+    /// Per network route: its ports, and the wire bytes and packets the
+    /// call puts on them.
+    pub ports: Vec<(Vec<u32>, u64, u64)>,
+}
+
+/// How data enters a channel's pattern.
+enum Shape {
+    /// Every rank starts with data; `hops` per loop.
+    Ring { hops: u32 },
+    /// From the first rank of `order` to the last, edge j from order[j]
+    /// to order[j + 1].
+    Chain { order: Vec<Rank> },
+    /// Up every tree edge to the root, then back down: each rank's
+    /// parent, and the edges to and from it.
+    Tree {
+        parent: Vec<Option<Rank>>,
+        up: Vec<usize>,
+        down: Vec<usize>,
+    },
+}
+
+/// One channel's pattern: its edges and how much each carries.
+struct Pattern {
+    edges: Vec<(Rank, Rank)>,
+    shape: Shape,
+    /// Data bytes of the busiest edge, of its largest chunk, and the
+    /// channel's loops (ring).
+    bytes: u64,
+    chunk: u64,
+    loops: u64,
+}
+
+/// Cost of `call` on `comm` with each channel a coflow. `connect` gives
+/// the QP of (sender NIC host, receiver NIC host, channel). None when a
+/// channel cannot move (a link on its path has no capacity) or the
+/// backend is not the flow backend.
+pub fn cost(
+    net: &mut Net,
+    comm: &Comm,
+    links: &GpuLinks,
+    call: &CollCall,
+    connect: &mut dyn FnMut(&mut Net, u32, u32, u32) -> QpId,
+) -> Option<FluidCost> {
+    let n = comm.n();
+    let costs = Costs::of(call.algo, call.proto);
+    let mut out = FluidCost {
+        time: costs.launch,
+        ..FluidCost::default()
+    };
+    out.rank_end = vec![costs.launch; n as usize];
+    if n == 1 || call.count == 0 {
+        return Some(out);
+    }
+    let eb = call.elem_bytes.max(1) as u64;
+    let pats: Vec<(u32, Pattern)> = (0..comm.channels.max(1))
+        .filter_map(|ch| pattern(comm, call, ch).map(|p| (ch, p)))
+        .collect();
+    // Per channel: demand per resource (wire bytes per data byte), each
+    // edge's latency (ps), and the routes to count bytes on.
+    let mut cap: HashMap<u32, f64> = HashMap::new();
+    let mut demand: Vec<Vec<(u32, f64)>> = Vec::new();
+    let mut lats: Vec<Vec<f64>> = Vec::new();
+    for (ch, p) in &pats {
+        let c_bytes = (p.chunk * eb).max(1);
+        let proto_wire = call.proto.wire_bytes(c_bytes);
+        let pf = proto_wire as f64 / c_bytes as f64;
+        let edge_bytes = p.bytes * eb;
+        let chunks = edge_bytes.div_ceil(c_bytes);
+        let mut d: HashMap<u32, f64> = HashMap::new();
+        let mut lat = Vec::with_capacity(p.edges.len());
+        for &(a, b) in &p.edges {
+            let (sa, sb) = (comm.server(a), comm.server(b));
+            let (ga, gb) = (comm.gpu(a), comm.gpu(b));
+            let nvl = |s: u32, g: u32, inbound: u32| NVL | ((s * comm.gpus + g) * 2 + inbound);
+            out.msgs += chunks;
+            if sa == sb || comm.nic_of_gpu(ga) != comm.nic_of_gpu(gb) {
+                // NVLink: the whole hop, or PXN's first leg.
+                *d.entry(nvl(sa, ga, 0)).or_default() += pf;
+                *d.entry(nvl(sa, gb, 1)).or_default() += pf;
+                cap.insert(nvl(sa, ga, 0), links.nvlink_bpps);
+                cap.insert(nvl(sa, gb, 1), links.nvlink_bpps);
+                out.shm_bytes += edge_bytes;
+            }
+            // A chunk alone on the hop: at its slowest resource's rate.
+            let nvl_solo = proto_wire as f64 / links.nvlink_bpps;
+            if sa == sb {
+                lat.push((links.nvlink_lat + costs.nvlink_hop).0 as f64 + nvl_solo);
+                continue;
+            }
+            let mut l = 0.0;
+            if comm.nic_of_gpu(ga) != comm.nic_of_gpu(gb) {
+                // PXN: the chunk is in the proxy GPU before it is posted.
+                l += links.nvlink_lat.0 as f64 + nvl_solo;
+            }
+            let rail = comm.nic_of_gpu(gb);
+            let qp = connect(net, comm.nic_host(sa, rail), comm.nic_host(sb, rail), *ch);
+            let r = net.flow_route(qp, proto_wire)?;
+            let wf = r.wire_bytes as f64 / c_bytes as f64;
+            let mut slowest = f64::INFINITY;
+            for (&pi, &bps) in r.ports.iter().zip(&r.cap_bps) {
+                *d.entry(pi).or_default() += wf;
+                cap.insert(pi, bps / 8.0 / 1e12);
+                slowest = slowest.min(bps / 8.0 / 1e12);
+            }
+            l += r.wire_bytes as f64 / slowest;
+            let staging = links
+                .staging_bpps
+                .map_or(0.0, |s| (proto_wire as f64 / s).ceil());
+            l += 2.0 * (links.pcie_lat.0 as f64 + staging) + (r.tail + costs.net_hop).0 as f64;
+            lat.push(l);
+            out.net_bytes += edge_bytes;
+            out.ports
+                .push((r.ports, r.wire_bytes * chunks, r.packets as u64 * chunks));
+        }
+        let mut d: Vec<(u32, f64)> = d.into_iter().collect();
+        d.sort_unstable_by_key(|x| x.0);
+        demand.push(d);
+        lats.push(lat);
+    }
+    let rates = fill(&demand, &cap);
+    let mut ends = vec![0.0f64; n as usize];
+    for (((_, p), rate), lat) in pats.iter().zip(&rates).zip(&lats) {
+        if *rate <= 0.0 {
+            return None;
+        }
+        let bytes = (p.bytes * eb) as f64;
+        let c = (p.chunk * eb) as f64;
+        if let Shape::Ring { hops } = p.shape {
+            let mean = lat.iter().sum::<f64>() / lat.len() as f64;
+            let t = (bytes / rate).max(p.loops as f64 * hops as f64 * mean);
+            ends.iter_mut().for_each(|e| *e = e.max(t));
+            continue;
+        }
+        // A pipe: the first chunk reaches each rank after the hops on
+        // its way (stored and forwarded at each), the rest streams behind
+        // it at the channel's rate.
+        let stream = (bytes - c).max(0.0) / rate;
+        for (end, at) in ends.iter_mut().zip(first_chunk(p, lat, c / rate)) {
+            *end = end.max(at + stream);
+        }
+    }
+    out.rank_end = ends
+        .iter()
+        .map(|&e| costs.launch + Time(e.ceil() as u64))
+        .collect();
+    out.time = out.rank_end.iter().copied().max().unwrap_or(costs.launch);
+    Some(out)
+}
+
+/// When the first chunk of a pipe is complete at each rank: the sum of
+/// the hop times on its way (`out`: how long the source takes to send it).
+fn first_chunk(p: &Pattern, lat: &[f64], out: f64) -> Vec<f64> {
+    match &p.shape {
+        Shape::Ring { .. } => Vec::new(),
+        Shape::Chain { order } => {
+            let mut t = vec![0.0; order.len()];
+            let mut sum = 0.0;
+            t[order[0] as usize] = out;
+            for (j, w) in order.windows(2).enumerate() {
+                sum += lat[j];
+                t[w[1] as usize] = sum;
+            }
+            t
+        }
+        Shape::Tree { parent, up, down } => {
+            let n = parent.len();
+            let depth = |mut r: usize| {
+                let mut d = 0;
+                while let Some(q) = parent[r] {
+                    d += 1;
+                    r = q as usize;
+                }
+                d
+            };
+            let mut by_depth: Vec<usize> = (0..n).collect();
+            by_depth.sort_by_key(|&r| std::cmp::Reverse(depth(r)));
+            // Up: a rank has its partial sum once every child's is in.
+            let mut up_at = vec![0.0f64; n];
+            for &r in &by_depth {
+                if let Some(q) = parent[r] {
+                    let t = up_at[r] + lat[up[r]];
+                    up_at[q as usize] = up_at[q as usize].max(t);
+                }
+            }
+            // Down: from the root, which has the sum when its last child's
+            // partial is in.
+            let mut t = vec![0.0f64; n];
+            for &r in by_depth.iter().rev() {
+                t[r] = match parent[r] {
+                    None => up_at[r],
+                    Some(q) => t[q as usize] + lat[down[r]],
+                };
+            }
+            t
+        }
+    }
+}
+
+/// Weighted max-min rates (data bytes per ps) of coflows with `demand`
+/// (resource, wire bytes per data byte) over resources of capacity `cap`
+/// (bytes per ps): raise every unfrozen coflow's rate together; when a
+/// resource fills, freeze the coflows on it.
+fn fill(demand: &[Vec<(u32, f64)>], cap: &HashMap<u32, f64>) -> Vec<f64> {
+    let mut rate = vec![0.0; demand.len()];
+    let mut frozen = vec![false; demand.len()];
+    let mut left: HashMap<u32, f64> = cap.clone();
+    loop {
+        let mut load: HashMap<u32, f64> = HashMap::new();
+        for (c, d) in demand.iter().enumerate() {
+            if !frozen[c] {
+                for &(res, w) in d {
+                    *load.entry(res).or_default() += w;
+                }
+            }
+        }
+        if load.is_empty() {
+            return rate;
+        }
+        let step = load
+            .iter()
+            .map(|(res, &w)| left[res].max(0.0) / w)
+            .fold(f64::INFINITY, f64::min);
+        for (c, r) in rate.iter_mut().enumerate() {
+            if !frozen[c] {
+                *r += step;
+            }
+        }
+        for (res, w) in &load {
+            *left.get_mut(res).expect("a resource with capacity") -= step * w;
+        }
+        for (c, d) in demand.iter().enumerate() {
+            if !frozen[c] && d.iter().any(|(res, _)| left[res] <= EPS * cap[res]) {
+                frozen[c] = true;
+            }
+        }
+    }
+}
+
+/// Channel `ch`'s pattern for `call` (None when it carries no data).
+fn pattern(comm: &Comm, call: &CollCall, ch: u32) -> Option<Pattern> {
+    let n = comm.n();
+    let chans = comm.channels.max(1);
+    let eb = call.elem_bytes.max(1) as u64;
+    let tree = call.algo == Algorithm::Tree && call.coll == NcclColl::AllReduce;
+    let step = if tree && call.proto == Protocol::Simple {
+        super::coll::tree_chunk_bytes(call.count * eb, chans, comm.tree_depth())
+    } else {
+        call.proto.step_bytes()
+    };
+    let unit = (step / eb).max(1);
+    let ring = comm.ring(ch);
+    let ring_edges = || -> Vec<(Rank, Rank)> {
+        (0..n as usize)
+            .map(|i| (ring[i], ring[(i + 1) % n as usize]))
+            .collect()
+    };
+    let (per, total) = match call.coll {
+        NcclColl::AllReduce if !tree => (n as u64, call.count),
+        NcclColl::AllReduce | NcclColl::Broadcast | NcclColl::Reduce => (1, call.count),
+        NcclColl::AllGather | NcclColl::ReduceScatter => (1, call.count),
+        NcclColl::AllToAll | NcclColl::SendRecv => return None,
+    };
+    let mine: Vec<u64> = pieces(total, chans, per, unit)
+        .into_iter()
+        .filter(|p| p.1 == ch)
+        .map(|p| p.3)
+        .collect();
+    if mine.is_empty() {
+        return None;
+    }
+    let loops = mine.len() as u64;
+    let largest = mine.iter().copied().max().unwrap_or(0);
+    match call.coll {
+        NcclColl::AllReduce if !tree => {
+            // Each loop: every chunk but the smallest, twice.
+            let bytes = mine
+                .iter()
+                .map(|&len| 2 * (len - (0..n).map(|k| chunk(0, len, n, k).1).min().unwrap_or(0)))
+                .sum();
+            Some(Pattern {
+                edges: ring_edges(),
+                shape: Shape::Ring { hops: 2 * (n - 1) },
+                bytes,
+                chunk: largest.div_ceil(n as u64),
+                loops,
+            })
+        }
+        NcclColl::AllGather | NcclColl::ReduceScatter => Some(Pattern {
+            edges: ring_edges(),
+            shape: Shape::Ring { hops: n - 1 },
+            bytes: (n as u64 - 1) * mine.iter().sum::<u64>(),
+            chunk: largest,
+            loops,
+        }),
+        NcclColl::Broadcast | NcclColl::Reduce => {
+            // From the root along the ring, or towards it for Reduce.
+            let rp = ring.iter().position(|&r| r == call.root).unwrap_or(0);
+            let mut order: Vec<Rank> = (0..n as usize)
+                .map(|i| ring[(rp + i) % n as usize])
+                .collect();
+            if call.coll == NcclColl::Reduce {
+                order.reverse();
+            }
+            Some(Pattern {
+                edges: order.windows(2).map(|w| (w[0], w[1])).collect(),
+                shape: Shape::Chain { order },
+                bytes: mine.iter().sum(),
+                chunk: largest,
+                loops,
+            })
+        }
+        _ => {
+            // Tree: up and down every tree edge.
+            let nodes = comm.tree(ch);
+            let mut edges = Vec::new();
+            let mut up = vec![usize::MAX; n as usize];
+            let mut down = vec![usize::MAX; n as usize];
+            for (r, node) in nodes.iter().enumerate() {
+                if let Some(p) = node.parent {
+                    up[r] = edges.len();
+                    edges.push((r as Rank, p));
+                    down[r] = edges.len();
+                    edges.push((p, r as Rank));
+                }
+            }
+            Some(Pattern {
+                edges,
+                shape: Shape::Tree {
+                    parent: nodes.iter().map(|x| x.parent).collect(),
+                    up,
+                    down,
+                },
+                bytes: mine.iter().sum(),
+                chunk: largest,
+                loops,
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progressive_filling_weighs_each_coflows_use_of_a_link() {
+        // Two coflows on link 0 (capacity 3): A crosses it twice, B once,
+        // so A gets 1 and B 1; B alone on link 1 (capacity 10) is then
+        // still held by link 0.
+        let cap: HashMap<u32, f64> = [(0, 3.0), (1, 10.0)].into();
+        let r = fill(&[vec![(0, 2.0)], vec![(0, 1.0), (1, 1.0)]], &cap);
+        assert!(
+            (r[0] - 1.0).abs() < 1e-12 && (r[1] - 1.0).abs() < 1e-12,
+            "{r:?}"
+        );
+        // A limited elsewhere (link 2, capacity 0.5) leaves link 0 to B:
+        // B = 3 - 2 x 0.5 = 2.
+        let cap: HashMap<u32, f64> = [(0, 3.0), (1, 10.0), (2, 0.5)].into();
+        let r = fill(&[vec![(0, 2.0), (2, 1.0)], vec![(0, 1.0), (1, 1.0)]], &cap);
+        assert!(
+            (r[0] - 0.5).abs() < 1e-12 && (r[1] - 2.0).abs() < 1e-12,
+            "{r:?}"
+        );
+        // A link with no capacity gives its coflow no rate.
+        let cap: HashMap<u32, f64> = [(0, 0.0), (1, 1.0)].into();
+        let r = fill(&[vec![(0, 1.0)], vec![(1, 1.0)]], &cap);
+        assert_eq!(r, vec![0.0, 1.0]);
+    }
+}
