@@ -19,7 +19,9 @@ def add_parser(sub: Any) -> None:
             "nccl-tests on the simulated fabric: NCCL's Ring and Tree collectives over NVLink inside each "
             "server and RDMA between servers (the fabric needs a [gpu] section, e.g. h100-rail-ib), with the "
             "algorithm and protocol NCCL 2.22's tuning model picks. Not modelled: NVLS, CollNet and PAT, "
-            "buffer-slot flow control, GPU compute contention (docs/nccl.md)."
+            "buffer-slot flow control, GPU compute contention. With --backend flow, calls across servers "
+            "run as one fluid coflow per channel (max-min shares, no messages; refuses background traffic "
+            "and link failures); within 3 %% of the packet core on large calls (docs/nccl.md)."
         ),
     )
     p.add_argument("test", metavar="PROGRAM", help=" ".join(gpu.NCCL_TESTS))

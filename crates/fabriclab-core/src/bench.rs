@@ -130,38 +130,7 @@ algorithm = "none"
 /// units of 32 on a rail-optimized fabric: 32 rail leaves, 16 spines, two
 /// links from every leaf to every spine (1:1).
 fn h100_rail_1024() -> Result<FabricSpec> {
-    FabricSpec::from_toml(
-        r#"
-name = "bench-nccl-1024"
-description = "scale benchmark: 128 x 8 H100, 400G NDR per GPU, rail-optimized, 4 SUs, 1:1"
-transport = "infiniband"
-[gpu]
-gpus_per_server = 8
-model = "NVIDIA H100 80GB HBM3"
-nvlink_gbps = 3600
-pcie_gbps = 512
-gpudirect = true
-[topology]
-kind = "rail_optimized"
-servers = 128
-servers_per_su = 32
-spines = 16
-nic_gbps = 400
-uplink_gbps = 400
-links_per_pair = 2
-host_link_delay_ns = 10
-uplink_delay_ns = 100
-[switch]
-latency_ns = 130
-forwarding = "cut_through"
-[nic]
-tx_latency_ns = 405
-rx_latency_ns = 325
-[ib]
-mtu = 4096
-vls = 8
-"#,
-    )
+    FabricSpec::from_toml(include_str!("../../../scenarios/h100_1024.fabric.toml"))
 }
 
 /// nccl-tests' `all_reduce_perf -b 8 -e 8G -f 2` (20 timed calls after 5
