@@ -133,6 +133,18 @@ fn h100_rail_1024() -> Result<FabricSpec> {
     FabricSpec::from_toml(include_str!("../../../scenarios/h100_1024.fabric.toml"))
 }
 
+/// A tool's progress callback (sim time, events, phase counts, label)
+/// passing sim time and events on to the benchmark's.
+fn tool_progress<'a, 'b: 'a>(
+    progress: &'a mut Option<&'b mut dyn FnMut(Time, u64)>,
+) -> impl FnMut(Time, u64, usize, usize, &str) + use<'a, 'b> {
+    move |t, ev, _, _, _| {
+        if let Some(p) = progress.as_mut() {
+            p(t, ev);
+        }
+    }
+}
+
 /// nccl-tests' `all_reduce_perf -b 8 -e 8G -f 2` (20 timed calls after 5
 /// warm-up ones per size, NCCL's own choice of algorithm and protocol) on
 /// 1,024 GPUs; `last_completion_us` is the 8 GiB call's time.
@@ -153,11 +165,7 @@ fn run_nccl(
         ..nccl_tests::Options::default()
     };
     let mut progress = progress;
-    let mut cb = |t: Time, ev: u64, _: usize, _: usize, _: &str| {
-        if let Some(p) = progress.as_mut() {
-            p(t, ev);
-        }
-    };
+    let mut cb = tool_progress(&mut progress);
     let r = nccl_tests::run(&spec, &o, 1, Some(&mut cb))?;
     let last = r.rows.last().map_or(0.0, |row| row.time_us);
     Ok(BenchResult {
@@ -199,11 +207,7 @@ fn run_allreduce(
         ..imb::Options::at_np(&["Allreduce"], np)
     };
     let mut progress = progress;
-    let mut cb = |t: Time, ev: u64, _: usize, _: usize, _: &str| {
-        if let Some(p) = progress.as_mut() {
-            p(t, ev);
-        }
-    };
+    let mut cb = tool_progress(&mut progress);
     let r = imb::run(&spec, &opts, 1, Some(&mut cb))?;
     let row = r
         .sections
