@@ -15,7 +15,7 @@ only that tool has in ``res.extras``::
 
     >>> import fabriclab
     >>> fabriclab.presets()
-    ['heps', 'leaf-spine', 'fat-tree', 'eantc-hpc', 'eantc-hpc-dynamic', 'eantc-storage', 'eantc-storage-dynamic', 'ihep-roce', 'stackhpc-roce', 'stackhpc-ib', 'ihep-ib', 'sandia-ib', 'sandia-iwarp', 'h100-rail-ib', 'h100-rail-roce', 'bench-a2a-32', 'bench-a2a-128']
+    ['heps', 'leaf-spine', 'fat-tree', 'eantc-hpc', 'eantc-hpc-dynamic', 'eantc-storage', 'eantc-storage-dynamic', 'ihep-roce', 'stackhpc-roce', 'stackhpc-ib', 'ihep-ib', 'sandia-ib', 'sandia-iwarp', 'h100-rail-ib', 'h100-rail-roce', 'h100-rail-only-ib', 'bench-a2a-32', 'bench-a2a-128']
     >>> bw = fabriclab.perftest("ib_write_bw", client="h0", server="h4",
     ...                         fabric="heps", report_gbits=True)
     >>> round(float(bw.df.bw_avg_gbps[0]), 1)

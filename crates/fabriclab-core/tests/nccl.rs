@@ -267,7 +267,7 @@ fn bad_input_says_what_to_change() {
 
 #[test]
 fn gpu_presets_build_with_readable_names() {
-    for name in ["h100-rail-ib", "h100-rail-roce"] {
+    for name in ["h100-rail-ib", "h100-rail-roce", "h100-rail-only-ib"] {
         let spec = config::preset(name).unwrap();
         let t = Topology::build(&spec).unwrap();
         assert_eq!(t.n_hosts, 256);

@@ -43,17 +43,16 @@ fn counts(spec: &FabricSpec) -> (u64, u64, u64, u64) {
             let links = hosts + k * (k / 2) * (k / 2) * 2;
             (hosts, switches, links, (k / 2).max(1))
         }
-        TopologySpec::RailOptimized(r) => {
+        TopologySpec::RailOptimized(r) | TopologySpec::RailOnly(r) => {
             let rails = spec.gpu.as_ref().map_or(1, |g| g.nics()) as u64;
             let hosts = r.servers as u64 * rails;
             let leaves = r.sus() as u64 * rails;
             let up = r.spines as u64 * r.links_per_pair.max(1) as u64;
-            (
-                hosts,
-                leaves + r.spines as u64,
-                hosts + leaves * up,
-                up.max(1),
-            )
+            let spines = match spec.topology {
+                TopologySpec::RailOnly(_) => r.spines as u64 * rails,
+                _ => r.spines as u64,
+            };
+            (hosts, leaves + spines, hosts + leaves * up, up.max(1))
         }
         TopologySpec::Explicit(ex) => {
             let hosts = ex.nodes.iter().filter(|n| n.kind == NodeKind::Host).count() as u64;

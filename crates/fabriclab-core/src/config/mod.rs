@@ -131,6 +131,9 @@ pub enum TopologySpec {
     /// Rail-optimized leaf-spine of GPU servers (needs `[gpu]`): NIC j of
     /// every server of a scalable unit on rail leaf j.
     RailOptimized(RailSpec),
+    /// Rail-only fabric of GPU servers (needs `[gpu]`): each rail its own
+    /// leaves and spines, no switch between rails (NVLink joins them).
+    RailOnly(RailSpec),
 }
 
 /// Parameters of the leaf-spine builder.
@@ -462,7 +465,8 @@ impl FabricSpec {
             TopologySpec::LeafSpine(ls) => ls.validate()?,
             TopologySpec::FatTree(ft) => ft.validate()?,
             TopologySpec::Explicit(ex) => ex.validate()?,
-            TopologySpec::RailOptimized(r) => r.validate(self.gpu.as_ref())?,
+            TopologySpec::RailOptimized(r) => r.validate(self.gpu.as_ref(), false)?,
+            TopologySpec::RailOnly(r) => r.validate(self.gpu.as_ref(), true)?,
         }
         if let Some(g) = &self.gpu {
             g.validate()?;

@@ -46,6 +46,10 @@ const PRESETS: &[(&str, &str)] = &[
         include_str!("../../presets/h100-rail-roce.toml"),
     ),
     (
+        "h100-rail-only-ib",
+        include_str!("../../presets/h100-rail-only-ib.toml"),
+    ),
+    (
         "bench-a2a-32",
         include_str!("../../presets/bench-a2a-32.toml"),
     ),

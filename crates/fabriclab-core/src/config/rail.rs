@@ -11,9 +11,19 @@
 //! stays on its leaf, other traffic crosses a spine (NCCL sends
 //! cross-rail data over NVLink first, PXN, see `nccl/`).
 //!
-//! Left out: rail-only fabrics without spines (NVLink as the only path
-//! between rails), and a third tier above the spines (use the fat-tree
-//! builder for three tiers).
+//! The rail-only builder (kind `rail_only`, the design of Wang et al.,
+//! "Rail-only: A Low-Cost High-Performance Network for Training LLMs with
+//! Trillion Parameters", arXiv 2307.12169, HOTI 2024) takes the same
+//! parameters but no switch joins two rails: each rail is a network of
+//! its own, its SUs' leaves joined by `spines` spines of that rail (none
+//! with one SU: the rail is a single leaf). NVLink inside the servers is
+//! the only way between rails, so only NCCL, whose PXN moves cross-rail
+//! data to the GPU on the receiver's rail first, can use every GPU pair;
+//! a QP between NICs of different rails is refused with an error.
+//! Spines are named `rail{j}.spine{k}`.
+//!
+//! Left out: a third tier above the spines (use the fat-tree builder for
+//! three tiers).
 
 use crate::error::{fabric_err, Result};
 use serde::{Deserialize, Serialize};
@@ -27,7 +37,7 @@ pub struct RailSpec {
     /// Servers per scalable unit (default: all of them in one).
     #[serde(default)]
     pub servers_per_su: Option<u32>,
-    /// Spine switches.
+    /// Spine switches (`rail_only`: spines of each rail, 0 with one SU).
     pub spines: u32,
     /// NIC-to-rail-leaf link rate, Gb/s.
     pub nic_gbps: f64,
@@ -68,13 +78,19 @@ impl RailSpec {
         self.uplink_gbps.unwrap_or(self.nic_gbps)
     }
 
-    /// Check the values; the message names the key to change.
-    pub fn validate(&self, gpu: Option<&super::GpuSpec>) -> Result<()> {
+    /// Check the values of a `rail_optimized` (`rail_only` false) or
+    /// `rail_only` topology; the message names the key to change.
+    pub fn validate(&self, gpu: Option<&super::GpuSpec>, rail_only: bool) -> Result<()> {
+        let kind = if rail_only {
+            "rail_only"
+        } else {
+            "rail_optimized"
+        };
         if gpu.is_none() {
-            return fabric_err(
-                "topology kind \"rail_optimized\" needs a [gpu] section: its rails are the \
-                 NICs of each GPU server (add [gpu] with gpus_per_server)",
-            );
+            return fabric_err(format!(
+                "topology kind \"{kind}\" needs a [gpu] section: its rails are the NICs of \
+                 each GPU server (add [gpu] with gpus_per_server)"
+            ));
         }
         if self.servers == 0 || self.servers > MAX_SERVERS {
             return fabric_err(format!(
@@ -85,11 +101,18 @@ impl RailSpec {
         if self.servers_per_su == Some(0) {
             return fabric_err("topology.servers_per_su is 0: an SU holds at least one server");
         }
-        if self.spines == 0 {
+        if self.spines == 0 && !rail_only {
             return fabric_err(
-                "topology.spines = 0: rail-only fabrics (no spine) are not modelled; use at \
-                 least one spine",
+                "topology.spines = 0: a rail-optimized fabric needs at least one spine; for \
+                 rails joined only by NVLink use kind = \"rail_only\"",
             );
+        }
+        if self.spines == 0 && self.sus() > 1 {
+            return fabric_err(format!(
+                "topology.spines = 0 with {} scalable units: each rail's leaves need spines \
+                 to join them; set spines (per rail) or servers_per_su = servers",
+                self.sus()
+            ));
         }
         if self.links_per_pair == 0 {
             return fabric_err("topology.links_per_pair must be at least 1");

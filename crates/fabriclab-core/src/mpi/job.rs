@@ -126,6 +126,7 @@ impl Job {
                 (0..need as u32).collect()
             }
         };
+        topo.check_joined(&hosts)?;
         let slots = hosts.len() as u64 * ppn as u64;
         if np as u64 > slots {
             return arg_err(format!(

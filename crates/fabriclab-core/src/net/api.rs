@@ -137,6 +137,7 @@ impl Net {
                 self.topo.nodes[a as usize].name
             ));
         }
+        self.check_reachable(a, b)?;
         let prio = prio.unwrap_or(self.p.data_prio);
         if prio > 7 {
             return arg_err(format!("priority {prio} is out of range 0..7"));
@@ -158,6 +159,15 @@ impl Net {
             self.iwarp_connect(qa, qb, sa, prio);
         }
         Ok((QpId(qa), QpId(qb)))
+    }
+
+    /// An error when no switch path joins hosts `a` and `b` (NICs of two
+    /// rails of a rail-only fabric).
+    pub(crate) fn check_reachable(&self, a: u32, b: u32) -> Result<()> {
+        match &self.islands {
+            Some(i) if i[a as usize] != i[b as usize] => Err(self.topo.unjoined(a, b)),
+            _ => Ok(()),
+        }
     }
 
     /// Post a work request of `bytes` on `qp`. The NIC starts sending it

@@ -279,6 +279,10 @@ pub struct Net {
     pub(crate) lazy_txdone: bool,
     /// The conservation audit's counters (opt-in; `net/audit.rs`).
     pub(crate) audit: Option<Box<audit::Audit>>,
+    /// Each host's island (`Topology::host_islands`) when the fabric has
+    /// more than one (rail-only fabrics); `None`: every host reaches every
+    /// other.
+    pub(crate) islands: Option<Vec<u32>>,
     /// The audit was turned on by the environment (the test suite): a
     /// debug build stops at the first run that does not balance.
     pub(crate) audit_strict: bool,
@@ -470,6 +474,7 @@ impl Net {
             audit: (spec.sim.backend == crate::config::Backend::Packet && audit::enabled_by_env())
                 .then(|| audit::Audit::new(total)),
             audit_strict: audit::enabled_by_env(),
+            islands: Some(topo.host_islands()).filter(|i| i.iter().any(|&x| x != i[0])),
             q,
             fail,
             ar: adaptive::Adaptive::new(&spec.routing, n - topo.n_hosts),

@@ -269,6 +269,11 @@ impl Fio {
             .iter()
             .map(|h| net.host(h))
             .collect::<Result<Vec<_>>>()?;
+        for &c in &clients {
+            for &t in &targets {
+                net.check_reachable(c, t)?;
+            }
+        }
         let start = Time::from_ns_f64(opts.ramp_time_s * 1e9);
         let end = start + Time::from_ns_f64(opts.runtime_s * 1e9);
         let jobs = clients.len() * opts.numjobs as usize;

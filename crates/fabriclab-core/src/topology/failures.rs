@@ -102,34 +102,15 @@ pub(crate) fn validate(
     Ok(())
 }
 
-/// Two hosts with no path between them once the `gone` links are removed
-/// (hosts are not transit).
+/// Two hosts joined by the intact fabric with no path between them once
+/// the `gone` links are removed (hosts have one link, so they are never
+/// transit; on a rail-only fabric only hosts of one rail are joined).
 fn disconnected_pair(topo: &Topology, gone: &[bool]) -> Option<(usize, usize)> {
-    let n = topo.nodes.len();
-    let mut adj = vec![Vec::new(); n];
-    for (li, l) in topo.links.iter().enumerate() {
-        if !gone[li] {
-            adj[l.a].push(l.b);
-            adj[l.b].push(l.a);
-        }
-    }
-    // Hosts never forward, so two hosts are connected iff their switches
-    // are (or they share one): one search over switches from host 0's
-    // side finds every host it reaches.
-    let h = topo.n_hosts;
-    let mut seen = vec![false; n];
-    let mut stack = vec![0usize];
-    seen[0] = true;
-    while let Some(u) = stack.pop() {
-        if u != 0 && u < h {
-            continue;
-        }
-        for &v in &adj[u] {
-            if !seen[v] {
-                seen[v] = true;
-                stack.push(v);
-            }
-        }
-    }
-    (1..h).find(|&x| !seen[x]).map(|x| (0, x))
+    let comp = topo.components_without(gone);
+    let islands = topo.host_islands();
+    let mut first = std::collections::HashMap::new();
+    (0..topo.n_hosts).find_map(|x| {
+        let f = *first.entry(islands[x]).or_insert(x);
+        (comp[x] != comp[f]).then_some((f, x))
+    })
 }

@@ -104,31 +104,40 @@ fn fat_tree(ft: &FatTreeSpec) -> Topology {
     }
 }
 
-/// The rail-optimized builder of `config/rail.rs`: hosts (NICs) in
-/// server order, then the rail leaves of each SU, then the spines.
-fn rail_optimized(r: &RailSpec, rails: u32) -> Topology {
+/// The rail builders of `config/rail.rs`: hosts (NICs) in server order,
+/// then the rail leaves of each SU, then the spines. Rail-optimized: every
+/// leaf links to every spine (`spine{k}`). Rail-only: each rail has its
+/// own spines (`rail{j}.spine{k}`), linked to that rail's leaves only.
+fn rail_fabric(r: &RailSpec, rails: u32, rail_only: bool) -> Topology {
     let (servers, rails) = (r.servers as usize, rails as usize);
     let su = r.su_size() as usize;
     let sus = r.sus() as usize;
     let hosts = servers * rails;
+    let spines = r.spines as usize;
     let mut nodes: Vec<TopoNode> = (0..hosts)
         .map(|h| TopoNode {
             name: format!("h{h}"),
             kind: NodeKind::Host,
         })
         .collect();
-    for u in 0..sus {
-        nodes.extend((0..rails).map(|j| TopoNode {
-            name: format!("su{u}.rail{j}"),
-            kind: NodeKind::Switch,
-        }));
-    }
-    nodes.extend((0..r.spines).map(|k| TopoNode {
-        name: format!("spine{k}"),
+    let switch = |name: String| TopoNode {
+        name,
         kind: NodeKind::Switch,
-    }));
+    };
+    for u in 0..sus {
+        nodes.extend((0..rails).map(|j| switch(format!("su{u}.rail{j}"))));
+    }
+    if rail_only {
+        for j in 0..rails {
+            nodes.extend((0..spines).map(|k| switch(format!("rail{j}.spine{k}"))));
+        }
+    } else {
+        nodes.extend((0..spines).map(|k| switch(format!("spine{k}"))));
+    }
     let leaf = |u: usize, j: usize| hosts + u * rails + j;
-    let spine = |k: usize| hosts + sus * rails + k;
+    // Spine k as seen from rail j's leaves.
+    let spine =
+        |j: usize, k: usize| hosts + sus * rails + if rail_only { j * spines + k } else { k };
     let d = |v: Option<f64>, default: f64| Time::from_ns_f64(v.unwrap_or(default));
     let nic_rate = Rate::from_gbps_f64(r.nic_gbps);
     let up_rate = Rate::from_gbps_f64(r.uplink());
@@ -141,15 +150,17 @@ fn rail_optimized(r: &RailSpec, rails: u32) -> Topology {
             delay: d_host,
         })
         .collect();
-    for l in 0..sus * rails {
-        for k in 0..r.spines as usize {
-            for _ in 0..r.links_per_pair {
-                links.push(TopoLink {
-                    a: hosts + l,
-                    b: spine(k),
-                    rate: up_rate,
-                    delay: d_up,
-                });
+    for u in 0..sus {
+        for j in 0..rails {
+            for k in 0..spines {
+                for _ in 0..r.links_per_pair {
+                    links.push(TopoLink {
+                        a: leaf(u, j),
+                        b: spine(j, k),
+                        rate: up_rate,
+                        delay: d_up,
+                    });
+                }
             }
         }
     }
@@ -244,9 +255,10 @@ impl Topology {
                 }
             }
             TopologySpec::FatTree(ft) => fat_tree(ft),
-            TopologySpec::RailOptimized(r) => {
+            TopologySpec::RailOptimized(r) | TopologySpec::RailOnly(r) => {
                 let nics = spec.gpu.as_ref().map_or(1, |g| g.nics());
-                rail_optimized(r, nics)
+                let rail_only = matches!(spec.topology, TopologySpec::RailOnly(_));
+                rail_fabric(r, nics, rail_only)
             }
             TopologySpec::Explicit(ex) => {
                 // Hosts first (in the order given), then switches.
@@ -322,19 +334,69 @@ impl Topology {
                 }
             }
         }
-        // Every host must reach every other host (through switches).
+        // Every host must reach every other host (through switches); on
+        // GPU servers, every NIC of its rail (NVLink joins the rails).
         let comp = self.components();
-        if let Some(h) = (1..self.n_hosts).find(|&h| comp[h] != comp[0]) {
+        let rails = self.server_nics.max(1);
+        let first = |h: usize| h % rails; // the first host of h's rail
+        if let Some(h) = (1..self.n_hosts).find(|&h| comp[h] != comp[first(h)]) {
+            let rail = if self.server_nics > 0 {
+                " of its rail"
+            } else {
+                ""
+            };
             return fabric_err(format!(
-                "host {} cannot reach host {}: the fabric is disconnected; add links \
+                "host {} cannot reach host {}{rail}: the fabric is disconnected; add links \
                  between their switches",
-                self.nodes[h].name, self.nodes[0].name
+                self.nodes[h].name,
+                self.nodes[first(h)].name
             ));
         }
         Ok(())
     }
 
+    /// The island of each host: hosts with the same number are joined by
+    /// switches. One island, except on rail-only fabrics (one per rail).
+    pub fn host_islands(&self) -> Vec<u32> {
+        let comp = self.components();
+        comp[..self.n_hosts].iter().map(|&c| c as u32).collect()
+    }
+
+    /// An error unless switches join every pair of `hosts` (on a rail-only
+    /// fabric: unless they are NICs of one rail). For a job's host list.
+    pub fn check_joined(&self, hosts: &[u32]) -> Result<()> {
+        let Some(&first) = hosts.first() else {
+            return Ok(());
+        };
+        let islands = self.host_islands();
+        match hosts
+            .iter()
+            .find(|&&h| islands[h as usize] != islands[first as usize])
+        {
+            Some(&h) => Err(self.unjoined(first, h)),
+            None => Ok(()),
+        }
+    }
+
+    /// The error for two hosts no switch path joins.
+    pub(crate) fn unjoined(&self, a: u32, b: u32) -> Error {
+        let name = |h: u32| &self.nodes[h as usize].name;
+        Error::InvalidArgument(format!(
+            "no network path between {} and {}: on this rail-only fabric no switch joins \
+             two rails (NVLink does, which only NCCL's PXN uses); pick hosts on one rail \
+             (h{{s}}.nic{{j}} with the same j) or a rail-optimized fabric",
+            name(a),
+            name(b)
+        ))
+    }
+
     fn components(&self) -> Vec<usize> {
+        self.components_without(&[])
+    }
+
+    /// The connected component of each node once the links with `gone`
+    /// set are removed (an empty slice: none).
+    pub(crate) fn components_without(&self, gone: &[bool]) -> Vec<usize> {
         let n = self.nodes.len();
         let mut parent: Vec<usize> = (0..n).collect();
         fn find(p: &mut [usize], mut x: usize) -> usize {
@@ -344,9 +406,11 @@ impl Topology {
             }
             x
         }
-        for l in &self.links {
-            let (ra, rb) = (find(&mut parent, l.a), find(&mut parent, l.b));
-            parent[ra] = rb;
+        for (li, l) in self.links.iter().enumerate() {
+            if !gone.get(li).copied().unwrap_or(false) {
+                let (ra, rb) = (find(&mut parent, l.a), find(&mut parent, l.b));
+                parent[ra] = rb;
+            }
         }
         (0..n).map(|i| find(&mut parent, i)).collect()
     }

@@ -146,9 +146,11 @@ impl Flows {
                     return arg_err(format!("flow priority {p} is out of range 0..7"));
                 }
             }
+            let (src, dst) = (net.host(&s.src)?, net.host(&s.dst)?);
+            net.check_reachable(src, dst)?;
             flows.push(Flow {
-                src: net.host(&s.src)?,
-                dst: net.host(&s.dst)?,
+                src,
+                dst,
                 op,
                 prio: s.priority,
                 repeat: s.repeat,

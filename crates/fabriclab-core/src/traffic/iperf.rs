@@ -191,6 +191,7 @@ impl Iperf {
         net.tcp_supported()?;
         let client = net.host(&opts.client)?;
         let server = net.host(&opts.server)?;
+        net.check_reachable(client, server)?;
         if client == server {
             return arg_err(format!(
                 "client and server are both {}; iperf runs between two hosts",

@@ -75,6 +75,7 @@ impl Net {
                 self.topo.nodes[client as usize].name
             ));
         }
+        self.check_reachable(client, server)?;
         let conf = &self.tcp.conf;
         let cc = Cc::new(cc.unwrap_or(conf.default_cc));
         let rtt = Rtt::new(conf.rto_min, conf.rto_initial, conf.rto_max);
