@@ -305,6 +305,7 @@ pub fn run(fabric: &FabricSpec, opts: &Options, seed: u64) -> Result<Report> {
             opts.client
         ));
     }
+    probe.check_reachable(client, server)?;
     Flows::new(&probe, &opts.background)?;
     drop(probe);
 
