@@ -98,3 +98,19 @@ def test_sweep_and_compare_over_nccl_items(tmp_path) -> None:  # type: ignore[no
     row = cmp[cmp["metric"] == "busbw"].iloc[0]
     # Halving the NICs slows the 2-server all-reduce, which the NICs limit.
     assert row["b_avg"] < row["a_avg"] and row["pct"] < -20
+
+
+def test_the_nccl_lab_puts_published_figures_beside_fabriclabs() -> None:
+    # Inside a server Ring follows NVLink, across two the NICs: both within
+    # 5 % of NVIDIA's figures; the 2-server 8 B time inside the published
+    # range. NVLS (NCCL's default at 8 GiB on H100) is not modelled, and
+    # the 1-server 8 B time is 40 % high: both stay "not reproduced".
+    df = fabriclab.lab_run("nccl-h100", quick=True).set_index("metric")
+    v = df.verdict.to_dict()
+    assert v["1 server, Ring busbw at 128 MiB"] == "reproduced"
+    assert v["2 servers, Ring busbw at 512 MiB"] == "reproduced"
+    assert v["2 servers, all_reduce 8 B, time"] == "reproduced"
+    assert v["1 server, busbw at 8 GiB, NCCL's default algorithm (NVLS)"] == "not reproduced"
+    assert v["1 server, all_reduce 8 B, time"] == "not reproduced"
+    assert v["2 servers, busbw at 8 GiB, NCCL's default algorithm (NVLS-Tree)"] == "not compared (quick)"
+    assert df.attrs["lab"]["seed"] == "nccl"
