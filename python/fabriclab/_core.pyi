@@ -19,6 +19,9 @@ OnTick = Callable[[float, int, float, float | None, str, str], None]
 def presets() -> str:
     """JSON list of the preset names."""
 
+def nccl_tests_programs() -> list[str]:
+    """The nccl-tests programs the core runs, in nccl-tests' order."""
+
 def option_fields(tool: str) -> str:
     """JSON list of the option fields of ``tool`` (perftest, iperf, imb,
     osu, cbench, hpl, fio), nested groups as ``group.field``."""

@@ -26,16 +26,8 @@ from .results import Result, run_stoppable
 
 __all__ = ["nccl_tests", "NCCL_TESTS", "NCCL_COLUMNS"]
 
-#: nccl-tests programs fabriclab runs.
-NCCL_TESTS = [
-    "all_reduce_perf",
-    "all_gather_perf",
-    "reduce_scatter_perf",
-    "broadcast_perf",
-    "reduce_perf",
-    "alltoall_perf",
-    "sendrecv_perf",
-]
+#: nccl-tests programs fabriclab runs (the core's list, one source).
+NCCL_TESTS: list[str] = _core.nccl_tests_programs()
 
 #: Columns of :func:`nccl_tests`' DataFrame.
 NCCL_COLUMNS = ["size", "count", "time_us", "algbw", "busbw", "wrong", "algo", "channels", "iters"]

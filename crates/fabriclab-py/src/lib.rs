@@ -132,6 +132,12 @@ fn option_fields(py: Python<'_>, tool: &str) -> PyResult<String> {
     front::option_fields_json(tool).map_err(|e| to_pyerr(py, e))
 }
 
+/// The nccl-tests programs the core runs, in nccl-tests' order.
+#[pyfunction]
+fn nccl_tests_programs() -> Vec<&'static str> {
+    fabriclab_core::tools::nccl_tests::TESTS.to_vec()
+}
+
 /// The TOML text of a preset, calibration comments included.
 #[pyfunction]
 fn preset_toml(py: Python<'_>, name: &str) -> PyResult<String> {
@@ -317,6 +323,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(preset_toml, m)?)?;
     m.add_function(wrap_pyfunction!(option_fields, m)?)?;
+    m.add_function(wrap_pyfunction!(nccl_tests_programs, m)?)?;
     m.add_function(wrap_pyfunction!(fabric_info, m)?)?;
     m.add_function(wrap_pyfunction!(perftest, m)?)?;
     m.add_function(wrap_pyfunction!(flows, m)?)?;
