@@ -39,3 +39,16 @@ def test_cli_refuses_a_path_between_rails(args: list[str], tmp_path, cli) -> Non
 
 def test_the_preset_builds_without_spines() -> None:
     assert "h100-rail-only-ib" in fabriclab.presets()
+
+
+def test_pxn_disable_from_the_cli(tmp_path, cli) -> None:  # type: ignore[no-untyped-def]
+    fab = tmp_path / "ro.toml"
+    fab.write_text(RAIL_ONLY)
+    args = ["nccl-tests", "alltoall_perf", "-b", "64K", "-e", "64K", "--nodes", "2", "--quiet"]
+    r = cli(*args, "--fabric", str(fab), "--nccl-pxn-disable")
+    assert r.returncode == 2 and "NCCL_PXN_DISABLE" in r.stderr, r.stderr
+    opt = tmp_path / "opt.toml"
+    opt.write_text(RAIL_ONLY.replace('"rail_only"', '"rail_optimized"'))
+    r = cli(*args, "--fabric", str(opt), "--nccl-pxn-disable")
+    assert r.returncode == 0, r.stderr
+    assert "# Out of bounds values : 0 OK" in r.stdout

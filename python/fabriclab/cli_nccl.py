@@ -45,6 +45,13 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--nccl-min-nchannels", dest="min_nchannels", type=int, metavar="N", help="NCCL_MIN_NCHANNELS")
     p.add_argument("--nccl-max-nchannels", dest="max_nchannels", type=int, metavar="N", help="NCCL_MAX_NCHANNELS")
     p.add_argument(
+        "--nccl-pxn-disable",
+        dest="pxn_disable",
+        action="store_true",
+        default=None,
+        help="NCCL_PXN_DISABLE=1: each GPU sends through its own NIC (no NVLink hop to the receiver's rail)",
+    )
+    p.add_argument(
         "--max-volume",
         dest="max_volume",
         type=int,
@@ -78,6 +85,7 @@ def cmd_nccl_tests(a: argparse.Namespace) -> None:
         nccl_proto=a.nccl_proto,
         min_nchannels=a.min_nchannels,
         max_nchannels=a.max_nchannels,
+        nccl_pxn_disable=a.pxn_disable,
         max_volume=a.max_volume,
         progress=not a.quiet,
     )

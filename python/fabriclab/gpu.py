@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from . import _core
-from ._checks import as_int, as_seed, as_str, dumps
+from ._checks import as_bool, as_int, as_seed, as_str, dumps
 from ._tables import frame
 from .api import FabricLike, Flow, fabric_arg, fabric_label, with_backend
 from .mpi import add_extras, core_options, lowered, mpi_result
@@ -77,6 +77,7 @@ def nccl_tests(
     nccl_proto: str | None = None,
     min_nchannels: int | None = None,
     max_nchannels: int | None = None,
+    nccl_pxn_disable: bool | None = None,
     max_volume: int | None = None,
     background: Iterable[Flow | Mapping[str, Any]] | None = None,
     background_iperf: Iterable[Mapping[str, Any]] | None = None,
@@ -93,7 +94,9 @@ def nccl_tests(
     ``-d``, ``op`` ``-o``, ``root`` ``-r``, ``ngpus`` ``-g``; NCCL's
     environment: ``nccl_algo`` (``NCCL_ALGO``: ``"Ring"`` or ``"Tree"``,
     Tree for AllReduce only), ``nccl_proto`` (``NCCL_PROTO``: ``"LL"``, ``"LL128"``,
-    ``"Simple"``), ``min_nchannels`` / ``max_nchannels``. ``max_volume``
+    ``"Simple"``), ``min_nchannels`` / ``max_nchannels``, ``nccl_pxn_disable``
+    (``NCCL_PXN_DISABLE=1``: each GPU sends through its own NIC, so data
+    crosses between rails in the network instead of NVLink). ``max_volume``
     is the simulation budget (fewer timed calls where a size would move
     more bytes; 0 keeps ``-n``); ``background``, ``background_iperf`` and
     ``telemetry_us`` as :func:`fabriclab.imb`'s. ``backend`` ``"packet"``
@@ -130,6 +133,8 @@ def nccl_tests(
     for name, value in (("min_nchannels", min_nchannels), ("max_nchannels", max_nchannels)):
         if value is not None:
             env[name] = as_int(name, value)
+    if nccl_pxn_disable is not None:
+        env["pxn_disable"] = as_bool("nccl_pxn_disable", nccl_pxn_disable)
     if env:
         opts["nccl"] = env
     add_extras(opts, None, max_volume, background, background_iperf, telemetry_us)

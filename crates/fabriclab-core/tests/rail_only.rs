@@ -163,3 +163,65 @@ fn two_sus_of_rails_run_on_both_backends() {
         assert!(r.busbw < 100.0, "{backend}: {}", r.busbw);
     }
 }
+
+fn nccl_pxn(spec: &FabricSpec, test: &str, bytes: u64, pxn_disable: bool) -> nccl_tests::Row {
+    let mut o = Options {
+        test: test.into(),
+        nodes: Some(4),
+        min_bytes: Some(bytes),
+        max_bytes: Some(bytes),
+        iters: Some(2),
+        warmup_iters: Some(0),
+        ..Options::default()
+    };
+    o.nccl.pxn_disable = Some(pxn_disable);
+    nccl_tests::run(spec, &o, 1, None).unwrap().rows[0].clone()
+}
+
+#[test]
+fn without_pxn_data_crosses_rails_in_the_network() {
+    // Rail-only: NCCL_PXN_DISABLE leaves no path between rails.
+    let mut o = Options {
+        test: "alltoall_perf".into(),
+        nodes: Some(2),
+        ..Options::default()
+    };
+    o.nccl.pxn_disable = Some(true);
+    let e = nccl_tests::run(&spec("rail_only", 4, 4, 0, "packet"), &o, 1, None)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("no network path") && e.contains("NCCL_PXN_DISABLE"),
+        "{e}"
+    );
+    // Rail-optimized: the same programs compute the same data either way,
+    // and without PXN AllToAll moves no byte over NVLink between servers:
+    // its shared-memory counter holds the intra-server pairs only.
+    let opt = spec("rail_optimized", 4, 4, 2, "packet");
+    for test in ["alltoall_perf", "all_reduce_perf"] {
+        let (on, off) = (
+            nccl_pxn(&opt, test, 256 << 10, false),
+            nccl_pxn(&opt, test, 256 << 10, true),
+        );
+        assert_eq!((on.wrong, off.wrong), (Some(0), Some(0)), "{test}");
+    }
+    let counters = |pxn_disable: bool| {
+        let mut o = Options {
+            test: "alltoall_perf".into(),
+            nodes: Some(4),
+            min_bytes: Some(4 << 20),
+            max_bytes: Some(4 << 20),
+            iters: Some(1),
+            warmup_iters: Some(0),
+            ..Options::default()
+        };
+        o.nccl.pxn_disable = Some(pxn_disable);
+        nccl_tests::run(&opt, &o, 1, None).unwrap().run.mpi
+    };
+    let (on, off) = (counters(false), counters(true));
+    // 16 GPUs, 4 per server: of each GPU's 15 peers 3 share its server;
+    // of the 12 others, 9 are on another rail (PXN's NVLink legs).
+    assert_eq!(on.net_bytes, off.net_bytes);
+    assert_eq!(on.shm_bytes * 3, off.shm_bytes * 12);
+}

@@ -12,7 +12,10 @@
 //!
 //! A message between servers goes out through the NIC on the receiver's
 //! rail (NCCL's PXN): when that is not the sender's own NIC, the data
-//! first crosses NVLink to the GPU that owns it.
+//! first crosses NVLink to the GPU that owns it. With PXN disabled
+//! (`NCCL_PXN_DISABLE=1`, [`Comm::pxn`] false) it leaves through the
+//! sender's own NIC and arrives at the receiver's own, crossing between
+//! rails in the network ([`Comm::net_path`]).
 //!
 //! Trees (NCCL's Tree algorithm, `src/graph/trees.cc` in idea): between
 //! servers a double binary tree, two binary trees over the servers in
@@ -44,6 +47,8 @@ pub struct Comm {
     pub nics: u32,
     /// Channels.
     pub channels: u32,
+    /// NCCL's PXN (default on): see [`Comm::net_path`].
+    pub pxn: bool,
 }
 
 impl Comm {
@@ -72,6 +77,7 @@ impl Comm {
             gpus_per_nic: g.gpus_per_nic(),
             nics: g.nics(),
             channels: 1,
+            pxn: true,
         })
     }
 
@@ -98,6 +104,20 @@ impl Comm {
     /// Fabric host index of NIC `nic` of `server`.
     pub fn nic_host(&self, server: u32, nic: u32) -> u32 {
         server * self.nics + nic
+    }
+
+    /// How a message from rank `a` reaches rank `b` of another server:
+    /// (sending NIC's host, receiving NIC's host, whether the data first
+    /// crosses NVLink to the GPU of the receiver's rail). With PXN both
+    /// NICs are on the receiver's rail; without, each GPU's own.
+    pub fn net_path(&self, a: Rank, b: Rank) -> (u32, u32, bool) {
+        let (ra, rb) = (self.nic_of_gpu(self.gpu(a)), self.nic_of_gpu(self.gpu(b)));
+        let (sa, sb) = (self.server(a), self.server(b));
+        if self.pxn {
+            (self.nic_host(sa, rb), self.nic_host(sb, rb), ra != rb)
+        } else {
+            (self.nic_host(sa, ra), self.nic_host(sb, rb), false)
+        }
     }
 
     /// Host of every rank's own NIC (the job's placement).

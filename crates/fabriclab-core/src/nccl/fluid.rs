@@ -155,7 +155,8 @@ pub fn cost(
             let (ga, gb) = (comm.gpu(a), comm.gpu(b));
             let nvl = |s: u32, g: u32, inbound: u32| NVL | ((s * comm.gpus + g) * 2 + inbound);
             out.msgs += chunks;
-            if sa == sb || comm.nic_of_gpu(ga) != comm.nic_of_gpu(gb) {
+            let (ha, hb, pxn) = comm.net_path(a, b);
+            if sa == sb || pxn {
                 // NVLink: the whole hop, or PXN's first leg.
                 *d.entry(nvl(sa, ga, 0)).or_default() += pf;
                 *d.entry(nvl(sa, gb, 1)).or_default() += pf;
@@ -170,12 +171,11 @@ pub fn cost(
                 continue;
             }
             let mut l = 0.0;
-            if comm.nic_of_gpu(ga) != comm.nic_of_gpu(gb) {
+            if pxn {
                 // PXN: the chunk is in the proxy GPU before it is posted.
                 l += links.nvlink_lat.0 as f64 + nvl_solo;
             }
-            let rail = comm.nic_of_gpu(gb);
-            let qp = connect(net, comm.nic_host(sa, rail), comm.nic_host(sb, rail), *ch);
+            let qp = connect(net, ha, hb, *ch);
             let r = net.flow_route(qp, proto_wire)?;
             let wf = r.wire_bytes as f64 / c_bytes as f64;
             let mut slowest = f64::INFINITY;

@@ -193,6 +193,10 @@ pub struct NcclEnv {
     /// `NCCL_MAX_NCHANNELS`.
     #[serde(default)]
     pub max_nchannels: Option<u32>,
+    /// `NCCL_PXN_DISABLE`: a GPU sends only through its own NIC (no
+    /// NVLink hop to the GPU of the receiver's rail). Default false.
+    #[serde(default)]
+    pub pxn_disable: Option<bool>,
 }
 
 /// NCCL's hard limit on channels (`MAXCHANNELS`).

@@ -10,7 +10,8 @@
 //!   is done at once) and the NIC on the receiver's rail writes it into the
 //!   receiver's buffer with an RDMA WRITE on an RC QP of that channel
 //!   (PXN: when that NIC is not the sender's own, the data crosses NVLink
-//!   to the GPU that owns it first). PCIe latency is paid at each end;
+//!   to the GPU that owns it first; with `NCCL_PXN_DISABLE` the sender's
+//!   own NIC writes to the receiver's own). PCIe latency is paid at each end;
 //!   without GPUDirect RDMA the data is also copied through host memory at
 //!   each end at the PCIe rate. The receiver sees it after the protocol's
 //!   per-hop cost.
@@ -347,9 +348,8 @@ impl NcclRuntime {
         }
         self.counters.eager_msgs += 1;
         self.counters.net_bytes += bytes;
-        // PXN: out through the NIC on the receiver's rail.
-        let rail = c.nic_of_gpu(gb);
-        if c.nic_of_gpu(ga) != rail {
+        // PXN: out through the NIC on the receiver's rail, after NVLink.
+        if c.net_path(a, b).2 {
             self.counters.shm_bytes += bytes;
             let what = Cont::NvDone {
                 msg: id,
@@ -371,14 +371,12 @@ impl NcclRuntime {
         })
     }
 
-    /// The RDMA WRITE of message `id` from the sender's server's NIC on the
-    /// receiver's rail.
+    /// The RDMA WRITE of message `id` between the NICs of
+    /// [`Comm::net_path`] (with PXN, the sender's server's NIC on the
+    /// receiver's rail).
     fn post(&mut self, net: &mut Net, id: u32) {
         let m = self.msgs[id as usize].as_ref().expect("live message");
-        let c = &self.comm;
-        let rail = c.nic_of_gpu(c.gpu(m.dst));
-        let ha = c.nic_host(c.server(m.src), rail);
-        let hb = c.nic_host(c.server(m.dst), rail);
+        let (ha, hb, _) = self.comm.net_path(m.src, m.dst);
         let (tag, wire) = (m.tag, m.wire);
         let qp = match self.conns.get(&(ha, hb, tag)) {
             Some(&q) => q,

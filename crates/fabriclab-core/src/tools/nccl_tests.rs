@@ -350,6 +350,23 @@ pub fn run(
     comm.channels = o
         .nccl
         .channels((2 * g.nics()).clamp(2, nccl::params::MAX_CHANNELS))?;
+    comm.pxn = !o.nccl.pxn_disable.unwrap_or(false);
+    if !comm.pxn && nodes > 1 {
+        // Without PXN, data crosses between rails in the network: server
+        // 0's first NIC must reach every NIC server 1 uses.
+        let hosts = comm.rank_hosts();
+        let g = comm.gpus as usize;
+        let pair: Vec<u32> = std::iter::once(hosts[0])
+            .chain(hosts[g..2 * g].iter().copied())
+            .collect();
+        topo.check_joined(&pair).map_err(|e| {
+            crate::error::Error::InvalidArgument(format!(
+                "{} (NCCL_PXN_DISABLE: without PXN, NCCL sends between rails through \
+                 the network; leave PXN on)",
+                e.message()
+            ))
+        })?;
+    }
     let nic_gbps = topo
         .links
         .iter()
