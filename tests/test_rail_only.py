@@ -1,10 +1,11 @@
 """Rail-only fabrics from Python and the CLI: NCCL runs on them (PXN keeps
 every network hop on one rail), and a tool that would need a path between
 two rails stops with ``fabriclab: error:`` and exit 2, or a
-``FabricError`` subclass in Python."""
+``FabriclabError`` subclass in Python."""
+
+import pytest
 
 import fabriclab
-import pytest
 
 RAIL_ONLY = (
     '[gpu]\ngpus_per_server = 4\n[topology]\nkind = "rail_only"\nservers = 4\n'
@@ -15,8 +16,9 @@ RAIL_ONLY = (
 def test_nccl_runs_and_rails_stay_apart(tmp_path) -> None:  # type: ignore[no-untyped-def]
     fab = tmp_path / "ro.toml"
     fab.write_text(RAIL_ONLY)
-    res = fabriclab.nccl_tests("alltoall_perf", fabric=str(fab), nodes=4, min_bytes="256K",
-                               max_bytes="256K", iters=2, warmup_iters=0)
+    res = fabriclab.nccl_tests(
+        "alltoall_perf", fabric=str(fab), nodes=4, min_bytes="256K", max_bytes="256K", iters=2, warmup_iters=0
+    )
     assert int(res.df["wrong"].iloc[0]) == 0
     with pytest.raises(fabriclab.FabriclabError, match="no network path between h0.nic0 and h1.nic1"):
         fabriclab.perftest("ib_write_bw", client="h0.nic0", server="h1.nic1", fabric=str(fab))

@@ -18,17 +18,8 @@ fn fabric(servers: u32, gpus: u32, nic_gbps: f64, nvlink_gbps: f64) -> FabricSpe
     .unwrap()
 }
 
-fn opts(test: &str, nodes: u32, bytes: u64) -> Options {
-    Options {
-        test: test.into(),
-        nodes: Some(nodes),
-        min_bytes: Some(bytes),
-        max_bytes: Some(bytes),
-        iters: Some(2),
-        warmup_iters: Some(0),
-        ..Options::default()
-    }
-}
+mod common;
+use common::nccl_opts as opts;
 
 #[test]
 fn every_collective_computes_what_nccl_promises() {

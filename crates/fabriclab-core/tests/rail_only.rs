@@ -3,6 +3,8 @@
 //! PXN moves cross-rail data over NVLink first, runs every collective on
 //! them as it does on a rail-optimized fabric.
 
+mod common;
+
 use fabriclab_core::config::FabricSpec;
 use fabriclab_core::mpi::job::{Job, JobSpec};
 use fabriclab_core::net::Net;
@@ -114,18 +116,20 @@ fn a_qp_between_rails_is_refused_and_one_on_a_rail_runs() {
     assert!(Job::place(&topo, &js(&["h0.nic2", "h1.nic2", "h3.nic2"])).is_ok());
 }
 
+/// nccl-tests' options: `test` at `bytes` on `nodes` servers, 2 calls.
+fn opts(test: &str, nodes: u32, bytes: u64, pxn_disable: bool) -> Options {
+    let mut o = common::nccl_opts(test, nodes, bytes);
+    o.nccl.pxn_disable = Some(pxn_disable);
+    o
+}
+
+fn nccl_pxn(spec: &FabricSpec, test: &str, bytes: u64, pxn_disable: bool) -> nccl_tests::Row {
+    let o = opts(test, 4, bytes, pxn_disable);
+    nccl_tests::run(spec, &o, 1, None).unwrap().rows[0].clone()
+}
+
 fn nccl(spec: &FabricSpec, test: &str, bytes: u64) -> nccl_tests::Row {
-    let o = Options {
-        test: test.into(),
-        nodes: Some(4),
-        min_bytes: Some(bytes),
-        max_bytes: Some(bytes),
-        iters: Some(2),
-        warmup_iters: Some(0),
-        ..Options::default()
-    };
-    let r = nccl_tests::run(spec, &o, 1, None).unwrap();
-    r.rows[0].clone()
+    nccl_pxn(spec, test, bytes, false)
 }
 
 #[test]
@@ -164,29 +168,10 @@ fn two_sus_of_rails_run_on_both_backends() {
     }
 }
 
-fn nccl_pxn(spec: &FabricSpec, test: &str, bytes: u64, pxn_disable: bool) -> nccl_tests::Row {
-    let mut o = Options {
-        test: test.into(),
-        nodes: Some(4),
-        min_bytes: Some(bytes),
-        max_bytes: Some(bytes),
-        iters: Some(2),
-        warmup_iters: Some(0),
-        ..Options::default()
-    };
-    o.nccl.pxn_disable = Some(pxn_disable);
-    nccl_tests::run(spec, &o, 1, None).unwrap().rows[0].clone()
-}
-
 #[test]
 fn without_pxn_data_crosses_rails_in_the_network() {
     // Rail-only: NCCL_PXN_DISABLE leaves no path between rails.
-    let mut o = Options {
-        test: "alltoall_perf".into(),
-        nodes: Some(2),
-        ..Options::default()
-    };
-    o.nccl.pxn_disable = Some(true);
+    let o = opts("alltoall_perf", 2, 1 << 20, true);
     let e = nccl_tests::run(&spec("rail_only", 4, 4, 0, "packet"), &o, 1, None)
         .err()
         .unwrap()
@@ -207,16 +192,7 @@ fn without_pxn_data_crosses_rails_in_the_network() {
         assert_eq!((on.wrong, off.wrong), (Some(0), Some(0)), "{test}");
     }
     let counters = |pxn_disable: bool| {
-        let mut o = Options {
-            test: "alltoall_perf".into(),
-            nodes: Some(4),
-            min_bytes: Some(4 << 20),
-            max_bytes: Some(4 << 20),
-            iters: Some(1),
-            warmup_iters: Some(0),
-            ..Options::default()
-        };
-        o.nccl.pxn_disable = Some(pxn_disable);
+        let o = opts("alltoall_perf", 4, 4 << 20, pxn_disable);
         nccl_tests::run(&opt, &o, 1, None).unwrap().run.mpi
     };
     let (on, off) = (counters(false), counters(true));

@@ -5,6 +5,7 @@ use fabriclab_core::config::FabricSpec;
 use fabriclab_core::net::{Net, PortSample};
 use fabriclab_core::sim::{Outcome, Sim};
 use fabriclab_core::tools::imb;
+use fabriclab_core::tools::nccl_tests;
 use fabriclab_core::traffic::flows::{FlowResult, FlowSpec, Flows};
 
 /// One leaf with `hosts` hosts at 100G, 1 us cables, store-and-forward,
@@ -105,4 +106,18 @@ pub fn eager_one_way(
         + Time::ns(300)
         + m.o_recv
         + m.memcpy.tx_time(b)
+}
+
+/// nccl-tests' options for `test` at one size, `bytes`, on `nodes`
+/// servers: 2 timed calls, no warm-up.
+pub fn nccl_opts(test: &str, nodes: u32, bytes: u64) -> nccl_tests::Options {
+    nccl_tests::Options {
+        test: test.into(),
+        nodes: Some(nodes),
+        min_bytes: Some(bytes),
+        max_bytes: Some(bytes),
+        iters: Some(2),
+        warmup_iters: Some(0),
+        ..nccl_tests::Options::default()
+    }
 }
