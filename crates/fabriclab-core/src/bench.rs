@@ -168,26 +168,13 @@ fn run_nccl(
     let mut cb = tool_progress(&mut progress);
     let r = nccl_tests::run(&spec, &o, 1, Some(&mut cb))?;
     let last = r.rows.last().map_or(0.0, |row| row.time_us);
-    Ok(BenchResult {
-        name: name.into(),
-        backend: backend.name().into(),
-        cc: "not modelled".into(),
+    let t = ToolRun {
         hosts: r.nranks,
-        qps: r.run.mpi.qps as u32,
         bytes_per_flow: 8 << 30,
-        wall_s: r.run.wall_s,
-        events: r.run.events,
-        events_per_s: r.run.events as f64 / r.run.wall_s,
-        packets_forwarded: 0,
-        packets_per_s: 0.0,
-        sim_time_us: r.run.sim_time_us,
+        forwarded: 0,
         last_completion_us: last,
-        peak_rss_mb: peak_rss_mb(),
-        peak_packets_in_flight: 0,
-        run_bytes_per_packet_in_flight: 0.0,
-        outcome: Outcome::Finished,
-        flow_stats: None,
-    })
+    };
+    Ok(t.result(name, backend, "not modelled", &r.run))
 }
 
 /// MPI_Allreduce of 1 GiB, one rank per host, with the algorithm Open MPI's
@@ -221,30 +208,58 @@ fn run_allreduce(
         .iter()
         .map(|p| p.counters.tx_packets)
         .sum();
-    Ok(BenchResult {
-        name: name.into(),
-        backend: backend.name().into(),
-        cc: if backend == Backend::Flow {
-            "not modelled".into()
-        } else {
-            "none".into()
-        },
+    let cc = if backend == Backend::Flow {
+        "not modelled"
+    } else {
+        "none"
+    };
+    let t = ToolRun {
         hosts: np,
-        qps: r.run.mpi.qps as u32,
         bytes_per_flow: 1 << 30,
-        wall_s: r.run.wall_s,
-        events: r.run.events,
-        events_per_s: r.run.events as f64 / r.run.wall_s,
-        packets_forwarded: fwd,
-        packets_per_s: fwd as f64 / r.run.wall_s,
-        sim_time_us: r.run.sim_time_us,
+        forwarded: fwd,
         last_completion_us: row.t_avg_us,
-        peak_rss_mb: peak_rss_mb(),
-        peak_packets_in_flight: 0,
-        run_bytes_per_packet_in_flight: 0.0,
-        outcome: Outcome::Finished,
-        flow_stats: None,
-    })
+    };
+    Ok(t.result(name, backend, cc, &r.run))
+}
+
+/// What a tool-driven benchmark (nccl-1024, allreduce-*) measured beside
+/// its run's summary.
+struct ToolRun {
+    hosts: u32,
+    bytes_per_flow: u64,
+    forwarded: u64,
+    last_completion_us: f64,
+}
+
+impl ToolRun {
+    fn result(
+        self,
+        name: &str,
+        backend: Backend,
+        cc: &str,
+        run: &crate::mpi::run::RunSummary,
+    ) -> BenchResult {
+        BenchResult {
+            name: name.into(),
+            backend: backend.name().into(),
+            cc: cc.into(),
+            hosts: self.hosts,
+            qps: run.mpi.qps as u32,
+            bytes_per_flow: self.bytes_per_flow,
+            wall_s: run.wall_s,
+            events: run.events,
+            events_per_s: run.events as f64 / run.wall_s,
+            packets_forwarded: self.forwarded,
+            packets_per_s: self.forwarded as f64 / run.wall_s,
+            sim_time_us: run.sim_time_us,
+            last_completion_us: self.last_completion_us,
+            peak_rss_mb: peak_rss_mb(),
+            peak_packets_in_flight: 0,
+            run_bytes_per_packet_in_flight: 0.0,
+            outcome: Outcome::Finished,
+            flow_stats: None,
+        }
+    }
 }
 
 /// Run benchmark `name` on `backend`: `a2a-32`, `a2a-128` (the issue-2

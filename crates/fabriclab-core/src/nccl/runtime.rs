@@ -189,7 +189,8 @@ impl NcclRuntime {
     }
 
     /// Calls to run as fluid coflows (flow backend), by schedule id; their
-    /// schedules are placeholders with one step per rank.
+    /// schedules are markers of one empty step per rank, which this
+    /// runtime ends at each rank's time from the coflows' cost.
     pub fn set_fluid_calls(&mut self, calls: Vec<Option<CollCall>>) {
         self.fluid = calls;
     }

@@ -448,7 +448,7 @@ pub fn run(
                 let sc = nccl::coll::build(&comm, &call);
                 wrong_elements(&call, &sc, n, seed)
             });
-            (fluid_placeholder(n, &call), wrong)
+            (coflow_marker(n, &call), wrong)
         } else {
             let sc = nccl::coll::build(&comm, &call);
             let wrong = checked.then(|| wrong_elements(&call, &sc, n, seed));
@@ -577,9 +577,12 @@ pub fn run(
     })
 }
 
-/// A fluid call's stand-in schedule: one empty step per rank, which the
-/// runtime ends when the call's coflows have moved its data.
-fn fluid_placeholder(n: Rank, call: &CollCall) -> Schedule {
+/// The schedule the MPI program executor sees for a call run as coflows:
+/// one empty step per rank, which marks where the call sits in each
+/// rank's program. The runtime (`NcclRuntime::set_fluid_calls`) ends each
+/// rank's step at the time the call's coflows give it; the data moves in
+/// `nccl/fluid.rs`, and `#wrong` checks the detailed schedule.
+fn coflow_marker(n: Rank, call: &CollCall) -> Schedule {
     let bufs = crate::mpi::sched::BufSizes {
         send: vec![0; n as usize],
         recv: vec![0; n as usize],
