@@ -6,11 +6,12 @@
 //! out NCCL's estimate of every (algorithm, protocol) with its own small
 //! evaluator of the model's formula, and compares the cheapest pair with
 //! `nccl::tuning::Setting::choose` over collectives, sizes from 8 B to
-//! 8 GiB, 1 to 64 nodes, 1 to 8 GPUs per node and two GPU generations.
+//! 8 GiB, 1 to 64 nodes, 1 to 8 GPUs per node and two GPU generations,
+//! with NVLink SHARP (NVLS, NVLS-Tree) on the Hopper servers.
 
 use std::collections::HashMap;
 
-use fabriclab_core::nccl::tuning::Setting;
+use fabriclab_core::nccl::tuning::{NvlsGraph, Setting};
 use fabriclab_core::nccl::{Algorithm, NcclColl, Protocol};
 
 const TABLES: &str = include_str!("data/nccl_tuning_2.22.3.txt");
@@ -52,7 +53,13 @@ impl Tables {
     }
 }
 
-const ALGOS: [(Algorithm, &str); 2] = [(Algorithm::Tree, "Tree"), (Algorithm::Ring, "Ring")];
+/// In NCCL's scan order.
+const ALGOS: [(Algorithm, &str); 4] = [
+    (Algorithm::Tree, "Tree"),
+    (Algorithm::Ring, "Ring"),
+    (Algorithm::Nvls, "NVLS"),
+    (Algorithm::NvlsTree, "NVLSTree"),
+];
 const PROTOS: [(Protocol, &str, usize); 3] = [
     (Protocol::Ll, "LL", 0),
     (Protocol::Ll128, "LL128", 1),
@@ -72,6 +79,9 @@ fn estimate(
     let all_reduce = s.coll == NcclColl::AllReduce;
     if (tree && !all_reduce) || s.ranks < 2 {
         return None;
+    }
+    if algo.starts_with("NVLS") {
+        return nvls_estimate(t, s, algo, proto, bytes);
     }
     if proto == "LL128" && ![70, 80, 90].contains(&s.compute_capability) {
         return None;
@@ -168,6 +178,38 @@ fn estimate(
     Some(lat + bytes as f64 / (1000.0 * bw))
 }
 
+/// NVLS (one node; AllReduce, AllGather, ReduceScatter) and NVLS-Tree
+/// (several nodes; AllReduce), Simple only: bandwidth from the NVLS
+/// graph, latency from the NVLS columns of the tables.
+fn nvls_estimate(t: &Tables, s: &Setting, algo: &str, proto: &str, bytes: u64) -> Option<f64> {
+    let g = s.nvls?;
+    let tree = algo == "NVLSTree";
+    let coll_ok = if tree {
+        s.coll == NcclColl::AllReduce
+    } else {
+        matches!(
+            s.coll,
+            NcclColl::AllReduce | NcclColl::AllGather | NcclColl::ReduceScatter
+        )
+    };
+    let nodes_ok = if tree { s.nodes > 1 } else { s.nodes == 1 };
+    if proto != "Simple" || !coll_ok || !nodes_ok {
+        return None;
+    }
+    let inter = if tree && s.nodes > 2 {
+        g.bw_inter / t.f("nvlsTreeInterDivisor")
+    } else {
+        g.bw_inter
+    };
+    let bw = g.channels as f64 * g.bw_intra.min(inter) * t.f("nvlsRatio");
+    let mut lat = t.get(&format!("baseLat {algo}"))[2] + t.get(&format!("hwLat NVLINK {algo}"))[2];
+    if tree {
+        let log2 = (s.nodes as f64).log2().floor();
+        lat += 2.0 * log2 * t.get(&format!("hwLat NET {algo}"))[2];
+    }
+    Some(lat + bytes as f64 / (1000.0 * bw))
+}
+
 fn nccl_choice(t: &Tables, s: &Setting, bytes: u64) -> (Algorithm, Protocol) {
     let mut best: Option<(f64, Algorithm, Protocol)> = None;
     for (a, an) in ALGOS {
@@ -206,6 +248,16 @@ fn the_choice_is_nccls_own_for_every_size_and_shape() {
                     } else {
                         nvlink
                     };
+                    // The NVLS graph: one channel per GPU, G + 1 of them
+                    // on each GPU's NVLink; Hopper servers only.
+                    let nvls = (cc == 90 && gpus > 1).then(|| {
+                        let bw_intra = nvlink / (gpus + 1) as f64;
+                        NvlsGraph {
+                            channels: gpus,
+                            bw_intra,
+                            bw_inter: if nodes > 1 { nic } else { bw_intra },
+                        }
+                    });
                     let s = Setting {
                         coll,
                         ranks: nodes * gpus,
@@ -213,6 +265,7 @@ fn the_choice_is_nccls_own_for_every_size_and_shape() {
                         channels,
                         bw_per_channel: bus / channels as f64,
                         compute_capability: cc,
+                        nvls,
                     };
                     for k in 3..=33 {
                         for bytes in [(1u64 << k) - 8, 1 << k, (1 << k) + (1 << (k - 1))] {
@@ -237,6 +290,8 @@ fn the_choice_is_nccls_own_for_every_size_and_shape() {
         (Algorithm::Ring, Protocol::Simple),
         (Algorithm::Tree, Protocol::Ll),
         (Algorithm::Tree, Protocol::Ll128),
+        (Algorithm::Nvls, Protocol::Simple),
+        (Algorithm::NvlsTree, Protocol::Simple),
     ] {
         assert!(
             seen.contains_key(&(a, p)),

@@ -17,6 +17,16 @@
 //! false` the data is staged through host memory, which adds a copy at
 //! `pcie_gbps` before the NIC sends and after it receives.
 //!
+//! NVLink SHARP (`nvls`, NVSwitch gen 3 in HGX/DGX H100 and later: the
+//! switch reduces and multicasts, NCCL's NVLS algorithms) is on by
+//! default from compute capability 90. Its reductions and multicasts run
+//! at `nvls_efficiency` of NVLink's rate, 0.70 by default, derived from
+//! NCCL's own constants: NVLS reaches 0.85 (`nvlsEfficiency` for Hopper,
+//! `src/graph/tuning.cc` from 2.23) of the NVLink bandwidth NCCL counts
+//! per H100 link, 20.6 GB/s (`SM90_NVLINK_BW`, `src/graph/topo.h`), where
+//! `nvlink_gbps` counts 25 GB/s per link: 0.85 x 20.6 / 25 = 0.70
+//! (`docs/nccl.md` says why, and what 0.85 alone would give).
+//!
 //! Defaults: an HGX/DGX H100 server (8 H100 SXM GPUs, NVLink 4 at 18 links
 //! x 25 GB/s = 450 GB/s per direction per GPU, NVIDIA H100 datasheet;
 //! one ConnectX-7 per GPU on PCIe Gen5 x16, 32 GT/s x 16 lanes = 512 Gb/s
@@ -54,6 +64,13 @@ pub struct GpuSpec {
     /// Volta): which rows of NCCL's tuning tables apply, and whether LL128
     /// is on by default (70, 80 and 90 only).
     pub compute_capability: u32,
+    /// NVLink SHARP: NVSwitch reduces and multicasts (NCCL's NVLS and
+    /// NVLS-Tree). Default: on from compute capability 90 with more than
+    /// one GPU per server.
+    pub nvls: Option<bool>,
+    /// Rate of NVLink SHARP's reductions and multicasts relative to
+    /// NVLink's (0 to 1).
+    pub nvls_efficiency: f64,
 }
 
 impl Default for GpuSpec {
@@ -68,9 +85,16 @@ impl Default for GpuSpec {
             pcie_latency_ns: 500.0,
             gpudirect: true,
             compute_capability: 90,
+            nvls: None,
+            nvls_efficiency: NVLS_EFFICIENCY_H100,
         }
     }
 }
+
+/// NVLink SHARP's rate relative to `nvlink_gbps` on H100: NCCL's
+/// `nvlsEfficiency` (0.85) x its 20.6 GB/s per NVLink 4 link over the
+/// link's 25 GB/s.
+pub const NVLS_EFFICIENCY_H100: f64 = 0.85 * 20.6 / 25.0;
 
 /// The most GPUs a server may hold.
 pub const MAX_GPUS_PER_SERVER: u32 = 64;
@@ -84,6 +108,12 @@ impl GpuSpec {
     /// GPUs sharing each NIC.
     pub fn gpus_per_nic(&self) -> u32 {
         self.gpus_per_server / self.nics().max(1)
+    }
+
+    /// Whether the servers have NVLink SHARP (`nvls`, or its default).
+    pub fn has_nvls(&self) -> bool {
+        self.nvls
+            .unwrap_or(self.compute_capability >= 90 && self.gpus_per_server > 1)
     }
 
     /// Check the values on their own; the message names the key to change.
@@ -108,11 +138,24 @@ impl GpuSpec {
         super::positive_rate("gpu.pcie_gbps", self.pcie_gbps)?;
         super::non_negative("gpu.nvlink_latency_ns", self.nvlink_latency_ns)?;
         super::non_negative("gpu.pcie_latency_ns", self.pcie_latency_ns)?;
+        let e = self.nvls_efficiency;
+        if !(e > 0.0 && e <= 1.0) {
+            return fabric_err(format!(
+                "gpu.nvls_efficiency = {e}: give NVLink SHARP's rate as a fraction of NVLink's, \
+                 above 0 and at most 1 (0.70 for H100)"
+            ));
+        }
         let cc = self.compute_capability;
         if !(60..=120).contains(&cc) {
             return fabric_err(format!(
                 "gpu.compute_capability = {cc}: give the CUDA compute capability times ten \
                  (90 for H100, 80 for A100, 70 for V100)"
+            ));
+        }
+        if self.nvls == Some(true) && (cc < 90 || g < 2) {
+            return fabric_err(format!(
+                "gpu.nvls = true needs NVSwitch gen 3 (compute capability 90 or more) and \
+                 at least 2 GPUs per server; this server has compute capability {cc} and {g} GPUs"
             ));
         }
         Ok(())

@@ -73,7 +73,7 @@ impl Footprint {
     pub fn of(s: &Schedule) -> Footprint {
         let (mut steps, mut deps, mut ends) = (0u64, 0u64, 0u64);
         let mut peers: Vec<u32> = Vec::new();
-        for rs in &s.ranks {
+        for (me, rs) in s.ranks.iter().enumerate() {
             steps += rs.steps.len() as u64;
             peers.clear();
             for st in &rs.steps {
@@ -81,6 +81,10 @@ impl Footprint {
                 match st.op {
                     Op::Send { to, .. } => peers.push(to),
                     Op::Recv { from, .. } => peers.push(from),
+                    Op::SwitchSend { to, .. } => peers.push(to),
+                    Op::SwitchReduce { .. } | Op::Multicast { .. } => {
+                        peers.extend(st.op.group_peers(me as u32))
+                    }
                     _ => {}
                 }
             }

@@ -131,6 +131,14 @@ pub fn run(
     let mut msgs: Inflight = HashMap::new();
     let mut posted: Posted = HashMap::new();
     let mut pending: Vec<Pending> = Vec::new();
+    // Switch reductions: contributions in flight and reductions waiting,
+    // per (contributor, reader, tag); per reduction step, the parts still
+    // missing and the parts by group position.
+    let mut offers: Inflight = HashMap::new();
+    let mut reading: Posted = HashMap::new();
+    let mut parts: Parts = HashMap::new();
+    // Multicasts: copies not yet received, per (sender, step).
+    let mut mc_left: HashMap<(Rank, u32), u32> = HashMap::new();
     let mut rng = Rng::new(seed, 0x1e7e);
 
     let complete = |r: Rank,
@@ -163,6 +171,11 @@ pub fn run(
             Op::Reduce { src, dst } => (vec![src, dst], vec![dst]),
             Op::Copy { src, dst } => (vec![src], vec![dst]),
             Op::Compute { .. } => (vec![], vec![]),
+            Op::SwitchSend { src, .. } => (vec![src], vec![]),
+            Op::SwitchReduce { src, dst, .. } => (vec![src], vec![dst]),
+            // A multicast of a region into itself leaves it as it is.
+            Op::Multicast { src, dst, .. } if src == dst => (vec![src], vec![]),
+            Op::Multicast { src, dst, .. } => (vec![src], vec![dst]),
         };
         for x in pending.iter().filter(|x| x.rank == r) {
             let clash = writes.iter().any(|w| overlaps(w, &x.region))
@@ -194,18 +207,16 @@ pub fn run(
                     writes: false,
                 });
                 let matched = try_match((r, to, tag), &mut msgs, &mut posted, &mut bufs, s, &bi)?;
-                for (sr, si, rr, ri) in matched {
-                    for (x, y) in [(sr, si), (rr, ri)] {
-                        complete(
-                            x,
-                            y,
-                            &mut done,
-                            &mut waiting,
-                            &mut ready,
-                            &mut pending,
-                            &mut done_count,
-                        );
-                    }
+                for (x, y) in sides(matched, s, &mut mc_left) {
+                    complete(
+                        x,
+                        y,
+                        &mut done,
+                        &mut waiting,
+                        &mut ready,
+                        &mut pending,
+                        &mut done_count,
+                    );
                 }
             }
             Op::Recv { from, tag, dst } => {
@@ -217,18 +228,121 @@ pub fn run(
                     writes: true,
                 });
                 let matched = try_match((from, r, tag), &mut msgs, &mut posted, &mut bufs, s, &bi)?;
-                for (sr, si, rr, ri) in matched {
-                    for (x, y) in [(sr, si), (rr, ri)] {
-                        complete(
-                            x,
-                            y,
-                            &mut done,
-                            &mut waiting,
-                            &mut ready,
-                            &mut pending,
-                            &mut done_count,
-                        );
-                    }
+                for (x, y) in sides(matched, s, &mut mc_left) {
+                    complete(
+                        x,
+                        y,
+                        &mut done,
+                        &mut waiting,
+                        &mut ready,
+                        &mut pending,
+                        &mut done_count,
+                    );
+                }
+            }
+            Op::Multicast { tag, src, dst, .. } => {
+                let data =
+                    rb[bi(src.buf)][src.off as usize..(src.off + src.count) as usize].to_vec();
+                rb[bi(dst.buf)][dst.off as usize..(dst.off + dst.count) as usize]
+                    .copy_from_slice(&data);
+                pending.push(Pending {
+                    rank: r,
+                    step: i,
+                    region: src,
+                    writes: false,
+                });
+                let peers: Vec<Rank> = step.op.group_peers(r).collect();
+                mc_left.insert((r, i), peers.len() as u32);
+                let mut ends = Vec::new();
+                if peers.is_empty() {
+                    ends.push((r, i));
+                }
+                for q in peers {
+                    msgs.entry((r, q, tag))
+                        .or_default()
+                        .push_back((i, data.clone()));
+                    let m = try_match((r, q, tag), &mut msgs, &mut posted, &mut bufs, s, &bi)?;
+                    ends.extend(sides(m, s, &mut mc_left));
+                }
+                for (x, y) in ends {
+                    complete(
+                        x,
+                        y,
+                        &mut done,
+                        &mut waiting,
+                        &mut ready,
+                        &mut pending,
+                        &mut done_count,
+                    );
+                }
+            }
+            Op::SwitchSend { to, tag, src } => {
+                let data =
+                    rb[bi(src.buf)][src.off as usize..(src.off + src.count) as usize].to_vec();
+                offers.entry((r, to, tag)).or_default().push_back((i, data));
+                pending.push(Pending {
+                    rank: r,
+                    step: i,
+                    region: src,
+                    writes: false,
+                });
+                let m = try_switch((r, to, tag), &mut offers, &mut reading, &mut parts, s)?;
+                for (x, y) in reduced(m, s, op, &mut parts, &mut bufs, &bi) {
+                    complete(
+                        x,
+                        y,
+                        &mut done,
+                        &mut waiting,
+                        &mut ready,
+                        &mut pending,
+                        &mut done_count,
+                    );
+                }
+            }
+            Op::SwitchReduce {
+                first,
+                tag,
+                src,
+                dst,
+                ..
+            } => {
+                let own =
+                    rb[bi(src.buf)][src.off as usize..(src.off + src.count) as usize].to_vec();
+                let peers: Vec<Rank> = step.op.group_peers(r).collect();
+                let mut got = vec![Vec::new(); peers.len() + 1];
+                got[(r - first) as usize] = own;
+                parts.insert((r, i), (peers.len() as u32, got));
+                pending.push(Pending {
+                    rank: r,
+                    step: i,
+                    region: dst,
+                    writes: true,
+                });
+                let mut m = Vec::new();
+                for q in peers {
+                    reading.entry((q, r, tag)).or_default().push_back(i);
+                    m.extend(try_switch(
+                        (q, r, tag),
+                        &mut offers,
+                        &mut reading,
+                        &mut parts,
+                        s,
+                    )?);
+                }
+                // A group of one reduces its own part at once.
+                if m.is_empty() && parts[&(r, i)].0 == 0 {
+                    m.push((r, u32::MAX, r, i));
+                }
+                for (x, y) in reduced(m, s, op, &mut parts, &mut bufs, &bi) {
+                    complete(
+                        x,
+                        y,
+                        &mut done,
+                        &mut waiting,
+                        &mut ready,
+                        &mut pending,
+                        &mut done_count,
+                    );
                 }
             }
             Op::Reduce { src, dst } => {
@@ -304,6 +418,9 @@ pub fn run(
 }
 
 type Matched = Vec<(Rank, u32, Rank, u32)>;
+/// Per switch reduction (reader, step): parts still missing, and the
+/// parts by group position.
+type Parts = HashMap<(Rank, u32), (u32, Vec<Vec<u64>>)>;
 type Key = (Rank, Rank, u32);
 type Inflight = HashMap<Key, VecDeque<(u32, Vec<u64>)>>;
 type Posted = HashMap<Key, VecDeque<u32>>;
@@ -342,4 +459,104 @@ fn try_match(
         b[region.off as usize..(region.off + region.count) as usize].copy_from_slice(&data);
         out.push((src, si, dst, ri));
     }
+}
+
+/// The steps a set of matches completes: every receive, and every send
+/// except a multicast whose other copies are still unreceived.
+fn sides(
+    matched: Matched,
+    s: &Schedule,
+    mc_left: &mut HashMap<(Rank, u32), u32>,
+) -> Vec<(Rank, u32)> {
+    let mut out = Vec::new();
+    for (sr, si, rr, ri) in matched {
+        out.push((rr, ri));
+        if let Op::Multicast { .. } = s.ranks[sr as usize].steps[si as usize].op {
+            let left = mc_left.get_mut(&(sr, si)).expect("a started multicast");
+            *left -= 1;
+            if *left > 0 {
+                continue;
+            }
+        }
+        out.push((sr, si));
+    }
+    out
+}
+
+/// Match contributions of `key` = (contributor, reader, tag) with the
+/// reader's switch reductions, in order; the data goes into the
+/// reduction's parts. Returns (contributor, step, reader, reduction).
+fn try_switch(
+    key: Key,
+    offers: &mut Inflight,
+    reading: &mut Posted,
+    parts: &mut Parts,
+    s: &Schedule,
+) -> std::result::Result<Matched, String> {
+    let mut out = Vec::new();
+    loop {
+        let (Some(oq), Some(rq)) = (offers.get_mut(&key), reading.get_mut(&key)) else {
+            return Ok(out);
+        };
+        if oq.is_empty() || rq.is_empty() {
+            return Ok(out);
+        }
+        let (si, data) = oq.pop_front().unwrap();
+        let ri = rq.pop_front().unwrap();
+        let (src, dst) = (key.0, key.1);
+        let Op::SwitchReduce {
+            first, dst: region, ..
+        } = s.ranks[dst as usize].steps[ri as usize].op
+        else {
+            unreachable!("reading queues hold switch reductions")
+        };
+        if data.len() as u64 != region.count {
+            return Err(format!(
+                "rank {dst} step {ri} reduces {} elements but rank {src} step {si} offers {}",
+                region.count,
+                data.len()
+            ));
+        }
+        let p = parts.get_mut(&(dst, ri)).expect("a started reduction");
+        p.0 -= 1;
+        p.1[(src - first) as usize] = data;
+        out.push((src, si, dst, ri));
+    }
+}
+
+/// The steps a set of switch matches completes: every contribution, and
+/// every reduction that has all its parts (its result written, reduced
+/// in rank order). A contribution step of `u32::MAX` stands for none.
+fn reduced(
+    matched: Matched,
+    s: &Schedule,
+    op: RedOp,
+    parts: &mut Parts,
+    bufs: &mut [Vec<Vec<u64>>],
+    bi: &dyn Fn(Buf) -> usize,
+) -> Vec<(Rank, u32)> {
+    let mut out = Vec::new();
+    for (sr, si, rr, ri) in matched {
+        if si != u32::MAX {
+            out.push((sr, si));
+        }
+        // Still missing parts, or already done by an earlier match.
+        if parts.get(&(rr, ri)).is_none_or(|p| p.0 > 0) {
+            continue;
+        }
+        let (_, got) = parts.remove(&(rr, ri)).expect("a started reduction");
+        let Op::SwitchReduce { dst, .. } = s.ranks[rr as usize].steps[ri as usize].op else {
+            unreachable!("a switch reduction")
+        };
+        let mut acc = got[0].clone();
+        for part in &got[1..] {
+            for (a, &b) in acc.iter_mut().zip(part) {
+                *a = op.apply(*a, b);
+            }
+        }
+        bufs[rr as usize][bi(dst.buf)][dst.off as usize..(dst.off + dst.count) as usize]
+            .copy_from_slice(&acc);
+        out.push((rr, ri));
+    }
+    out
 }

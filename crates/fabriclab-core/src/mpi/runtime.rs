@@ -349,6 +349,9 @@ impl Runtime {
                 // Wall time beside MPI progress, not the MPI CPU clock.
                 self.defer(net, Time(ps), Cont::Done { rank, step, epoch });
             }
+            Op::SwitchSend { .. } | Op::SwitchReduce { .. } | Op::Multicast { .. } => {
+                unreachable!("NVLink SHARP steps belong to NCCL's schedules, not MPI's")
+            }
         }
     }
 

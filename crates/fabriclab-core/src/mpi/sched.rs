@@ -98,6 +98,64 @@ pub enum Op {
         /// Duration, ps.
         ps: u64,
     },
+    /// NVLink SHARP (NVSwitch, NCCL's NVLS): offer `src` to the in-switch
+    /// reduction rank `to` reads with [`Op::SwitchReduce`]. Completes when
+    /// that reduction has read it. Matched by (source, tag) in order, like
+    /// a send, but only by a switch reduction.
+    SwitchSend {
+        /// The rank that reads the reduction.
+        to: Rank,
+        /// Message tag.
+        tag: u32,
+        /// This rank's contribution.
+        src: Region,
+    },
+    /// NVLink SHARP's `multimem.ld_reduce`: `dst` = the reduction, in rank
+    /// order, of the `n` ranks `first .. first + n` (this rank among them),
+    /// this rank's own part being `src` and every other rank's its
+    /// [`Op::SwitchSend`] to this rank with `tag`. The switch reads each
+    /// contribution and delivers one reduced copy.
+    SwitchReduce {
+        /// First rank of the group.
+        first: Rank,
+        /// Ranks in the group.
+        n: u32,
+        /// Message tag.
+        tag: u32,
+        /// This rank's contribution.
+        src: Region,
+        /// The result.
+        dst: Region,
+    },
+    /// NVLink SHARP's `multimem.st`: store `src` into every rank of
+    /// `first .. first + n` at once: into this rank's own `dst`, and to
+    /// each other rank as a message matched by its [`Op::Recv`] from this
+    /// rank with `tag`. The sender's link carries the data once; the
+    /// switch copies it to every receiver.
+    Multicast {
+        /// First rank of the group.
+        first: Rank,
+        /// Ranks in the group (this one among them).
+        n: u32,
+        /// Message tag.
+        tag: u32,
+        /// The data.
+        src: Region,
+        /// This rank's own copy.
+        dst: Region,
+    },
+}
+
+impl Op {
+    /// The group `first .. first + n` of a switch operation, without
+    /// `me`; empty for other operations.
+    pub fn group_peers(&self, me: Rank) -> impl Iterator<Item = Rank> {
+        let (first, n) = match *self {
+            Op::SwitchReduce { first, n, .. } | Op::Multicast { first, n, .. } => (first, n),
+            _ => (0, 0),
+        };
+        (first..first + n).filter(move |&r| r != me)
+    }
 }
 
 /// One step and the earlier steps (indices into the same rank's list) it
@@ -154,6 +212,57 @@ impl RankSchedule {
     pub fn copy(&mut self, src: Region, dst: Region, deps: &[StepId]) -> StepId {
         debug_assert_eq!(src.count, dst.count);
         self.push(Op::Copy { src, dst }, deps)
+    }
+
+    /// Offer `src` to `to`'s in-switch reduction ([`Op::SwitchSend`]).
+    pub fn switch_send(&mut self, to: Rank, tag: u32, src: Region, deps: &[StepId]) -> StepId {
+        self.push(Op::SwitchSend { to, tag, src }, deps)
+    }
+
+    /// `dst` = the in-switch reduction of the group ([`Op::SwitchReduce`]).
+    pub fn switch_reduce(
+        &mut self,
+        group: (Rank, u32),
+        tag: u32,
+        src: Region,
+        dst: Region,
+        deps: &[StepId],
+    ) -> StepId {
+        debug_assert_eq!(src.count, dst.count);
+        let (first, n) = group;
+        self.push(
+            Op::SwitchReduce {
+                first,
+                n,
+                tag,
+                src,
+                dst,
+            },
+            deps,
+        )
+    }
+
+    /// Store `src` into every rank of the group ([`Op::Multicast`]).
+    pub fn multicast(
+        &mut self,
+        group: (Rank, u32),
+        tag: u32,
+        src: Region,
+        dst: Region,
+        deps: &[StepId],
+    ) -> StepId {
+        debug_assert_eq!(src.count, dst.count);
+        let (first, n) = group;
+        self.push(
+            Op::Multicast {
+                first,
+                n,
+                tag,
+                src,
+                dst,
+            },
+            deps,
+        )
     }
 
     /// Compute for `ps` picoseconds.
@@ -251,7 +360,8 @@ impl Schedule {
             .iter()
             .flat_map(|r| r.steps.iter())
             .map(|s| match s.op {
-                Op::Send { src, .. } => src.count * eb,
+                Op::Send { src, .. } | Op::SwitchSend { src, .. } => src.count * eb,
+                Op::Multicast { src, n, .. } => src.count * eb * n.saturating_sub(1) as u64,
                 _ => 0,
             })
             .sum()
@@ -288,6 +398,9 @@ impl Schedule {
         let p = self.p();
         let mut sends: HashMap<(Rank, Rank, u32), Vec<u64>> = HashMap::new();
         let mut recvs: HashMap<(Rank, Rank, u32), Vec<u64>> = HashMap::new();
+        // Contributions to switch reductions, and what those read.
+        let mut offers: HashMap<(Rank, Rank, u32), Vec<u64>> = HashMap::new();
+        let mut reads: HashMap<(Rank, Rank, u32), Vec<u64>> = HashMap::new();
         for (r, rs) in self.ranks.iter().enumerate() {
             let r = r as Rank;
             for (i, s) in rs.steps.iter().enumerate() {
@@ -316,6 +429,47 @@ impl Schedule {
                         vec![src, dst]
                     }
                     Op::Compute { .. } => vec![],
+                    Op::SwitchSend { to, tag, src } => {
+                        if to >= p || to == r {
+                            return Err(format!("rank {r} step {i} offers to rank {to}"));
+                        }
+                        offers.entry((r, to, tag)).or_default().push(src.count);
+                        vec![src]
+                    }
+                    Op::SwitchReduce {
+                        first,
+                        n,
+                        tag,
+                        src,
+                        dst,
+                    }
+                    | Op::Multicast {
+                        first,
+                        n,
+                        tag,
+                        src,
+                        dst,
+                    } => {
+                        if src.count != dst.count {
+                            return Err(format!("rank {r} step {i}: operand sizes differ"));
+                        }
+                        if r < first || r >= first + n || first + n > p {
+                            return Err(format!(
+                                "rank {r} step {i}: group {first}..{} is not the ranks' or \
+                                 leaves this rank out",
+                                first + n
+                            ));
+                        }
+                        let reduce = matches!(s.op, Op::SwitchReduce { .. });
+                        for q in s.op.group_peers(r) {
+                            if reduce {
+                                reads.entry((q, r, tag)).or_default().push(dst.count);
+                            } else {
+                                sends.entry((r, q, tag)).or_default().push(src.count);
+                            }
+                        }
+                        vec![src, dst]
+                    }
                 };
                 for g in regions {
                     let cap = self.buf_elems(r, g.buf);
@@ -328,6 +482,20 @@ impl Schedule {
                             cap
                         ));
                     }
+                }
+            }
+        }
+        if offers != reads {
+            for k in offers.keys().chain(reads.keys()) {
+                if offers.get(k) != reads.get(k) {
+                    return Err(format!(
+                        "switch contributions {}->{} tag {} of sizes {:?} are read as {:?}",
+                        k.0,
+                        k.1,
+                        k.2,
+                        offers.get(k),
+                        reads.get(k)
+                    ));
                 }
             }
         }

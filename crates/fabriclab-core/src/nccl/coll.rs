@@ -26,7 +26,9 @@
 //! Tree with Simple cuts its pieces smaller on small calls, as NCCL does
 //! to fill the tree's pipeline ([`tree_chunk_bytes`]).
 //!
-//! Left out: NVLS and CollNet, NCCL's Tree for other collectives (it has
+//! NVLS and NVLS-Tree (NVLink SHARP) are in [`super::nvls`].
+//!
+//! Left out: CollNet, NCCL's Tree for other collectives (it has
 //! none), and the sizes NCCL aligns chunks to (16 bytes for Simple).
 
 use super::comm::Comm;
@@ -93,12 +95,24 @@ pub fn build(comm: &Comm, call: &CollCall) -> Schedule {
         recv: vec![recv; n as usize],
     };
     let tree = call.algo == Algorithm::Tree && call.coll == NcclColl::AllReduce;
+    let nvls = nvls_applies(comm, call);
     let name = match call.coll {
         NcclColl::AllToAll | NcclColl::SendRecv => "p2p",
         _ if tree => "tree",
+        _ if nvls && comm.servers > 1 => "nvls_tree",
+        _ if nvls => "nvls",
         _ => "ring",
     };
     let mut s = Schedule::new(n, call.elem_bytes, bufs, name);
+    if nvls {
+        match call.coll {
+            NcclColl::AllReduce => super::nvls::all_reduce(comm, &mut s, c),
+            NcclColl::AllGather => super::nvls::all_gather(comm, &mut s, c),
+            _ => super::nvls::reduce_scatter(comm, &mut s, c),
+        }
+        s.empty_call = s.ranks.iter().all(|r| r.steps.is_empty());
+        return s;
+    }
     let step = if tree && call.proto == Protocol::Simple {
         tree_chunk_bytes(
             c * call.elem_bytes as u64,
@@ -126,6 +140,21 @@ pub fn build(comm: &Comm, call: &CollCall) -> Schedule {
     }
     s.empty_call = s.ranks.iter().all(|r| r.steps.is_empty());
     s
+}
+
+/// Whether `call` runs NVLink SHARP's schedules ([`super::nvls`]): NVLS
+/// or NVLS-Tree forced or chosen, on a collective and communicator that
+/// have them (AllReduce; AllGather and ReduceScatter on one server), with
+/// more than one GPU per server. Anything else runs rings.
+pub fn nvls_applies(comm: &Comm, call: &CollCall) -> bool {
+    call.algo.is_nvls()
+        && comm.gpus > 1
+        && call.count > 0
+        && match call.coll {
+            NcclColl::AllReduce => true,
+            NcclColl::AllGather | NcclColl::ReduceScatter => comm.servers == 1,
+            _ => false,
+        }
 }
 
 /// NCCL's chunk for Tree with Simple (`enqueue.cc`): one 512 KiB step,

@@ -13,6 +13,7 @@ pub mod coll;
 pub mod comm;
 pub mod fluid;
 pub mod nvlink;
+pub mod nvls;
 pub mod params;
 pub mod runtime;
 pub mod tuning;

@@ -4,13 +4,21 @@
 //! receiving GPU's ingress max-min fairly (progressive filling over the
 //! 2 x G ports of the server).
 //!
+//! NVLink SHARP (NVSwitch gen 3, NCCL's NVLS) adds transfers with several
+//! ends, each at one rate on all its ports: an in-switch reduction reads
+//! the same bytes from every GPU of a group (each one's egress) and
+//! delivers one reduced copy (the reader's ingress); a multicast store
+//! leaves its sender once and reaches every GPU of the group (each one's
+//! ingress). Such a transfer uses `weight` of a port's capacity per byte
+//! it moves (1 / the switch's efficiency at these operations).
+//!
 //! One pending timer per server, lazily invalidated by a generation
 //! counter: a transfer starting or ending advances every transfer of that
 //! server and recomputes the rates, a cost in the transfers active on one
 //! server (a few hundred at most: GPUs x channels).
 //!
 //! Left out: NVLink's packet and flow-control overheads (the rate is the
-//! data rate), NVSwitch's in-switch reduction (NVLS), and servers whose
+//! data rate, and NVLS's lower efficiency a weight), and servers whose
 //! GPUs are linked directly without NVSwitch.
 
 use crate::net::Net;
@@ -23,16 +31,47 @@ const EPS: f64 = 1e-12;
 
 struct Xfer<T> {
     what: T,
-    src: u32,
-    dst: u32,
+    /// Sending GPUs (bit k: GPU k's egress).
+    srcs: u64,
+    /// Receiving GPUs (bit k: GPU k's ingress).
+    dsts: u64,
+    /// Port capacity used per byte moved.
+    weight: f64,
     left: f64,
     rate: f64,
+}
+
+/// Ports of a transfer: egress k is port k, ingress k is port G + k.
+fn ports(x: (u64, u64), g: usize) -> impl Iterator<Item = usize> {
+    bits(x.0).chain(bits(x.1).map(move |k| g + k))
+}
+
+/// The set bits of `m`, lowest first.
+fn bits(mut m: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (m != 0).then(|| {
+            let k = m.trailing_zeros() as usize;
+            m &= m - 1;
+            k
+        })
+    })
 }
 
 struct Server<T> {
     active: Vec<Xfer<T>>,
     last: Time,
     gen: u64,
+}
+
+/// The ends of a transfer on one server's NVSwitch.
+#[derive(Clone, Copy, Debug)]
+pub struct Group {
+    /// Sending GPUs, one bit each (bit k: GPU k).
+    pub srcs: u64,
+    /// Receiving GPUs, one bit each.
+    pub dsts: u64,
+    /// Port capacity used per byte moved (1 for a plain NVLink write).
+    pub weight: f64,
 }
 
 /// The NVLink crossbars of every server; `T` is what the caller gets back
@@ -88,7 +127,8 @@ impl<T: Copy> NvLink<T> {
     }
 
     /// Max-min rates by progressive filling over the GPUs' egress (ports
-    /// 0..G) and ingress (G..2G) ports.
+    /// 0..G) and ingress (G..2G) ports, each transfer loading its ports
+    /// with its weight.
     fn fill(&mut self, s: usize) {
         let g = self.gpus;
         let port = self.port;
@@ -96,10 +136,13 @@ impl<T: Copy> NvLink<T> {
         let n = sv.active.len();
         let mut frozen = vec![false; n];
         let mut res = vec![port; 2 * g];
+        let mut load = vec![0.0f64; 2 * g];
         let mut cnt = vec![0usize; 2 * g];
         for x in &sv.active {
-            cnt[x.src as usize] += 1;
-            cnt[g + x.dst as usize] += 1;
+            for p in ports((x.srcs, x.dsts), g) {
+                load[p] += x.weight;
+                cnt[p] += 1;
+            }
         }
         let mut left = n;
         while left > 0 {
@@ -107,7 +150,7 @@ impl<T: Copy> NvLink<T> {
             let (mut best, mut share) = (usize::MAX, f64::INFINITY);
             for p in 0..2 * g {
                 if cnt[p] > 0 {
-                    let f = res[p] / cnt[p] as f64;
+                    let f = res[p] / load[p];
                     if f < share {
                         (best, share) = (p, f);
                     }
@@ -117,15 +160,22 @@ impl<T: Copy> NvLink<T> {
                 break;
             }
             for (i, x) in sv.active.iter_mut().enumerate() {
-                let (a, b) = (x.src as usize, g + x.dst as usize);
-                if !frozen[i] && (a == best || b == best) {
-                    frozen[i] = true;
-                    x.rate = share.max(EPS);
-                    left -= 1;
-                    for p in [a, b] {
-                        res[p] = (res[p] - share).max(0.0);
-                        cnt[p] -= 1;
-                    }
+                let on = (x.srcs, x.dsts);
+                let uses = if best < g {
+                    on.0 >> best & 1 == 1
+                } else {
+                    on.1 >> (best - g) & 1 == 1
+                };
+                if frozen[i] || !uses {
+                    continue;
+                }
+                frozen[i] = true;
+                x.rate = share.max(EPS);
+                left -= 1;
+                for p in ports(on, g) {
+                    res[p] = (res[p] - share * x.weight).max(0.0);
+                    load[p] -= x.weight;
+                    cnt[p] -= 1;
                 }
             }
         }
@@ -161,12 +211,35 @@ impl<T: Copy> NvLink<T> {
         what: T,
         flag: u64,
     ) {
+        let x = Group {
+            srcs: 1 << src,
+            dsts: 1 << dst,
+            weight: 1.0,
+        };
+        self.start_group(net, app, server, x, bytes, what, flag);
+    }
+
+    /// Start a transfer of `bytes` with several ends (NVLink SHARP): out
+    /// of every GPU of `x.srcs` and into every GPU of `x.dsts` at one
+    /// rate, using `x.weight` of each port per byte.
+    #[allow(clippy::too_many_arguments)]
+    pub fn start_group(
+        &mut self,
+        net: &mut Net,
+        app: u32,
+        server: u32,
+        x: Group,
+        bytes: u64,
+        what: T,
+        flag: u64,
+    ) {
         let s = server as usize;
         self.advance(s, net.now());
         self.servers[s].active.push(Xfer {
             what,
-            src,
-            dst,
+            srcs: x.srcs,
+            dsts: x.dsts,
+            weight: x.weight,
             left: bytes as f64,
             rate: 0.0,
         });

@@ -17,8 +17,13 @@
 //! added per network hop is NCCL's figure less a typical fabric latency
 //! (calibrated, `docs/nccl.md`).
 //!
+//! NVLS and NVLS-Tree (NVLink SHARP) run with Simple only, as in NCCL;
+//! their per-call cost is NCCL's NVLS latency (`hwLat[NVLINK][NVLS]`, 25
+//! us, with `baseLat` 0) charged once per call, and a network hop of
+//! NVLS-Tree costs `hwLat[NET][NVLSTree]` (14 us) less the fabric's part.
+//!
 //! Left out: NCCL's runtime auto-tuning of channels and threads per
-//! architecture (channels default from the NICs), CollNet/SHARP, NVLS.
+//! architecture (channels default from the NICs), CollNet/SHARP, PAT.
 
 use crate::error::{arg_err, Result};
 use crate::units::Time;
@@ -44,6 +49,11 @@ pub enum Algorithm {
     Ring,
     /// Double binary tree across servers, chain inside each server.
     Tree,
+    /// NVLink SHARP on one server: NVSwitch reduces and multicasts.
+    Nvls,
+    /// NVLink SHARP inside each server, a double binary tree between
+    /// servers (several servers only).
+    NvlsTree,
 }
 
 impl Protocol {
@@ -115,7 +125,14 @@ impl Algorithm {
         match self {
             Algorithm::Ring => "Ring",
             Algorithm::Tree => "Tree",
+            Algorithm::Nvls => "NVLS",
+            Algorithm::NvlsTree => "NVLSTree",
         }
+    }
+
+    /// Whether this is one of NVLink SHARP's algorithms.
+    pub fn is_nvls(self) -> bool {
+        matches!(self, Algorithm::Nvls | Algorithm::NvlsTree)
     }
 
     /// Parse an `NCCL_ALGO` value (one algorithm, any case).
@@ -123,17 +140,22 @@ impl Algorithm {
         match s.trim().to_ascii_lowercase().as_str() {
             "ring" => Ok(Algorithm::Ring),
             "tree" => Ok(Algorithm::Tree),
-            "collnet" | "collnetdirect" | "collnetchain" | "nvls" | "nvlstree" | "pat" => arg_err(
-                format!("NCCL algorithm {s:?} is not modelled; use \"Ring\" or \"Tree\""),
-            ),
+            "nvls" => Ok(Algorithm::Nvls),
+            "nvlstree" => Ok(Algorithm::NvlsTree),
+            "collnet" | "collnetdirect" | "collnetchain" | "pat" => arg_err(format!(
+                "NCCL algorithm {s:?} is not modelled; use \"Ring\", \"Tree\", \"NVLS\" or \"NVLSTree\""
+            )),
             _ => arg_err(format!(
-                "unknown NCCL algorithm {s:?}; use \"Ring\" or \"Tree\""
+                "unknown NCCL algorithm {s:?}; use \"Ring\", \"Tree\", \"NVLS\" or \"NVLSTree\""
             )),
         }
     }
 
     fn index(self) -> usize {
-        self as usize
+        match self {
+            Algorithm::Ring | Algorithm::Nvls => 0,
+            Algorithm::Tree | Algorithm::NvlsTree => 1,
+        }
     }
 }
 
@@ -148,6 +170,11 @@ const BASE_LAT_US: [[f64; 3]; 2] = [[6.6, 14.0, 8.4], [6.8, 14.0, 8.4]];
 const NVLINK_LAT_US: [[f64; 3]; 2] = [[0.6, 1.9, 3.4], [0.6, 1.25, 4.0]];
 /// `hwLat[NET]`, us per network hop.
 const NET_LAT_US: [[f64; 3]; 2] = [[2.7, 4.0, 14.0], [5.0, 8.5, 14.0]];
+/// `hwLat[NVLINK][NVLS]` and `[NVLSTree]` (Simple), us, with `baseLat`
+/// 0: the latency of an NVLS call inside a server.
+pub const NVLS_LAT_US: f64 = 25.0;
+/// `hwLat[NET][NVLSTree]` (Simple), us per network hop.
+pub const NVLS_TREE_NET_LAT_US: f64 = 14.0;
 /// The fabric part of NCCL's network hop latency: a small message's
 /// one-way time through NIC, two switch hops and the wire on the default
 /// fabrics (about 2 us), simulated rather than added.
@@ -167,8 +194,17 @@ pub struct Costs {
 impl Costs {
     /// The costs NCCL's tuning model gives `algo` with `proto`.
     pub fn of(algo: Algorithm, proto: Protocol) -> Costs {
-        let (a, p) = (algo.index(), proto.index());
         let us = |v: f64| Time::from_ns_f64(v.max(0.0) * 1e3);
+        if algo.is_nvls() {
+            // NVLS: the switch's latency once per call; NVLS-Tree's
+            // network hops at their own figure.
+            return Costs {
+                launch: us(NVLS_LAT_US),
+                nvlink_hop: Time::ZERO,
+                net_hop: us(NVLS_TREE_NET_LAT_US - FABRIC_HOP_US),
+            };
+        }
+        let (a, p) = (algo.index(), proto.index());
         Costs {
             launch: us(BASE_LAT_US[a][p]),
             nvlink_hop: us(NVLINK_LAT_US[a][p]),
@@ -197,6 +233,10 @@ pub struct NcclEnv {
     /// NVLink hop to the GPU of the receiver's rail). Default false.
     #[serde(default)]
     pub pxn_disable: Option<bool>,
+    /// `NCCL_NVLS_ENABLE`: NVLink SHARP where the servers have it
+    /// (`[gpu] nvls`). Default true.
+    #[serde(default)]
+    pub nvls_enable: Option<bool>,
 }
 
 /// NCCL's hard limit on channels (`MAXCHANNELS`).
@@ -255,7 +295,8 @@ mod tests {
             assert_eq!(Protocol::parse(p.name()).unwrap(), p);
         }
         assert_eq!(Algorithm::parse("ring").unwrap(), Algorithm::Ring);
-        let e = Algorithm::parse("nvls").unwrap_err().to_string();
+        assert_eq!(Algorithm::parse("NVLSTree").unwrap(), Algorithm::NvlsTree);
+        let e = Algorithm::parse("collnet").unwrap_err().to_string();
         assert!(e.contains("not modelled"), "{e}");
         let e = Protocol::parse("fast").unwrap_err().to_string();
         assert!(e.contains("\"LL128\""), "{e}");

@@ -15,6 +15,13 @@
 //!   without GPUDirect RDMA the data is also copied through host memory at
 //!   each end at the PCIe rate. The receiver sees it after the protocol's
 //!   per-hop cost.
+//! - NVLink SHARP (NVLS): a switch reduction starts once the reader and
+//!   every other GPU of its group have posted their parts, as one NVLink
+//!   transfer out of every GPU of the group and into the reader
+//!   ([`NvLink::start_group`]); a multicast is one transfer out of the
+//!   sender and into every GPU of the group, delivered to each receiver
+//!   one NVLink latency later. Both run at the server's `nvls_efficiency`
+//!   of NVLink's rate.
 //! - Data bytes become wire bytes by the protocol's line format.
 //! - A rank starts a call after NCCL's fixed per-call latency.
 //! - Messages of one (sender, receiver, channel) are delivered in order.
@@ -33,7 +40,7 @@
 use super::coll::CollCall;
 use super::comm::Comm;
 use super::fluid::{self, FluidCost, GpuLinks};
-use super::nvlink::NvLink;
+use super::nvlink::{Group, NvLink};
 use super::params::{Algorithm, Costs, Protocol};
 use crate::config::GpuSpec;
 use crate::mpi::program::Executor;
@@ -98,6 +105,25 @@ enum Cont {
     Arrive {
         msg: u32,
     },
+    /// A switch reduction or multicast moved its data (index into
+    /// `groups`).
+    GroupDone {
+        id: u32,
+    },
+}
+
+/// A step of some rank: (rank, step, epoch).
+type StepRef = (Rank, u32, u32);
+
+/// An NVLink SHARP transfer in progress: the steps it ends, and for a
+/// multicast the messages it delivers.
+struct GroupOp {
+    /// The reduction or multicast step.
+    owner: StepRef,
+    /// The contributions a reduction read.
+    offers: Vec<StepRef>,
+    /// The copies a multicast delivers.
+    msgs: Vec<u32>,
 }
 
 /// Of one (sender, receiver, tag): the next sequence number to send, the
@@ -134,6 +160,14 @@ pub struct NcclRuntime {
     /// Ranks that started the current fluid call, with their epochs.
     fluid_started: Vec<(Rank, u32)>,
     links: GpuLinks,
+    /// NVLink SHARP's port capacity per byte (1 / `nvls_efficiency`).
+    nvls_weight: f64,
+    /// Switch contributions posted, per (contributor, reader, tag).
+    offers: HashMap<(Rank, Rank, u32), VecDeque<StepRef>>,
+    /// Switch reductions posted, per (reader, tag).
+    reads: HashMap<(Rank, u32), VecDeque<StepRef>>,
+    groups: Vec<Option<GroupOp>>,
+    free_groups: Vec<u32>,
 }
 
 impl NcclRuntime {
@@ -185,6 +219,11 @@ impl NcclRuntime {
                 pcie_lat: Time::from_ns_f64(g.pcie_latency_ns),
                 staging_bpps: (!g.gpudirect).then(|| g.pcie_gbps / 8.0 / 1e3),
             },
+            nvls_weight: 1.0 / g.nvls_efficiency,
+            offers: HashMap::new(),
+            reads: HashMap::new(),
+            groups: Vec::new(),
+            free_groups: Vec::new(),
         }
     }
 
@@ -304,6 +343,167 @@ impl NcclRuntime {
             }
             Op::Reduce { .. } | Op::Copy { .. } => self.step_done(net, rank, step, epoch),
             Op::Compute { ps } => self.defer(net, Time(ps), Cont::Done { rank, step, epoch }),
+            Op::SwitchSend { to, tag, .. } => {
+                let q = self.offers.entry((rank, to, tag)).or_default();
+                q.push_back((rank, step, epoch));
+                self.try_reduce(net, to, tag, eb);
+            }
+            Op::SwitchReduce { tag, .. } => {
+                let q = self.reads.entry((rank, tag)).or_default();
+                q.push_back((rank, step, epoch));
+                self.try_reduce(net, rank, tag, eb);
+            }
+            Op::Multicast { tag, src, .. } => {
+                self.multicast(net, (rank, step, epoch), tag, src.count * eb, &pr);
+            }
+        }
+    }
+
+    fn new_group(&mut self, op: GroupOp) -> u32 {
+        if let Some(i) = self.free_groups.pop() {
+            self.groups[i as usize] = Some(op);
+            i
+        } else {
+            self.groups.push(Some(op));
+            self.groups.len() as u32 - 1
+        }
+    }
+
+    /// The GPUs of the ranks `first .. first + n` (one server), as bits.
+    fn gpu_mask(&self, first: Rank, n: u32) -> u64 {
+        (first..first + n).fold(0, |m, r| m | 1 << self.comm.gpu(r))
+    }
+
+    /// Start the next switch reduction read by `reader` with `tag` once
+    /// every other GPU of its group has offered its part.
+    fn try_reduce(&mut self, net: &mut Net, reader: Rank, tag: u32, eb: u64) {
+        let Some(&(_, step, _)) = self.reads.get(&(reader, tag)).and_then(|q| q.front()) else {
+            return;
+        };
+        let pr = self.prepared(reader);
+        let op = pr.s.ranks[reader as usize].steps[step as usize].op;
+        let Op::SwitchReduce { first, n, dst, .. } = op else {
+            unreachable!("reads hold switch reductions")
+        };
+        let peers: Vec<Rank> = op.group_peers(reader).collect();
+        let ready = peers.iter().all(|&m| {
+            self.offers
+                .get(&(m, reader, tag))
+                .is_some_and(|q| !q.is_empty())
+        });
+        if !ready {
+            return;
+        }
+        let owner = self
+            .reads
+            .get_mut(&(reader, tag))
+            .and_then(|q| q.pop_front())
+            .expect("a posted reduction");
+        let offers: Vec<StepRef> = peers
+            .iter()
+            .map(|&m| {
+                self.offers
+                    .get_mut(&(m, reader, tag))
+                    .and_then(|q| q.pop_front())
+                    .expect("a posted offer")
+            })
+            .collect();
+        let bytes = dst.count * eb;
+        self.counters.shm_msgs += offers.len() as u64;
+        self.counters.shm_bytes += bytes * offers.len() as u64;
+        let x = Group {
+            srcs: self.gpu_mask(first, n),
+            dsts: 1 << self.comm.gpu(reader),
+            weight: self.nvls_weight,
+        };
+        let id = self.new_group(GroupOp {
+            owner,
+            offers,
+            msgs: Vec::new(),
+        });
+        let server = self.comm.server(reader);
+        self.nvl.start_group(
+            net,
+            self.me,
+            server,
+            x,
+            bytes,
+            Cont::GroupDone { id },
+            TIMER_NVL,
+        );
+    }
+
+    /// Multicast `bytes` from `owner`'s rank to every GPU of its group.
+    fn multicast(&mut self, net: &mut Net, owner: StepRef, tag: u32, bytes: u64, pr: &Prepared) {
+        let a = owner.0;
+        let op = pr.s.ranks[a as usize].steps[owner.1 as usize].op;
+        let Op::Multicast { first, n, .. } = op else {
+            unreachable!("a multicast")
+        };
+        let (algo, proto) = self.choice_of(a);
+        let mut msgs = Vec::new();
+        for b in op.group_peers(a) {
+            let o = self.order.entry((a, b, tag)).or_insert((0, 0, Vec::new()));
+            let seq = o.0;
+            o.0 += 1;
+            msgs.push(self.new_msg(Msg {
+                src: a,
+                dst: b,
+                tag,
+                wire: bytes,
+                seq,
+                proto,
+                algo,
+            }));
+        }
+        self.counters.shm_msgs += msgs.len() as u64;
+        self.counters.shm_bytes += bytes * msgs.len() as u64;
+        let x = Group {
+            srcs: 1 << self.comm.gpu(a),
+            dsts: self.gpu_mask(first, n),
+            weight: self.nvls_weight,
+        };
+        let id = self.new_group(GroupOp {
+            owner,
+            offers: Vec::new(),
+            msgs,
+        });
+        let server = self.comm.server(a);
+        self.nvl.start_group(
+            net,
+            self.me,
+            server,
+            x,
+            bytes,
+            Cont::GroupDone { id },
+            TIMER_NVL,
+        );
+    }
+
+    /// A switch reduction or multicast moved its data: the contributions
+    /// and the multicast step end now; the reduced data and the copies
+    /// are usable one NVLink latency later.
+    fn group_done(&mut self, net: &mut Net, id: u32) {
+        let g = self.groups[id as usize]
+            .take()
+            .expect("live group transfer");
+        self.free_groups.push(id);
+        for (rank, step, epoch) in g.offers {
+            self.step_done(net, rank, step, epoch);
+        }
+        let (rank, step, epoch) = g.owner;
+        if g.msgs.is_empty()
+            && matches!(
+                self.prepared(rank).s.ranks[rank as usize].steps[step as usize].op,
+                Op::SwitchReduce { .. }
+            )
+        {
+            self.defer(net, self.nvlink_lat, Cont::Done { rank, step, epoch });
+            return;
+        }
+        self.step_done(net, rank, step, epoch);
+        for msg in g.msgs {
+            self.defer(net, self.nvlink_lat, Cont::Arrive { msg });
         }
     }
 
@@ -486,6 +686,7 @@ impl NcclRuntime {
             }
             Cont::Post { msg } => self.post(net, msg),
             Cont::Arrive { msg } => self.arrive(net, msg),
+            Cont::GroupDone { id } => self.group_done(net, id),
         }
     }
 }

@@ -36,8 +36,25 @@
 //! send all of a server's network traffic through one GPU
 //! (`NCCL_TOPO_PATTERN_TREE`, as `coll.rs` builds them).
 //!
-//! Left out: CollNet, NVLS, NVLS-Tree and PAT (not modelled), tuner
-//! plugins, the number of operations batched in one launch (one here).
+//! NVLS and NVLS-Tree (Simple only): bandwidth = the NVLS graph's
+//! channels x min(`bwIntra`, `bwInter`) (NVLS-Tree on more than 2 nodes:
+//! `bwInter` / 2) x 5/6; latency = `hwLat[NVLINK]` 25 us (NVLS; `baseLat`
+//! 0), + 2 x log2(nodes) x `hwLat[NET][NVLSTree]` 14 us (NVLS-Tree). NVLS
+//! runs AllReduce, AllGather and ReduceScatter on one node (NCCL disables
+//! it on several without CollNet); NVLS-Tree AllReduce on several nodes.
+//! Their graph is taken from the fabric as well: one channel per GPU of a
+//! server (each GPU heads one), whose NVLink carries G + 1 channels' data
+//! (the head's part twice), so `bwIntra` = NVLink / (G + 1); `bwInter` =
+//! the server's NICs over its GPUs. Without NVLink SHARP (`[gpu] nvls`
+//! off, or `NCCL_NVLS_ENABLE=0`) the NVLS graph is empty (bandwidth 0).
+//!
+//! Algorithms are scanned in NCCL's order (Tree, Ring, NVLS, NVLS-Tree;
+//! a tie keeps the first). A forced `NCCL_ALGO` that the node count
+//! disables (NVLS on several nodes, NVLS-Tree on one) leaves no algorithm
+//! enabled, which NCCL answers by enabling Ring and Tree.
+//!
+//! Left out: CollNet and PAT (not modelled), tuner plugins, the number of
+//! operations batched in one launch (one here).
 
 use super::coll::NcclColl;
 use super::params::{Algorithm, Protocol};
@@ -77,6 +94,23 @@ pub const TREE_CORRECTION: [[f64; 23]; 3] = [
 ];
 /// `getNetOverhead` on an Intel CPU, us.
 pub const NET_OVERHEAD_US: f64 = 1.0;
+/// `hwLat[NVLINK][NVLS]` = `[NVLSTree]` (Simple), us.
+pub const HW_LAT_NVLINK_NVLS: f64 = 25.0;
+/// `hwLat[NET][NVLSTree]` (Simple), us.
+pub const HW_LAT_NET_NVLS_TREE: f64 = 14.0;
+/// NVLS's bus-to-algorithm bandwidth ratio.
+pub const NVLS_RATIO: f64 = 5.0 / 6.0;
+
+/// NCCL's NVLS graph: its channels and bandwidths per channel, GB/s.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NvlsGraph {
+    /// Channels (`nChannels`).
+    pub channels: u32,
+    /// `bwIntra`.
+    pub bw_intra: f64,
+    /// `bwInter`.
+    pub bw_inter: f64,
+}
 
 /// What the model needs of a communicator and its fabric.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -93,12 +127,23 @@ pub struct Setting {
     pub bw_per_channel: f64,
     /// The GPUs' compute capability (80 Ampere, 90 Hopper).
     pub compute_capability: u32,
+    /// The NVLS graph (None: no NVLink SHARP).
+    pub nvls: Option<NvlsGraph>,
 }
+
+/// NCCL's scan order of the algorithms modelled.
+pub const SCAN: [Algorithm; 4] = [
+    Algorithm::Tree,
+    Algorithm::Ring,
+    Algorithm::Nvls,
+    Algorithm::NvlsTree,
+];
 
 fn a_index(a: Algorithm) -> usize {
     match a {
         Algorithm::Tree => 0,
         Algorithm::Ring => 1,
+        Algorithm::Nvls | Algorithm::NvlsTree => unreachable!("NVLS has its own tables"),
     }
 }
 
@@ -142,18 +187,58 @@ impl Setting {
         }
     }
 
-    /// Whether NCCL models the pair at all (Tree: AllReduce only; LL128:
-    /// by default on NVLink servers of one Volta, Ampere or Hopper kind).
+    /// Whether NCCL models the pair at all (Tree: AllReduce only; NVLS:
+    /// AllReduce, AllGather and ReduceScatter; NVLS-Tree: AllReduce; both
+    /// Simple only; LL128: by default on NVLink servers of one Volta,
+    /// Ampere or Hopper kind).
     pub fn enabled(&self, a: Algorithm, p: Protocol) -> bool {
-        let tree_ok = a == Algorithm::Ring || self.coll == NcclColl::AllReduce;
-        let ll128_ok = p != Protocol::Ll128 || matches!(self.compute_capability, 70 | 80 | 90);
-        tree_ok && ll128_ok && self.ranks > 1
+        let coll_ok = match a {
+            Algorithm::Ring => true,
+            Algorithm::Tree | Algorithm::NvlsTree => self.coll == NcclColl::AllReduce,
+            Algorithm::Nvls => matches!(
+                self.coll,
+                NcclColl::AllReduce | NcclColl::AllGather | NcclColl::ReduceScatter
+            ),
+        };
+        let proto_ok = if a.is_nvls() {
+            p == Protocol::Simple
+        } else {
+            p != Protocol::Ll128 || matches!(self.compute_capability, 70 | 80 | 90)
+        };
+        coll_ok && proto_ok && self.ranks > 1
+    }
+
+    /// Whether NCCL enables `a` at all on this many nodes (`algoEnable`):
+    /// not NVLS-Tree on one node, not NVLS on several (no CollNet).
+    pub fn algo_enabled(&self, a: Algorithm) -> bool {
+        match a {
+            Algorithm::NvlsTree => self.nodes > 1,
+            Algorithm::Nvls => self.nodes == 1,
+            _ => true,
+        }
+    }
+
+    /// NVLS and NVLS-Tree's algorithm bandwidth, GB/s.
+    fn nvls_bandwidth(&self, a: Algorithm) -> f64 {
+        let Some(g) = self.nvls else {
+            return 0.0;
+        };
+        // NVLS-Tree on more than 2 nodes: half the network bandwidth.
+        let bw = if a == Algorithm::NvlsTree && self.nodes > 2 {
+            g.bw_intra.min(g.bw_inter / 2.0)
+        } else {
+            g.bw_intra.min(g.bw_inter)
+        };
+        g.channels as f64 * bw * NVLS_RATIO
     }
 
     /// Algorithm bandwidth of (a, p), GB/s (`bandwidths[coll][a][p]`).
     pub fn bandwidth(&self, a: Algorithm, p: Protocol) -> f64 {
         if !self.enabled(a, p) {
             return 0.0;
+        }
+        if a.is_nvls() {
+            return self.nvls_bandwidth(a);
         }
         let (cc, ni) = (self.cc_index(), self.node_index());
         let ch = self.channels as f64;
@@ -168,7 +253,7 @@ impl Setting {
                 bus = (bus * f).min(ch * PER_CH_MAX_RING_LL128_BWS[cc][ni]);
             }
             (Algorithm::Ring, Protocol::Simple) => {}
-            (Algorithm::Tree, _) => {
+            (_, _) => {
                 bus = (bus * 0.92).min(ch * PER_CH_MAX_TREE_BWS[cc][ni]);
                 match p {
                     Protocol::Ll => bus = (bus / 3.8).min(ll_max),
@@ -188,13 +273,21 @@ impl Setting {
         }
         let ratio = match a {
             Algorithm::Ring => self.ranks as f64 / self.nsteps(),
-            Algorithm::Tree => 0.5,
+            _ => 0.5,
         };
         bus * ratio
     }
 
     /// Latency of (a, p), us (`latencies[coll][a][p]`).
     pub fn latency(&self, a: Algorithm, p: Protocol) -> f64 {
+        match a {
+            Algorithm::Nvls => return HW_LAT_NVLINK_NVLS,
+            Algorithm::NvlsTree => {
+                let hops = 2.0 * log2i(self.nodes as u64) as f64;
+                return HW_LAT_NVLINK_NVLS + hops * HW_LAT_NET_NVLS_TREE;
+            }
+            _ => {}
+        }
         let (ai, pi) = (a_index(a), p_index(p));
         let lat = BASE_LAT[ai][pi];
         let intra = HW_LAT_NVLINK[ai][pi];
@@ -232,7 +325,7 @@ impl Setting {
                     lat + (self.nsteps() - inter_steps) * intra.max(overhead) + inter_steps * inter
                 }
             },
-            Algorithm::Tree => {
+            _ => {
                 let chain = (self.ranks / self.nodes) as f64 - 1.0;
                 lat + 2.0 * (chain * intra + log2i(self.nodes as u64) as f64 * inter)
             }
@@ -270,9 +363,11 @@ impl Setting {
 
     /// NCCL's choice for a call of `bytes`, among the algorithms and
     /// protocols allowed (`NCCL_ALGO`, `NCCL_PROTO`: None allows all).
-    /// With nothing allowed that the collective has (Tree forced on a
-    /// collective other than AllReduce), NCCL falls back to the ring with
-    /// the allowed protocols, as its backup table does.
+    /// A forced algorithm the node count disables leaves Ring and Tree
+    /// enabled, as NCCL does when nothing is left; with nothing enabled
+    /// that the collective has (Tree or NVLS-Tree forced on AllGather),
+    /// NCCL falls back to the ring with the allowed protocols, as its
+    /// backup table does.
     pub fn choose(
         &self,
         bytes: u64,
@@ -295,10 +390,13 @@ impl Setting {
             }
             best.map(|(_, a, p)| (a, p))
         };
-        let algos: Vec<Algorithm> = [Algorithm::Tree, Algorithm::Ring]
+        let mut algos: Vec<Algorithm> = SCAN
             .into_iter()
-            .filter(|&a| algo.is_none_or(|f| f == a))
+            .filter(|&a| algo.is_none_or(|f| f == a) && self.algo_enabled(a))
             .collect();
+        if algos.is_empty() {
+            algos = vec![Algorithm::Tree, Algorithm::Ring];
+        }
         pick(&algos)
             .or_else(|| pick(&[Algorithm::Ring]))
             .unwrap_or((Algorithm::Ring, proto.unwrap_or(Protocol::Simple)))
@@ -317,6 +415,7 @@ mod tests {
             channels: 16,
             bw_per_channel: if nodes == 1 { 450.0 } else { 400.0 } / 16.0,
             compute_capability: 90,
+            nvls: None,
         }
     }
 
@@ -364,6 +463,60 @@ mod tests {
         assert_eq!(
             s.choose(8, None, Some(Protocol::Simple)).1,
             Protocol::Simple
+        );
+    }
+
+    fn with_nvls(coll: NcclColl, nodes: u32) -> Setting {
+        Setting {
+            nvls: Some(NvlsGraph {
+                channels: 8,
+                bw_intra: 450.0 / 9.0,
+                bw_inter: 50.0,
+            }),
+            ..h100(coll, nodes, 8)
+        }
+    }
+
+    #[test]
+    fn nvls_by_hand_and_where_nccl_enables_it() {
+        // One node: 8 channels x 50 GB/s x 5/6, 25 us.
+        let s = with_nvls(NcclColl::AllReduce, 1);
+        let bw = s.bandwidth(Algorithm::Nvls, Protocol::Simple);
+        assert!((bw - 8.0 * 50.0 * 5.0 / 6.0).abs() < 1e-9, "{bw}");
+        assert_eq!(s.latency(Algorithm::Nvls, Protocol::Simple), 25.0);
+        assert_eq!(s.bandwidth(Algorithm::Nvls, Protocol::Ll), 0.0);
+        assert_eq!(
+            s.choose(1 << 30, None, None),
+            (Algorithm::Nvls, Protocol::Simple)
+        );
+        assert_eq!(s.choose(8, None, None).1, Protocol::Ll);
+        // 4 nodes: NVLS-Tree's bwInter is halved; latency 25 + 2 x 2 x 14.
+        let s = with_nvls(NcclColl::AllReduce, 4);
+        let bw = s.bandwidth(Algorithm::NvlsTree, Protocol::Simple);
+        assert!((bw - 8.0 * 25.0 * 5.0 / 6.0).abs() < 1e-9, "{bw}");
+        assert_eq!(s.latency(Algorithm::NvlsTree, Protocol::Simple), 81.0);
+        // Forced where the node count disables it: Ring and Tree come back.
+        let one = with_nvls(NcclColl::AllReduce, 1);
+        let two = with_nvls(NcclColl::AllReduce, 2);
+        let free = two.choose(1 << 20, Some(Algorithm::Tree), None);
+        assert!(!two.choose(1 << 20, Some(Algorithm::Nvls), None).0.is_nvls());
+        assert!(!one
+            .choose(1 << 30, Some(Algorithm::NvlsTree), None)
+            .0
+            .is_nvls());
+        assert_eq!(free.0, Algorithm::Tree);
+        // A collective without it: the ring.
+        let b = with_nvls(NcclColl::Broadcast, 1);
+        assert_eq!(
+            b.choose(1 << 30, Some(Algorithm::Nvls), None).0,
+            Algorithm::Ring
+        );
+        // No NVLink SHARP: never chosen.
+        assert_eq!(
+            h100(NcclColl::AllReduce, 1, 8)
+                .choose(1 << 30, None, None)
+                .0,
+            Algorithm::Ring
         );
     }
 }

@@ -258,19 +258,35 @@ fn counts(coll: NcclColl, bytes: u64, ts: u64, n: u64) -> (u64, u64, u64) {
 /// graph's bandwidth per channel is the ring's bus bandwidth shared by the
 /// channels: a GPU's NVLink on one server, on several the lesser of that
 /// and the server's NICs together (each channel leaves a server on its
-/// own rail).
+/// own rail). With NVLink SHARP (`nvls`), the NVLS graph has one channel
+/// per GPU, each GPU's NVLink carrying G + 1 of them (`bwIntra` = NVLink
+/// / (G + 1)), and `bwInter` a GPU's share of the NICs.
 pub fn tuning_setting(
     coll: NcclColl,
     comm: &Comm,
     nvlink_gbps: f64,
     nic_gbps: f64,
     compute_capability: u32,
+    nvls: bool,
 ) -> nccl::tuning::Setting {
     let bus_gbps = if comm.servers > 1 {
         nvlink_gbps.min(nic_gbps * comm.nics as f64)
     } else {
         nvlink_gbps
     };
+    let g = comm.gpus;
+    let nvls = (nvls && g > 1).then(|| {
+        let bw_intra = nvlink_gbps / 8.0 / (g + 1) as f64;
+        nccl::tuning::NvlsGraph {
+            channels: g,
+            bw_intra,
+            bw_inter: if comm.servers > 1 {
+                nic_gbps / 8.0 / comm.gpus_per_nic as f64
+            } else {
+                bw_intra
+            },
+        }
+    });
     nccl::tuning::Setting {
         coll,
         ranks: comm.n(),
@@ -278,6 +294,7 @@ pub fn tuning_setting(
         channels: comm.channels.max(1),
         bw_per_channel: bus_gbps / 8.0 / comm.channels.max(1) as f64,
         compute_capability,
+        nvls,
     }
 }
 
@@ -351,6 +368,8 @@ pub fn run(
         .nccl
         .channels((2 * g.nics()).clamp(2, nccl::params::MAX_CHANNELS))?;
     comm.pxn = !o.nccl.pxn_disable.unwrap_or(false);
+    // NVLink SHARP: where the servers have it, unless NCCL_NVLS_ENABLE=0.
+    let nvls = g.has_nvls() && o.nccl.nvls_enable.unwrap_or(true);
     if !comm.pxn && nodes > 1 {
         // Without PXN, data crosses between rails in the network: server
         // 0's first NIC must reach every NIC server 1 uses.
@@ -387,7 +406,6 @@ pub fn run(
         s = next;
     }
     // The flow backend runs rings and trees as fluid coflows
-    // (`nccl/fluid.rs`); point-to-point keeps its messages.
     // (`nccl/fluid.rs`); point-to-point keeps its messages, and so does
     // a single server (NVLink only: few messages, and the detailed
     // schedule's lock-step channels are what NCCL measures there).
@@ -416,7 +434,14 @@ pub fn run(
     let mut lowered = Vec::new();
     for &bytes in &sizes {
         let (size, count, sched_count) = counts(coll, bytes, ts, n as u64);
-        let setting = tuning_setting(coll, &comm, g.nvlink_gbps, nic_gbps, g.compute_capability);
+        let setting = tuning_setting(
+            coll,
+            &comm,
+            g.nvlink_gbps,
+            nic_gbps,
+            g.compute_capability,
+            nvls,
+        );
         let per_peer = if coll == NcclColl::AllToAll {
             size / n as u64
         } else {
@@ -443,6 +468,9 @@ pub fn run(
             algo,
         };
         let checked = check > 0 && sched_count.saturating_mul(n as u64) * 2 <= CHECK_ELEMS;
+        // NVLink SHARP's calls keep their detailed schedule on either
+        // backend (their network part is the flow backend's flows).
+        let fluid = fluid && !nccl::coll::nvls_applies(&comm, &call);
         let (sc, wrong) = if fluid {
             let wrong = checked.then(|| {
                 let sc = nccl::coll::build(&comm, &call);
