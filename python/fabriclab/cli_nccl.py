@@ -16,9 +16,10 @@ def add_parser(sub: Any) -> None:
         "nccl-tests",
         help="run an nccl-tests program (all_reduce_perf ...) on GPU servers",
         description=(
-            "nccl-tests on the simulated fabric: NCCL's Ring and Tree collectives over NVLink inside each "
+            "nccl-tests on the simulated fabric: NCCL's Ring, Tree, NVLS and NVLS-Tree collectives over NVLink inside each "
             "server and RDMA between servers (the fabric needs a [gpu] section, e.g. h100-rail-ib), with the "
-            "algorithm and protocol NCCL 2.22's tuning model picks. Not modelled: NVLS, CollNet and PAT, "
+            "algorithm and protocol NCCL 2.22's tuning model picks (NVLS where the servers "
+            "have NVLink SHARP, gpu.nvls). Not modelled: CollNet and PAT, "
             "buffer-slot flow control, GPU compute contention. With --backend flow, calls across servers "
             "run as one fluid coflow per channel (max-min shares, no messages; refuses background traffic "
             "and link failures); within 3 %% of the packet core on large calls (docs/nccl.md)."
@@ -40,7 +41,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("-d", "--datatype", dest="datatype", help="float, half, double, int8, ... (default float)")
     p.add_argument("-o", "--op", dest="op", help="sum, prod, min, max, avg (default sum)")
     p.add_argument("-r", "--root", dest="root", type=int, help="root of broadcast and reduce (default 0)")
-    p.add_argument("--nccl-algo", dest="nccl_algo", metavar="ALGO", help="NCCL_ALGO: Ring or Tree (Tree: AllReduce only)")
+    p.add_argument("--nccl-algo", dest="nccl_algo", metavar="ALGO", help="NCCL_ALGO: Ring, Tree, NVLS or NVLSTree (Tree, NVLSTree: AllReduce only)")
     p.add_argument("--nccl-proto", dest="nccl_proto", metavar="PROTO", help="NCCL_PROTO: LL, LL128 or Simple")
     p.add_argument("--nccl-min-nchannels", dest="min_nchannels", type=int, metavar="N", help="NCCL_MIN_NCHANNELS")
     p.add_argument("--nccl-max-nchannels", dest="max_nchannels", type=int, metavar="N", help="NCCL_MAX_NCHANNELS")
@@ -50,6 +51,14 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         default=None,
         help="NCCL_PXN_DISABLE=1: each GPU sends through its own NIC (no NVLink hop to the receiver's rail)",
+    )
+    p.add_argument(
+        "--nccl-nvls-enable",
+        dest="nvls_enable",
+        type=int,
+        choices=(0, 1),
+        metavar="0|1",
+        help="NCCL_NVLS_ENABLE: 0 turns NVLink SHARP (NVLS, NVLS-Tree) off (default 1 where the servers have it)",
     )
     p.add_argument(
         "--max-volume",
@@ -86,6 +95,7 @@ def cmd_nccl_tests(a: argparse.Namespace) -> None:
         min_nchannels=a.min_nchannels,
         max_nchannels=a.max_nchannels,
         nccl_pxn_disable=a.pxn_disable,
+        nccl_nvls_enable=None if a.nvls_enable is None else bool(a.nvls_enable),
         max_volume=a.max_volume,
         progress=not a.quiet,
     )

@@ -78,6 +78,7 @@ def nccl_tests(
     min_nchannels: int | None = None,
     max_nchannels: int | None = None,
     nccl_pxn_disable: bool | None = None,
+    nccl_nvls_enable: bool | None = None,
     max_volume: int | None = None,
     background: Iterable[Flow | Mapping[str, Any]] | None = None,
     background_iperf: Iterable[Mapping[str, Any]] | None = None,
@@ -92,11 +93,14 @@ def nccl_tests(
     suffixes accepted), ``step_factor`` ``-f``, ``step_bytes`` ``-i``,
     ``iters`` ``-n``, ``warmup_iters`` ``-w``, ``check`` ``-c``, ``datatype``
     ``-d``, ``op`` ``-o``, ``root`` ``-r``, ``ngpus`` ``-g``; NCCL's
-    environment: ``nccl_algo`` (``NCCL_ALGO``: ``"Ring"`` or ``"Tree"``,
-    Tree for AllReduce only), ``nccl_proto`` (``NCCL_PROTO``: ``"LL"``, ``"LL128"``,
+    environment: ``nccl_algo`` (``NCCL_ALGO``: ``"Ring"``, ``"Tree"``,
+    ``"NVLS"`` or ``"NVLSTree"``; Tree and NVLSTree for AllReduce only),
+    ``nccl_proto`` (``NCCL_PROTO``: ``"LL"``, ``"LL128"``,
     ``"Simple"``), ``min_nchannels`` / ``max_nchannels``, ``nccl_pxn_disable``
     (``NCCL_PXN_DISABLE=1``: each GPU sends through its own NIC, so data
-    crosses between rails in the network instead of NVLink). ``max_volume``
+    crosses between rails in the network instead of NVLink),
+    ``nccl_nvls_enable`` (``NCCL_NVLS_ENABLE``: False turns NVLink SHARP
+    off on servers that have it). ``max_volume``
     is the simulation budget (fewer timed calls where a size would move
     more bytes; 0 keeps ``-n``); ``background``, ``background_iperf`` and
     ``telemetry_us`` as :func:`fabriclab.imb`'s. ``backend`` ``"packet"``
@@ -135,6 +139,8 @@ def nccl_tests(
             env[name] = as_int(name, value)
     if nccl_pxn_disable is not None:
         env["pxn_disable"] = as_bool("nccl_pxn_disable", nccl_pxn_disable)
+    if nccl_nvls_enable is not None:
+        env["nvls_enable"] = as_bool("nccl_nvls_enable", nccl_nvls_enable)
     if env:
         opts["nccl"] = env
     add_extras(opts, None, max_volume, background, background_iperf, telemetry_us)

@@ -33,6 +33,13 @@
 //!
 //!   Without contention these are the detailed schedules' times; tests
 //!   compare the two.
+//! - NVLS-Tree ([`super::nvls`]): each channel's part headed by one GPU
+//!   of every server is a coflow of its own: the tree between the heads
+//!   (one rail), both ways, and on every server's NVSwitch the part out of
+//!   every GPU and into the head (the in-switch reduction) and out of the
+//!   head and into every GPU (the multicast), each at `weight` of the
+//!   ports; the pipeline fills along the tree, plus one reduction and one
+//!   multicast of a chunk.
 //!
 //! Left out: everything the flow backend leaves out, and more: the call
 //! sees the links as they are when it starts (other traffic, failures and
@@ -65,6 +72,8 @@ pub struct GpuLinks {
     pub pcie_lat: Time,
     /// Without GPUDirect RDMA: the host-memory staging rate, bytes per ps.
     pub staging_bpps: Option<f64>,
+    /// NVLink SHARP's port capacity per byte (1 / `nvls_efficiency`).
+    pub nvls_weight: f64,
 }
 
 /// What a call costs: its duration and what it moved.
@@ -110,6 +119,8 @@ struct Pattern {
     bytes: u64,
     chunk: u64,
     loops: u64,
+    /// NVLS-Tree: the local GPU that heads this part on every server.
+    nvls_head: Option<u32>,
 }
 
 /// Cost of `call` on `comm` with each channel a coflow. `connect` gives
@@ -134,8 +145,16 @@ pub fn cost(
         return Some(out);
     }
     let eb = call.elem_bytes.max(1) as u64;
+    let nvls = super::coll::nvls_applies(comm, call);
     let pats: Vec<(u32, Pattern)> = (0..comm.channels.max(1))
-        .filter_map(|ch| pattern(comm, call, ch).map(|p| (ch, p)))
+        .flat_map(|ch| {
+            let pats = if nvls {
+                nvls_tree_patterns(comm, call, ch)
+            } else {
+                pattern(comm, call, ch).into_iter().collect()
+            };
+            pats.into_iter().map(move |p| (ch, p))
+        })
         .collect();
     // Per channel: demand per resource (wire bytes per data byte), each
     // edge's latency (ps), and the routes to count bytes on.
@@ -194,6 +213,24 @@ pub fn cost(
             out.ports
                 .push((r.ports, r.wire_bytes * chunks, r.packets as u64 * chunks));
         }
+        if let Some(h) = p.nvls_head {
+            // Every server's switch: the part out of each GPU and into
+            // the head (reduction), out of the head and into each GPU
+            // (multicast).
+            let w = links.nvls_weight * pf;
+            let g = comm.gpus;
+            for sv in 0..comm.servers {
+                for k in 0..g {
+                    for (inbound, extra) in [(0, k == h), (1, k == h)] {
+                        let port = NVL | ((sv * g + k) * 2 + inbound);
+                        *d.entry(port).or_default() += w * if extra { 2.0 } else { 1.0 };
+                        cap.insert(port, links.nvlink_bpps);
+                    }
+                }
+                out.shm_bytes += 2 * (g as u64 - 1) * edge_bytes;
+                out.msgs += 2 * (g as u64 - 1) * chunks;
+            }
+        }
         let mut d: Vec<(u32, f64)> = d.into_iter().collect();
         d.sort_unstable_by_key(|x| x.0);
         demand.push(d);
@@ -217,7 +254,16 @@ pub fn cost(
         // its way (stored and forwarded at each), the rest streams behind
         // it at the channel's rate.
         let stream = (bytes - c).max(0.0) / rate;
-        for (end, at) in ends.iter_mut().zip(first_chunk(p, lat, c / rate)) {
+        let firsts = first_chunk(p, lat, c / rate);
+        if p.nvls_head.is_some() {
+            // The tree's last head, after one reduction and one multicast
+            // of a chunk each side of it; every GPU gets the multicast.
+            let switch = 2.0 * (links.nvlink_lat.0 as f64 + c / rate);
+            let t = firsts.iter().copied().fold(0.0, f64::max) + switch + stream;
+            ends.iter_mut().for_each(|e| *e = e.max(t));
+            continue;
+        }
+        for (end, at) in ends.iter_mut().zip(firsts) {
             *end = end.max(at + stream);
         }
     }
@@ -365,6 +411,7 @@ fn pattern(comm: &Comm, call: &CollCall, ch: u32) -> Option<Pattern> {
                 bytes,
                 chunk: largest.div_ceil(n as u64),
                 loops,
+                nvls_head: None,
             })
         }
         NcclColl::AllGather | NcclColl::ReduceScatter => Some(Pattern {
@@ -373,6 +420,7 @@ fn pattern(comm: &Comm, call: &CollCall, ch: u32) -> Option<Pattern> {
             bytes: (n as u64 - 1) * mine.iter().sum::<u64>(),
             chunk: largest,
             loops,
+            nvls_head: None,
         }),
         NcclColl::Broadcast | NcclColl::Reduce => {
             // From the root along the ring, or towards it for Reduce.
@@ -389,6 +437,7 @@ fn pattern(comm: &Comm, call: &CollCall, ch: u32) -> Option<Pattern> {
                 bytes: mine.iter().sum(),
                 chunk: largest,
                 loops,
+                nvls_head: None,
             })
         }
         _ => {
@@ -415,9 +464,56 @@ fn pattern(comm: &Comm, call: &CollCall, ch: u32) -> Option<Pattern> {
                 bytes: mine.iter().sum(),
                 chunk: largest,
                 loops,
+                nvls_head: None,
             })
         }
     }
+}
+
+/// NVLS-Tree's coflows of channel `ch`: one per part k, headed by local
+/// GPU (ch + k) mod G of every server, its edges the tree between those
+/// heads (channel `ch`'s tree between servers), up and down.
+fn nvls_tree_patterns(comm: &Comm, call: &CollCall, ch: u32) -> Vec<Pattern> {
+    let (g, servers, n) = (comm.gpus, comm.servers, comm.n());
+    let eb = call.elem_bytes.max(1) as u64;
+    let unit = (super::nvls::NVLS_CHUNK_BYTES / eb).max(1);
+    let mine: Vec<(u64, u64)> = pieces(call.count, comm.channels.max(1), g as u64, unit)
+        .into_iter()
+        .filter(|p| p.1 == ch)
+        .map(|p| (p.2, p.3))
+        .collect();
+    let t = comm.tree_of(ch);
+    let mut out = Vec::new();
+    for k in 0..g {
+        let parts: Vec<u64> = mine.iter().map(|&(st, len)| chunk(st, len, g, k).1).collect();
+        let bytes: u64 = parts.iter().sum();
+        if bytes == 0 {
+            continue;
+        }
+        let h = (ch + k) % g;
+        let mut edges = Vec::new();
+        let mut parent = vec![None; n as usize];
+        let (mut up, mut down) = (vec![usize::MAX; n as usize], vec![usize::MAX; n as usize]);
+        for sv in 0..servers {
+            if let Some(p) = super::comm::dtree_parent(servers, t, sv) {
+                let (r, q) = (sv * g + h, p * g + h);
+                parent[r as usize] = Some(q);
+                up[r as usize] = edges.len();
+                edges.push((r, q));
+                down[r as usize] = edges.len();
+                edges.push((q, r));
+            }
+        }
+        out.push(Pattern {
+            edges,
+            shape: Shape::Tree { parent, up, down },
+            bytes,
+            chunk: parts.iter().copied().max().unwrap_or(0),
+            loops: parts.len() as u64,
+            nvls_head: Some(h),
+        });
+    }
+    out
 }
 
 #[cfg(test)]

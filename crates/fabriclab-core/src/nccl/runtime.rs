@@ -218,6 +218,7 @@ impl NcclRuntime {
                 nvlink_lat: Time::from_ns_f64(g.nvlink_latency_ns),
                 pcie_lat: Time::from_ns_f64(g.pcie_latency_ns),
                 staging_bpps: (!g.gpudirect).then(|| g.pcie_gbps / 8.0 / 1e3),
+                nvls_weight: 1.0 / g.nvls_efficiency,
             },
             nvls_weight: 1.0 / g.nvls_efficiency,
             offers: HashMap::new(),

@@ -468,9 +468,6 @@ pub fn run(
             algo,
         };
         let checked = check > 0 && sched_count.saturating_mul(n as u64) * 2 <= CHECK_ELEMS;
-        // NVLink SHARP's calls keep their detailed schedule on either
-        // backend (their network part is the flow backend's flows).
-        let fluid = fluid && !nccl::coll::nvls_applies(&comm, &call);
         let (sc, wrong) = if fluid {
             let wrong = checked.then(|| {
                 let sc = nccl::coll::build(&comm, &call);
