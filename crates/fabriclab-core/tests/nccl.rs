@@ -3,8 +3,7 @@
 //! the NICs between servers), nccl-tests' format, determinism and errors.
 
 use fabriclab_core::config::{self, FabricSpec};
-use fabriclab_core::mpi::interp::{self, RankBufs, RedOp};
-use fabriclab_core::nccl::{self, Algorithm, CollCall, Comm, NcclColl, Protocol};
+use fabriclab_core::nccl::{Algorithm, CollCall, Comm, NcclColl, Protocol};
 use fabriclab_core::report;
 use fabriclab_core::tools::nccl_tests::{self, Options};
 use fabriclab_core::topology::Topology;
@@ -51,26 +50,8 @@ fn every_collective_computes_what_nccl_promises() {
                     proto: Protocol::Ll,
                     algo,
                 };
-                let s = nccl::coll::build(&comm, &call);
-                let init: Vec<RankBufs> = (0..n)
-                    .map(|r| RankBufs {
-                        send: (0..s.bufs.send[r as usize])
-                            .map(|i| (r as u64) << 32 | i)
-                            .collect(),
-                        recv: (0..s.bufs.recv[r as usize]).map(|i| !i).collect(),
-                    })
-                    .collect();
-                let want = nccl_tests::expected(&call, &init, n);
-                let got = interp::run(&s, init, RedOp::Sum, 7)
+                common::check_nccl_call(&comm, &call, 7)
                     .unwrap_or_else(|e| panic!("{coll:?} {algo:?} {servers}x{gpus} {count}: {e}"));
-                for (r, (g, w)) in got.iter().zip(&want).enumerate() {
-                    if let Some(w) = w {
-                        assert_eq!(
-                            &g.recv, w,
-                            "{coll:?} {algo:?} {servers}x{gpus} count {count} rank {r}"
-                        );
-                    }
-                }
             }
         }
     }

@@ -195,6 +195,8 @@ pub fn run(
             }
         }
         let rb = &mut bufs[r as usize];
+        // The steps this one's start completes (itself, matched peers).
+        let mut ends: Vec<(Rank, u32)> = Vec::new();
         match step.op {
             Op::Send { to, tag, src } => {
                 let b = &rb[bi(src.buf)];
@@ -207,17 +209,7 @@ pub fn run(
                     writes: false,
                 });
                 let matched = try_match((r, to, tag), &mut msgs, &mut posted, &mut bufs, s, &bi)?;
-                for (x, y) in sides(matched, s, &mut mc_left) {
-                    complete(
-                        x,
-                        y,
-                        &mut done,
-                        &mut waiting,
-                        &mut ready,
-                        &mut pending,
-                        &mut done_count,
-                    );
-                }
+                ends.extend(sides(matched, s, &mut mc_left));
             }
             Op::Recv { from, tag, dst } => {
                 posted.entry((from, r, tag)).or_default().push_back(i);
@@ -228,17 +220,7 @@ pub fn run(
                     writes: true,
                 });
                 let matched = try_match((from, r, tag), &mut msgs, &mut posted, &mut bufs, s, &bi)?;
-                for (x, y) in sides(matched, s, &mut mc_left) {
-                    complete(
-                        x,
-                        y,
-                        &mut done,
-                        &mut waiting,
-                        &mut ready,
-                        &mut pending,
-                        &mut done_count,
-                    );
-                }
+                ends.extend(sides(matched, s, &mut mc_left));
             }
             Op::Multicast { tag, src, dst, .. } => {
                 let data =
@@ -253,7 +235,6 @@ pub fn run(
                 });
                 let peers: Vec<Rank> = step.op.group_peers(r).collect();
                 mc_left.insert((r, i), peers.len() as u32);
-                let mut ends = Vec::new();
                 if peers.is_empty() {
                     ends.push((r, i));
                 }
@@ -263,17 +244,6 @@ pub fn run(
                         .push_back((i, data.clone()));
                     let m = try_match((r, q, tag), &mut msgs, &mut posted, &mut bufs, s, &bi)?;
                     ends.extend(sides(m, s, &mut mc_left));
-                }
-                for (x, y) in ends {
-                    complete(
-                        x,
-                        y,
-                        &mut done,
-                        &mut waiting,
-                        &mut ready,
-                        &mut pending,
-                        &mut done_count,
-                    );
                 }
             }
             Op::SwitchSend { to, tag, src } => {
@@ -287,17 +257,7 @@ pub fn run(
                     writes: false,
                 });
                 let m = try_switch((r, to, tag), &mut offers, &mut reading, &mut parts, s)?;
-                for (x, y) in reduced(m, s, op, &mut parts, &mut bufs, &bi) {
-                    complete(
-                        x,
-                        y,
-                        &mut done,
-                        &mut waiting,
-                        &mut ready,
-                        &mut pending,
-                        &mut done_count,
-                    );
-                }
+                ends.extend(reduced(m, s, op, &mut parts, &mut bufs, &bi));
             }
             Op::SwitchReduce {
                 first,
@@ -333,17 +293,7 @@ pub fn run(
                 if m.is_empty() && parts[&(r, i)].0 == 0 {
                     m.push((r, u32::MAX, r, i));
                 }
-                for (x, y) in reduced(m, s, op, &mut parts, &mut bufs, &bi) {
-                    complete(
-                        x,
-                        y,
-                        &mut done,
-                        &mut waiting,
-                        &mut ready,
-                        &mut pending,
-                        &mut done_count,
-                    );
-                }
+                ends.extend(reduced(m, s, op, &mut parts, &mut bufs, &bi));
             }
             Op::Reduce { src, dst } => {
                 let a = rb[bi(src.buf)][src.off as usize..(src.off + src.count) as usize].to_vec();
@@ -351,39 +301,26 @@ pub fn run(
                 for (x, y) in d.iter_mut().zip(a) {
                     *x = op.apply(y, *x);
                 }
-                complete(
-                    r,
-                    i,
-                    &mut done,
-                    &mut waiting,
-                    &mut ready,
-                    &mut pending,
-                    &mut done_count,
-                );
+                ends.push((r, i));
             }
             Op::Copy { src, dst } => {
                 let a = rb[bi(src.buf)][src.off as usize..(src.off + src.count) as usize].to_vec();
                 rb[bi(dst.buf)][dst.off as usize..(dst.off + dst.count) as usize]
                     .copy_from_slice(&a);
-                complete(
-                    r,
-                    i,
-                    &mut done,
-                    &mut waiting,
-                    &mut ready,
-                    &mut pending,
-                    &mut done_count,
-                );
+                ends.push((r, i));
             }
-            Op::Compute { .. } => complete(
-                r,
-                i,
+            Op::Compute { .. } => ends.push((r, i)),
+        }
+        for (x, y) in ends {
+            complete(
+                x,
+                y,
                 &mut done,
                 &mut waiting,
                 &mut ready,
                 &mut pending,
                 &mut done_count,
-            ),
+            );
         }
     }
     if done_count != total {
@@ -434,15 +371,7 @@ fn try_match(
     bi: &dyn Fn(Buf) -> usize,
 ) -> std::result::Result<Matched, String> {
     let mut out = Vec::new();
-    loop {
-        let (Some(mq), Some(pq)) = (msgs.get_mut(&key), posted.get_mut(&key)) else {
-            return Ok(out);
-        };
-        if mq.is_empty() || pq.is_empty() {
-            return Ok(out);
-        }
-        let (si, data) = mq.pop_front().unwrap();
-        let ri = pq.pop_front().unwrap();
+    while let Some((si, data, ri)) = next_pair(key, msgs, posted) {
         let (src, dst) = (key.0, key.1);
         let Op::Recv { dst: region, .. } = s.ranks[dst as usize].steps[ri as usize].op else {
             unreachable!("posted queue holds receives")
@@ -459,6 +388,18 @@ fn try_match(
         b[region.off as usize..(region.off + region.count) as usize].copy_from_slice(&data);
         out.push((src, si, dst, ri));
     }
+    Ok(out)
+}
+
+/// The next message of `key` in flight and the next step waiting for one,
+/// if there are both: (sender's step, data, receiver's step).
+fn next_pair(key: Key, msgs: &mut Inflight, posted: &mut Posted) -> Option<(u32, Vec<u64>, u32)> {
+    let (mq, pq) = (msgs.get_mut(&key)?, posted.get_mut(&key)?);
+    if mq.is_empty() || pq.is_empty() {
+        return None;
+    }
+    let (si, data) = mq.pop_front()?;
+    Some((si, data, pq.pop_front()?))
 }
 
 /// The steps a set of matches completes: every receive, and every send
@@ -494,15 +435,7 @@ fn try_switch(
     s: &Schedule,
 ) -> std::result::Result<Matched, String> {
     let mut out = Vec::new();
-    loop {
-        let (Some(oq), Some(rq)) = (offers.get_mut(&key), reading.get_mut(&key)) else {
-            return Ok(out);
-        };
-        if oq.is_empty() || rq.is_empty() {
-            return Ok(out);
-        }
-        let (si, data) = oq.pop_front().unwrap();
-        let ri = rq.pop_front().unwrap();
+    while let Some((si, data, ri)) = next_pair(key, offers, reading) {
         let (src, dst) = (key.0, key.1);
         let Op::SwitchReduce {
             first, dst: region, ..
@@ -522,6 +455,7 @@ fn try_switch(
         p.1[(src - first) as usize] = data;
         out.push((src, si, dst, ri));
     }
+    Ok(out)
 }
 
 /// The steps a set of switch matches completes: every contribution, and

@@ -485,7 +485,10 @@ fn nvls_tree_patterns(comm: &Comm, call: &CollCall, ch: u32) -> Vec<Pattern> {
     let t = comm.tree_of(ch);
     let mut out = Vec::new();
     for k in 0..g {
-        let parts: Vec<u64> = mine.iter().map(|&(st, len)| chunk(st, len, g, k).1).collect();
+        let parts: Vec<u64> = mine
+            .iter()
+            .map(|&(st, len)| chunk(st, len, g, k).1)
+            .collect();
         let bytes: u64 = parts.iter().sum();
         if bytes == 0 {
             continue;

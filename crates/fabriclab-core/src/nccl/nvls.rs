@@ -55,19 +55,6 @@ const OFFER: u8 = 2;
 const CAST: u8 = 3;
 const READ: u8 = 4;
 
-impl Fifo {
-    /// `deps` plus the previous step of (kind, peer, tag); records `id`.
-    fn deps(&self, kind: u8, peer: Rank, tag: u32, deps: &[StepId]) -> Vec<StepId> {
-        let mut d = deps.to_vec();
-        d.extend(self.last.get(&(kind, peer, tag)));
-        d
-    }
-
-    fn note(&mut self, kind: u8, peer: Rank, tag: u32, id: StepId) {
-        self.last.insert((kind, peer, tag), id);
-    }
-}
-
 /// The builder's state: per rank its FIFO.
 struct Nvls<'a> {
     comm: &'a Comm,
@@ -77,6 +64,23 @@ struct Nvls<'a> {
 }
 
 impl Nvls<'_> {
+    /// Push a step of rank `r` after `deps` and after the rank's previous
+    /// step of `key` = (kind, peer, tag), which it then becomes.
+    fn ordered(
+        &mut self,
+        r: Rank,
+        key: (u8, Rank, u32),
+        deps: &[StepId],
+        push: impl FnOnce(&[StepId]) -> StepId,
+    ) -> StepId {
+        let f = &mut self.fifo[r as usize];
+        let mut d = deps.to_vec();
+        d.extend(f.last.get(&key));
+        let id = push(&d);
+        f.last.insert(key, id);
+        id
+    }
+
     fn send(
         &mut self,
         rs: &mut RankSchedule,
@@ -86,10 +90,7 @@ impl Nvls<'_> {
         src: Region,
         deps: &[StepId],
     ) -> StepId {
-        let d = self.fifo[r as usize].deps(SEND, to, tag, deps);
-        let id = rs.send(to, tag, src, &d);
-        self.fifo[r as usize].note(SEND, to, tag, id);
-        id
+        self.ordered(r, (SEND, to, tag), deps, |d| rs.send(to, tag, src, d))
     }
 
     fn recv(
@@ -101,17 +102,13 @@ impl Nvls<'_> {
         dst: Region,
         deps: &[StepId],
     ) -> StepId {
-        let d = self.fifo[r as usize].deps(RECV, from, tag, deps);
-        let id = rs.recv(from, tag, dst, &d);
-        self.fifo[r as usize].note(RECV, from, tag, id);
-        id
+        self.ordered(r, (RECV, from, tag), deps, |d| rs.recv(from, tag, dst, d))
     }
 
     fn offer(&mut self, rs: &mut RankSchedule, r: Rank, to: Rank, tag: u32, src: Region) -> StepId {
-        let d = self.fifo[r as usize].deps(OFFER, to, tag, &[]);
-        let id = rs.switch_send(to, tag, src, &d);
-        self.fifo[r as usize].note(OFFER, to, tag, id);
-        id
+        self.ordered(r, (OFFER, to, tag), &[], |d| {
+            rs.switch_send(to, tag, src, d)
+        })
     }
 
     fn read(
@@ -122,24 +119,26 @@ impl Nvls<'_> {
         src: Region,
         dst: Region,
     ) -> StepId {
-        let d = self.fifo[r as usize].deps(READ, r, tag, &[]);
-        let id = rs.switch_reduce(self.group(r), tag, src, dst, &d);
-        self.fifo[r as usize].note(READ, r, tag, id);
-        id
+        let grp = self.group(r);
+        self.ordered(r, (READ, r, tag), &[], |d| {
+            rs.switch_reduce(grp, tag, src, dst, d)
+        })
     }
 
+    /// Multicast `src` into the server's GPUs (this one's copy: `dst`).
     fn cast(
         &mut self,
         rs: &mut RankSchedule,
         r: Rank,
         tag: u32,
-        data: Region,
+        src: Region,
+        dst: Region,
         deps: &[StepId],
     ) -> StepId {
-        let d = self.fifo[r as usize].deps(CAST, r, tag, deps);
-        let id = rs.multicast(self.group(r), tag, data, data, &d);
-        self.fifo[r as usize].note(CAST, r, tag, id);
-        id
+        let grp = self.group(r);
+        self.ordered(r, (CAST, r, tag), deps, |d| {
+            rs.multicast(grp, tag, src, dst, d)
+        })
     }
 
     /// The ranks of `r`'s server: (first, count).
@@ -216,7 +215,7 @@ pub fn all_reduce(comm: &Comm, s: &mut Schedule, count: u64) {
                     b.send(rs, head, x * g + h, ch, part(Buf::Recv), &[total]);
                 }
                 // The total into every GPU of the server.
-                b.cast(rs, head, ch, part(Buf::Recv), &[total]);
+                b.cast(rs, head, ch, part(Buf::Recv), part(Buf::Recv), &[total]);
                 for m in sv * g..(sv + 1) * g {
                     if m != head {
                         b.recv(&mut ranks[m as usize], m, head, ch, part(Buf::Recv), &[]);
@@ -238,9 +237,7 @@ pub fn all_gather(comm: &Comm, s: &mut Schedule, count: u64) {
             let rs = &mut ranks[r as usize];
             let own = Region::new(Buf::Send, start, len);
             let at = |q: Rank| Region::new(Buf::Recv, q as u64 * count + start, len);
-            let d = b.fifo[r as usize].deps(CAST, r, ch, &[]);
-            let id = rs.multicast(b.group(r), ch, own, at(r), &d);
-            b.fifo[r as usize].note(CAST, r, ch, id);
+            b.cast(rs, r, ch, own, at(r), &[]);
             for q in 0..n {
                 if q != r {
                     b.recv(rs, r, q, ch, at(q), &[]);

@@ -409,29 +409,13 @@ impl NcclRuntime {
                     .expect("a posted offer")
             })
             .collect();
-        let bytes = dst.count * eb;
-        self.counters.shm_msgs += offers.len() as u64;
-        self.counters.shm_bytes += bytes * offers.len() as u64;
-        let x = Group {
-            srcs: self.gpu_mask(first, n),
-            dsts: 1 << self.comm.gpu(reader),
-            weight: self.nvls_weight,
-        };
-        let id = self.new_group(GroupOp {
+        let (srcs, dsts) = (self.gpu_mask(first, n), 1 << self.comm.gpu(reader));
+        let op = GroupOp {
             owner,
             offers,
             msgs: Vec::new(),
-        });
-        let server = self.comm.server(reader);
-        self.nvl.start_group(
-            net,
-            self.me,
-            server,
-            x,
-            bytes,
-            Cont::GroupDone { id },
-            TIMER_NVL,
-        );
+        };
+        self.start_switch(net, srcs, dsts, dst.count * eb, op);
     }
 
     /// Multicast `bytes` from `owner`'s rank to every GPU of its group.
@@ -441,44 +425,36 @@ impl NcclRuntime {
         let Op::Multicast { first, n, .. } = op else {
             unreachable!("a multicast")
         };
-        let (algo, proto) = self.choice_of(a);
-        let mut msgs = Vec::new();
-        for b in op.group_peers(a) {
-            let o = self.order.entry((a, b, tag)).or_insert((0, 0, Vec::new()));
-            let seq = o.0;
-            o.0 += 1;
-            msgs.push(self.new_msg(Msg {
-                src: a,
-                dst: b,
-                tag,
-                wire: bytes,
-                seq,
-                proto,
-                algo,
-            }));
-        }
-        self.counters.shm_msgs += msgs.len() as u64;
-        self.counters.shm_bytes += bytes * msgs.len() as u64;
-        let x = Group {
-            srcs: 1 << self.comm.gpu(a),
-            dsts: self.gpu_mask(first, n),
-            weight: self.nvls_weight,
-        };
-        let id = self.new_group(GroupOp {
+        let msgs = op
+            .group_peers(a)
+            .map(|b| self.queue_msg(a, b, tag, bytes))
+            .collect();
+        let (srcs, dsts) = (1 << self.comm.gpu(a), self.gpu_mask(first, n));
+        let op = GroupOp {
             owner,
             offers: Vec::new(),
             msgs,
-        });
-        let server = self.comm.server(a);
-        self.nvl.start_group(
-            net,
-            self.me,
-            server,
-            x,
-            bytes,
-            Cont::GroupDone { id },
-            TIMER_NVL,
-        );
+        };
+        self.start_switch(net, srcs, dsts, bytes, op);
+    }
+
+    /// Start an NVLink SHARP transfer of `bytes` out of the GPUs `srcs`
+    /// and into `dsts` of the owner's server.
+    fn start_switch(&mut self, net: &mut Net, srcs: u64, dsts: u64, bytes: u64, op: GroupOp) {
+        let copies = (op.offers.len() + op.msgs.len()) as u64;
+        self.counters.shm_msgs += copies;
+        self.counters.shm_bytes += bytes * copies;
+        let server = self.comm.server(op.owner.0);
+        let x = Group {
+            srcs,
+            dsts,
+            weight: self.nvls_weight,
+        };
+        let what = Cont::GroupDone {
+            id: self.new_group(op),
+        };
+        self.nvl
+            .start_group(net, self.me, server, x, bytes, what, TIMER_NVL);
     }
 
     /// A switch reduction or multicast moved its data: the contributions
@@ -519,20 +495,8 @@ impl NcclRuntime {
         tag: u32,
         bytes: u64,
     ) {
-        let (algo, proto) = self.choice_of(a);
-        let wire = proto.wire_bytes(bytes);
-        let o = self.order.entry((a, b, tag)).or_insert((0, 0, Vec::new()));
-        let seq = o.0;
-        o.0 += 1;
-        let id = self.new_msg(Msg {
-            src: a,
-            dst: b,
-            tag,
-            wire,
-            seq,
-            proto,
-            algo,
-        });
+        let wire = self.choice_of(a).1.wire_bytes(bytes);
+        let id = self.queue_msg(a, b, tag, wire);
         let c = &self.comm;
         let (sa, sb) = (c.server(a), c.server(b));
         let (ga, gb) = (c.gpu(a), c.gpu(b));
@@ -565,6 +529,24 @@ impl NcclRuntime {
         self.step_done(net, a, step, epoch);
         let d = self.pcie_lat + self.staging_time(wire);
         self.defer(net, d, Cont::Post { msg: id });
+    }
+
+    /// A message of `wire` bytes from `a` to `b` with `tag`, next in
+    /// that connection's order.
+    fn queue_msg(&mut self, a: Rank, b: Rank, tag: u32, wire: u64) -> u32 {
+        let (algo, proto) = self.choice_of(a);
+        let o = self.order.entry((a, b, tag)).or_insert((0, 0, Vec::new()));
+        let seq = o.0;
+        o.0 += 1;
+        self.new_msg(Msg {
+            src: a,
+            dst: b,
+            tag,
+            wire,
+            seq,
+            proto,
+            algo,
+        })
     }
 
     fn staging_time(&self, wire: u64) -> Time {

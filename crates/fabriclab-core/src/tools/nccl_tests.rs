@@ -20,9 +20,10 @@
 //! so one simulation gives both columns.
 //!
 //! Left out: threads (`-t`), CUDA graphs (`-G`), blocking mode (`-z`),
-//! `-d all` / `-o all`, gather/scatter/hypercube, and NCCL's NVLS,
-//! CollNet and PAT algorithms. The algorithm and protocol of each size are
-//! NCCL's choice by its tuning model (`nccl/tuning.rs`) unless forced.
+//! `-d all` / `-o all`, gather/scatter/hypercube, and NCCL's CollNet and
+//! PAT algorithms. The algorithm and protocol of each size (Ring, Tree,
+//! NVLS, NVLS-Tree) are NCCL's choice by its tuning model
+//! (`nccl/tuning.rs`) unless forced.
 
 use crate::config::FabricSpec;
 use crate::error::{arg_err, Result};

@@ -121,3 +121,32 @@ pub fn nccl_opts(test: &str, nodes: u32, bytes: u64) -> nccl_tests::Options {
         ..nccl_tests::Options::default()
     }
 }
+
+/// Build `call`'s NCCL schedule on `comm` and run it on the data
+/// interpreter (sums, `seed`), from distinct values per rank and element;
+/// Err says which rank got what wrong, or what the interpreter found.
+pub fn check_nccl_call(
+    comm: &fabriclab_core::nccl::Comm,
+    call: &fabriclab_core::nccl::CollCall,
+    seed: u64,
+) -> Result<(), String> {
+    use fabriclab_core::mpi::interp::{self, RankBufs, RedOp};
+    let n = comm.n();
+    let s = fabriclab_core::nccl::coll::build(comm, call);
+    let init: Vec<RankBufs> = (0..n)
+        .map(|r| RankBufs {
+            send: (0..s.bufs.send[r as usize])
+                .map(|i| (r as u64) << 32 | i)
+                .collect(),
+            recv: (0..s.bufs.recv[r as usize]).map(|i| !i).collect(),
+        })
+        .collect();
+    let want = nccl_tests::expected(call, &init, n);
+    let got = interp::run(&s, init, RedOp::Sum, seed)?;
+    for (r, (g, w)) in got.iter().zip(&want).enumerate() {
+        if w.as_ref().is_some_and(|w| &g.recv != w) {
+            return Err(format!("rank {r} has the wrong result"));
+        }
+    }
+    Ok(())
+}
