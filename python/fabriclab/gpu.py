@@ -1,7 +1,7 @@
 """GPU workloads: nccl-tests' ``*_perf`` programs on fabrics of GPU servers
 (a ``[gpu]`` section, e.g. the ``h100-rail-ib`` and ``h100-rail-roce``
-presets), run by the NCCL model of the core (Ring and Tree collectives chosen by
-NCCL's tuning model, NVLink inside a server, RDMA between servers on the
+presets), run by the NCCL model of the core (Ring, Tree, NVLS and NVLS-Tree
+collectives chosen by NCCL's tuning model, NVLink inside a server, RDMA between servers on the
 receiver's rail).
 
 >>> import fabriclab

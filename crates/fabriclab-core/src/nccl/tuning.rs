@@ -1,7 +1,7 @@
 //! NCCL's choice of algorithm and protocol: the cost model of NCCL 2.22.3
 //! (`src/graph/tuning.cc`: `ncclTopoTuneModel`, `ncclTopoGetAlgoTime`;
-//! the selection loop of `src/enqueue.cc`) for the Ring and Tree
-//! algorithms with the LL, LL128 and Simple protocols.
+//! the selection loop of `src/enqueue.cc`) for the Ring, Tree, NVLS and
+//! NVLS-Tree algorithms with the LL, LL128 and Simple protocols.
 //!
 //! For each (algorithm, protocol) the model gives a latency and a
 //! bandwidth; a call of `n` bytes is estimated to take
