@@ -32,6 +32,7 @@
 //! none), and the sizes NCCL aligns chunks to (16 bytes for Simple).
 
 use super::comm::Comm;
+use super::cut::{chunk, pieces};
 use super::params::{Algorithm, Protocol};
 use crate::mpi::sched::{Buf, BufSizes, Rank, RankSchedule, Region, Schedule, StepId};
 
@@ -177,37 +178,6 @@ struct Builder<'a> {
     comm: &'a Comm,
     unit: u64,
     chans: u32,
-}
-
-/// Pieces of `total` elements for each loop and channel: (loop, channel,
-/// first element, elements), where a loop covers `chans` x `per` x unit.
-pub(crate) fn pieces(total: u64, chans: u32, per: u64, unit: u64) -> Vec<(u32, u32, u64, u64)> {
-    let mut out = Vec::new();
-    let loop_elems = chans as u64 * per * unit;
-    let (mut base, mut l) = (0u64, 0u32);
-    while base < total {
-        let here = loop_elems.min(total - base);
-        let chunk = here.div_ceil(chans as u64 * per);
-        for ch in 0..chans {
-            let start = base + ch as u64 * per * chunk;
-            let end = (start + per * chunk).min(base + here);
-            if start < end {
-                out.push((l, ch, start, end - start));
-            }
-        }
-        base += here;
-        l += 1;
-    }
-    out
-}
-
-/// Chunk `k` of `n` of a channel's piece [start, start + len), in chunks
-/// of `ceil(len / n)`: (offset, count), count possibly 0.
-pub(crate) fn chunk(start: u64, len: u64, n: u32, k: u32) -> (u64, u64) {
-    let c = len.div_ceil(n as u64);
-    let lo = (k as u64 * c).min(len);
-    let hi = ((k as u64 + 1) * c).min(len);
-    (start + lo, hi - lo)
 }
 
 impl Builder<'_> {

@@ -48,8 +48,9 @@
 //! one by one (a ring runs at the rate of its most loaded link, which is
 //! what the real ring's data dependencies impose); ranks finish together.
 
-use super::coll::{chunk, pieces, CollCall, NcclColl};
+use super::coll::{CollCall, NcclColl};
 use super::comm::Comm;
+use super::cut::{chunk, pieces};
 use super::params::{Algorithm, Costs, Protocol};
 use crate::mpi::sched::Rank;
 use crate::net::{Net, QpId};

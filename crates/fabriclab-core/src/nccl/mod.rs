@@ -11,6 +11,7 @@
 
 pub mod coll;
 pub mod comm;
+pub mod cut;
 pub mod fluid;
 pub mod nvlink;
 pub mod nvls;

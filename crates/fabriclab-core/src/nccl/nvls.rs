@@ -32,8 +32,8 @@
 //! [`Op::SwitchReduce`]: crate::mpi::sched::Op::SwitchReduce
 //! [`Op::Multicast`]: crate::mpi::sched::Op::Multicast
 
-use super::coll::{chunk, pieces};
 use super::comm::{dtree_parent, Comm};
+use super::cut::{chunk, pieces};
 use crate::mpi::sched::{Buf, Rank, RankSchedule, Region, Schedule, StepId};
 use std::collections::HashMap;
 
