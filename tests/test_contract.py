@@ -28,7 +28,12 @@ _RENAMES = {
     "hpl": {"dat": "hpl_dat"},
     "fio": {"runtime": "runtime_s", "ramp_time": "ramp_time_s"},
     "iperf": {"bitrate": "bitrate_bps", "duration": "time_s", "interval": "interval_s"},
-    "nccl_tests": {"nccl_algo": "algo", "nccl_proto": "proto", "nccl_pxn_disable": "pxn_disable"},
+    "nccl_tests": {
+        "nccl_algo": "algo",
+        "nccl_proto": "proto",
+        "nccl_pxn_disable": "pxn_disable",
+        "nccl_nvls_enable": "nvls_enable",
+    },
 }
 
 #: Scenario keys of each kind (the registry's), and keys a scenario item
