@@ -222,9 +222,11 @@ pub fn cost(
             let g = comm.gpus;
             for sv in 0..comm.servers {
                 for k in 0..g {
-                    for (inbound, extra) in [(0, k == h), (1, k == h)] {
+                    // The head's ports carry its part twice.
+                    let load = if k == h { 2.0 * w } else { w };
+                    for inbound in 0..2 {
                         let port = NVL | ((sv * g + k) * 2 + inbound);
-                        *d.entry(port).or_default() += w * if extra { 2.0 } else { 1.0 };
+                        *d.entry(port).or_default() += load;
                         cap.insert(port, links.nvlink_bpps);
                     }
                 }

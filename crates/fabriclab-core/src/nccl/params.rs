@@ -153,8 +153,9 @@ impl Algorithm {
 
     fn index(self) -> usize {
         match self {
-            Algorithm::Ring | Algorithm::Nvls => 0,
-            Algorithm::Tree | Algorithm::NvlsTree => 1,
+            Algorithm::Ring => 0,
+            Algorithm::Tree => 1,
+            Algorithm::Nvls | Algorithm::NvlsTree => unreachable!("NVLS has its own costs"),
         }
     }
 }

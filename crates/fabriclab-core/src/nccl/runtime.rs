@@ -137,10 +137,6 @@ pub struct NcclRuntime {
     /// Protocol of each schedule (by id; absent: the default).
     choices: Vec<(Algorithm, Protocol)>,
     default_proto: Protocol,
-    nvlink_lat: Time,
-    pcie_lat: Time,
-    /// Without GPUDirect: the host-memory staging rate, bytes per ps.
-    staging: Option<f64>,
     ranks: Vec<RankState>,
     scheds: Vec<Rc<Prepared>>,
     conns: HashMap<(u32, u32, u32), QpId>,
@@ -159,9 +155,9 @@ pub struct NcclRuntime {
     fluid_cost: HashMap<u32, Rc<FluidCost>>,
     /// Ranks that started the current fluid call, with their epochs.
     fluid_started: Vec<(Rank, u32)>,
+    /// The servers' NVLink, PCIe and NVLink SHARP figures (the same the
+    /// flow backend's coflows use).
     links: GpuLinks,
-    /// NVLink SHARP's port capacity per byte (1 / `nvls_efficiency`).
-    nvls_weight: f64,
     /// Switch contributions posted, per (contributor, reader, tag).
     offers: HashMap<(Rank, Rank, u32), VecDeque<StepRef>>,
     /// Switch reductions posted, per (reader, tag).
@@ -187,9 +183,6 @@ impl NcclRuntime {
             me,
             choices: Vec::new(),
             default_proto: proto,
-            nvlink_lat: Time::from_ns_f64(g.nvlink_latency_ns),
-            pcie_lat: Time::from_ns_f64(g.pcie_latency_ns),
-            staging: (!g.gpudirect).then(|| g.pcie_gbps / 8.0 / 1e3),
             ranks: (0..n)
                 .map(|_| RankState {
                     sched: NONE,
@@ -220,7 +213,6 @@ impl NcclRuntime {
                 staging_bpps: (!g.gpudirect).then(|| g.pcie_gbps / 8.0 / 1e3),
                 nvls_weight: 1.0 / g.nvls_efficiency,
             },
-            nvls_weight: 1.0 / g.nvls_efficiency,
             offers: HashMap::new(),
             reads: HashMap::new(),
             groups: Vec::new(),
@@ -448,7 +440,7 @@ impl NcclRuntime {
         let x = Group {
             srcs,
             dsts,
-            weight: self.nvls_weight,
+            weight: self.links.nvls_weight,
         };
         let what = Cont::GroupDone {
             id: self.new_group(op),
@@ -475,12 +467,12 @@ impl NcclRuntime {
                 Op::SwitchReduce { .. }
             )
         {
-            self.defer(net, self.nvlink_lat, Cont::Done { rank, step, epoch });
+            self.defer(net, self.links.nvlink_lat, Cont::Done { rank, step, epoch });
             return;
         }
         self.step_done(net, rank, step, epoch);
         for msg in g.msgs {
-            self.defer(net, self.nvlink_lat, Cont::Arrive { msg });
+            self.defer(net, self.links.nvlink_lat, Cont::Arrive { msg });
         }
     }
 
@@ -527,7 +519,7 @@ impl NcclRuntime {
             return;
         }
         self.step_done(net, a, step, epoch);
-        let d = self.pcie_lat + self.staging_time(wire);
+        let d = self.links.pcie_lat + self.staging_time(wire);
         self.defer(net, d, Cont::Post { msg: id });
     }
 
@@ -550,7 +542,7 @@ impl NcclRuntime {
     }
 
     fn staging_time(&self, wire: u64) -> Time {
-        self.staging.map_or(Time::ZERO, |bpp| {
+        self.links.staging_bpps.map_or(Time::ZERO, |bpp| {
             Time::ps((wire as f64 / bpp / 1e3).ceil() as u64)
         })
     }
@@ -660,10 +652,10 @@ impl NcclRuntime {
                 let hop = Costs::of(m.algo, m.proto).nvlink_hop;
                 self.step_done(net, src, step, epoch);
                 if local {
-                    let d = self.nvlink_lat + hop;
+                    let d = self.links.nvlink_lat + hop;
                     self.defer(net, d, Cont::Arrive { msg });
                 } else {
-                    let d = self.nvlink_lat + self.pcie_lat + self.staging_time(wire);
+                    let d = self.links.nvlink_lat + self.links.pcie_lat + self.staging_time(wire);
                     self.defer(net, d, Cont::Post { msg });
                 }
             }
@@ -745,7 +737,7 @@ impl Executor for NcclRuntime {
                 let id = token as u32;
                 let m = self.msgs[id as usize].as_ref().expect("live message");
                 let hop = Costs::of(m.algo, m.proto).net_hop;
-                let d = self.pcie_lat + self.staging_time(m.wire) + hop;
+                let d = self.links.pcie_lat + self.staging_time(m.wire) + hop;
                 self.defer(net, d, Cont::Arrive { msg: id });
             }
             AppEvent::Failed { .. } => self.failed = true,
