@@ -174,15 +174,7 @@ impl Net {
     /// after its send latency; the owning workload gets `Completed` with
     /// `token` when it completes.
     pub fn post(&mut self, qp: QpId, op: OpKind, bytes: u64, token: u64) -> Result<()> {
-        if qp.0 as usize >= self.n_qps() {
-            return arg_err(format!("no QP {}", qp.0));
-        }
-        if op == OpKind::ReadResp {
-            return arg_err("ReadResp is posted by the NIC, not by a workload");
-        }
-        if bytes > (1 << 31) {
-            return arg_err(format!("message of {bytes} B exceeds the 2 GiB RDMA limit"));
-        }
+        self.check_post(qp, op, bytes)?;
         if self.flow.is_some() {
             self.flow_post(qp.0, op, bytes, token, true);
             return Ok(());
@@ -202,15 +194,7 @@ impl Net {
     /// work requests in order, so a signaled request after unsignaled ones
     /// says they are done too.
     pub fn post_unsignaled(&mut self, qp: QpId, op: OpKind, bytes: u64, token: u64) -> Result<()> {
-        if qp.0 as usize >= self.n_qps() {
-            return arg_err(format!("no QP {}", qp.0));
-        }
-        if op == OpKind::ReadResp {
-            return arg_err("ReadResp is posted by the NIC, not by a workload");
-        }
-        if bytes > (1 << 31) {
-            return arg_err(format!("message of {bytes} B exceeds the 2 GiB RDMA limit"));
-        }
+        self.check_post(qp, op, bytes)?;
         if self.flow.is_some() {
             self.flow_post(qp.0, op, bytes, token, false);
             return Ok(());
@@ -224,12 +208,27 @@ impl Net {
         Ok(())
     }
 
+    /// An error unless a workload may post `op` of `bytes` on `qp`.
+    fn check_post(&self, qp: QpId, op: OpKind, bytes: u64) -> Result<()> {
+        if qp.0 as usize >= self.n_qps() || self.is_responder_stream(qp.0) {
+            return arg_err(format!("no QP {}", qp.0));
+        }
+        if op == OpKind::ReadResp {
+            return arg_err("ReadResp is posted by the NIC, not by a workload");
+        }
+        if bytes > (1 << 31) {
+            return arg_err(format!("message of {bytes} B exceeds the 2 GiB RDMA limit"));
+        }
+        Ok(())
+    }
+
     /// Deliver `AppEvent::Timer { token }` to workload `app` at `at`.
     pub fn set_app_timer(&mut self, app: u32, at: Time, token: u64) {
         self.deliver(at.max(self.now()), app, AppEvent::Timer { token });
     }
 
-    /// Number of QPs connected so far.
+    /// Number of QP indices used so far: the connected QPs and their READ
+    /// responder streams, which are the network's own and never reported.
     pub fn n_qps(&self) -> usize {
         match &self.flow {
             Some(f) => f.qps.len(),
@@ -237,12 +236,13 @@ impl Net {
         }
     }
 
-    /// Counters of a QP.
-    pub fn qp_counters(&self, qp: QpId) -> &QpCounters {
-        match &self.flow {
-            Some(f) => &f.qps[qp.0 as usize].counters,
-            None => &self.qps[qp.0 as usize].counters,
-        }
+    /// Counters of a QP (its READ responder stream's included).
+    pub fn qp_counters(&self, qp: QpId) -> QpCounters {
+        let folded = match &self.flow {
+            Some(f) => f.qp_counters_folded(qp.0),
+            None => self.qp_counters_folded(qp.0),
+        };
+        folded.unwrap_or_default()
     }
 
     /// Current rate of a QP (on the flow backend: its active flow's fair
@@ -296,29 +296,32 @@ impl Net {
         match &self.flow {
             // TCP connections' QPs are the flow backend's own: reported as
             // TCP connections (`tcp_reports`).
+            // READ responder streams are folded into their QPs' rows.
             Some(f) => (f.qps.iter().enumerate())
                 .filter(|(_, q)| q.tcp == u32::MAX)
-                .map(|(i, q)| {
-                    row(
+                .filter_map(|(i, q)| {
+                    let c = f.qp_counters_folded(i as u32)?;
+                    Some(row(
                         i,
                         q.host,
                         q.peer_host,
                         q.prio,
                         f.qp_rate_bps(i as u32),
-                        &q.counters,
-                    )
+                        &c,
+                    ))
                 })
                 .collect(),
             None => (self.qps.iter().enumerate())
-                .map(|(i, q)| {
-                    row(
+                .filter_map(|(i, q)| {
+                    let c = self.qp_counters_folded(i as u32)?;
+                    Some(row(
                         i,
                         q.host,
                         q.peer_host,
                         q.prio,
                         q.rate().as_bps() as f64,
-                        &q.counters,
-                    )
+                        &c,
+                    ))
                 })
                 .collect(),
         }

@@ -91,3 +91,34 @@ pub struct QpCounters {
     /// Messages completed (acknowledged) on this QP.
     pub messages_done: u64,
 }
+
+impl QpCounters {
+    /// Add `o`'s counts to these (a QP's two streams in one row).
+    pub(crate) fn add(&mut self, o: &QpCounters) {
+        // Destructured, so that a new counter cannot be left out.
+        let QpCounters {
+            tx_payload_bytes,
+            tx_packets,
+            acked_bytes,
+            retx_packets,
+            timeouts,
+            naks_rx,
+            cnps_rx,
+            cnps_tx,
+            rx_payload_bytes,
+            rx_discarded,
+            messages_done,
+        } = o;
+        self.tx_payload_bytes += tx_payload_bytes;
+        self.tx_packets += tx_packets;
+        self.acked_bytes += acked_bytes;
+        self.retx_packets += retx_packets;
+        self.timeouts += timeouts;
+        self.naks_rx += naks_rx;
+        self.cnps_rx += cnps_rx;
+        self.cnps_tx += cnps_tx;
+        self.rx_payload_bytes += rx_payload_bytes;
+        self.rx_discarded += rx_discarded;
+        self.messages_done += messages_done;
+    }
+}

@@ -33,6 +33,7 @@ mod pfc_guard;
 mod port;
 mod qp;
 pub(crate) mod ready;
+mod responder;
 pub(crate) mod routing;
 mod switch;
 pub mod tcp;
@@ -626,14 +627,18 @@ impl Net {
 
     fn on_sample(&mut self) {
         let now = self.now();
-        let qps = if self.sample_qps { &self.qps[..] } else { &[] };
-        for (i, qp) in qps.iter().enumerate() {
+        let n = if self.sample_qps { self.qps.len() } else { 0 };
+        for i in 0..n as u32 {
+            // READ responder streams count in their QPs' rows.
+            let Some(c) = self.qp_counters_folded(i) else {
+                continue;
+            };
             self.samples.push(Sample {
                 time_ps: now.0,
-                qp: i as u32,
-                acked_bytes: qp.counters.acked_bytes,
-                rx_bytes: qp.counters.rx_payload_bytes,
-                rate_bps: qp.rate().as_bps(),
+                qp: i,
+                acked_bytes: c.acked_bytes,
+                rx_bytes: c.rx_payload_bytes,
+                rate_bps: self.qps[i as usize].rate().as_bps(),
             });
         }
         for (i, port) in self.ports.iter().enumerate() {

@@ -18,9 +18,9 @@
 //! the rate changes, the rest of the current gap is paid at the new rate.
 //!
 //! Simplifications, on purpose: a READ response is a message of the
-//! responder's send stream, acknowledged by the requester like WRITE data
-//! (real IB needs no ACKs for responses; here they cost a few small packets
-//! on the reverse path). The receiving host never runs out of buffer, so a
+//! responder's READ responder stream (`responder.rs`), acknowledged by the
+//! requester like WRITE data (real IB needs no ACKs for responses; here
+//! they cost a few small packets on the reverse path). The receiving host never runs out of buffer, so a
 //! NIC never sends PFC frames (unless `[[pfc_storms]]` makes it stuck) and
 //! never sends an RNR NAK. The transport retry count is enforced: after
 //! `nic.retry_cnt` retransmissions in a row without progress (on timeout
@@ -34,6 +34,7 @@
 use super::cc::Timers;
 use super::packet::{Packet, PktId, PktKind, F_CE, F_ECE, F_FIRST, F_LAST, F_RETX, F_SILENT};
 use super::qp::{Msg, Sched};
+use super::responder::NO_QP;
 use super::verbs::{AppEvent, OpKind};
 use super::{Ev, Net};
 use crate::units::Time;
@@ -226,13 +227,18 @@ impl Net {
         }
         qp.counters.tx_payload_bytes += payload as u64;
         qp.counters.tx_packets += 1;
-        // The byte counter may raise the rate at once; the packet's gap is
-        // then paid at the new rate (see `qp_rate_changed`).
-        if let (Some(cc), Some(conf)) = (qp.cc.as_mut(), self.p.cc.as_ref()) {
+        // The rate limiter is the QP's, for its READ responder stream too
+        // (`responder.rs`). The byte counter may raise the rate at once;
+        // the packet's gap is then paid at the new rate (see
+        // `qp_rate_changed`).
+        let lim = if qp.owner == NO_QP { q } else { qp.owner };
+        let lq = &mut self.qps[lim as usize];
+        if let (Some(cc), Some(conf)) = (lq.cc.as_mut(), self.p.cc.as_ref()) {
             cc.on_sent(wire as u64, conf);
         }
         // Pace by the current rate.
-        let rate = qp.rate();
+        let rate = lq.rate();
+        let qp = &mut self.qps[q as usize];
         qp.next_tx = now + rate.tx_time(wire as u64);
         // Retransmission timer: one live event, deadline moved lazily.
         qp.rto_deadline = now + self.p.rto;
@@ -323,16 +329,19 @@ impl Net {
         let ack_every = self.p.ack_every;
         if p.flags & F_CE != 0 {
             if let Some(np) = &self.p.cnp {
-                let qp = &mut self.qps[q as usize];
-                // The limiter is the receiving port's or the QP's; a marked
-                // packet inside the interval makes no CNP, now or later.
+                // The limiter is the receiving port's or the QP's (both of
+                // its streams); a marked packet inside the interval makes
+                // no CNP, now or later.
+                let owner = self.qp_owner(q);
                 let last = if np.per_port {
-                    &mut self.nics[qp.host as usize].last_cnp
+                    let host = self.qps[q as usize].host;
+                    &mut self.nics[host as usize].last_cnp
                 } else {
-                    &mut qp.last_cnp
+                    &mut self.qps[owner as usize].last_cnp
                 };
                 if last.is_none_or(|t| now - t >= np.interval) {
                     *last = Some(now);
+                    let qp = &mut self.qps[q as usize];
                     if np.on_ack {
                         // It leaves with the ACK or NAK this packet causes
                         // (or, with coalesced ACKs, the next one: marks in
@@ -379,21 +388,27 @@ impl Net {
                     }
                     PktKind::ReadResp if p.flags & F_SILENT != 0 => {}
                     PktKind::ReadResp => {
+                        // Received by the requester's READ responder
+                        // stream, completed on the QP that posted it.
+                        let owner = self.qp_owner(q);
                         self.deliver(
                             at,
                             app,
                             AppEvent::Completed {
-                                qp: super::QpId(q),
+                                qp: super::QpId(owner),
                                 token: p.token,
                                 op: OpKind::Read,
                             },
                         );
                     }
                     PktKind::ReadReq => {
-                        // The responder DMA-reads host memory and answers.
+                        // The responder DMA-reads host memory and answers
+                        // on its READ responder stream, beside its own
+                        // posted work (`responder.rs`).
                         let ready = at + self.p.nic_tx;
                         let notify = p.flags & F_SILENT == 0;
-                        self.push_msg(q, OpKind::ReadResp, p.aux, p.token, ready, notify);
+                        let r = self.read_responder(q);
+                        self.push_msg(r, OpKind::ReadResp, p.aux, p.token, ready, notify);
                     }
                     _ => {}
                 }
@@ -488,6 +503,8 @@ impl Net {
         let Some(conf) = self.p.cc.as_ref() else {
             return;
         };
+        // A READ responder stream's CNPs slow its QP's limiter.
+        let q = self.qp_owner(q);
         let qp = &mut self.qps[q as usize];
         qp.counters.cnps_rx += 1;
         let old = qp.rate();
@@ -535,11 +552,23 @@ impl Net {
     /// had been raised 300 us later. The HPCC ns-3 code re-times the pending
     /// departure on a rate change too (`RdmaHw::ChangeRate`: next departure
     /// += new gap - old gap).
+    /// Both streams of the QP move (`responder.rs`).
     pub(crate) fn qp_rate_changed(&mut self, q: u32, old: crate::units::Rate) {
+        let new = self.qps[q as usize].rate();
+        if new == old {
+            return;
+        }
+        self.stream_retime(q, old, new);
+        if let Some(s) = self.qp_sibling(q) {
+            self.stream_retime(s, old, new);
+        }
+    }
+
+    /// Re-time stream `q`'s pending departure from rate `old` to `new`.
+    fn stream_retime(&mut self, q: u32, old: crate::units::Rate, new: crate::units::Rate) {
         let now = self.now();
         let qp = &mut self.qps[q as usize];
-        let new = qp.rate();
-        if new == old || qp.next_tx <= now {
+        if qp.next_tx <= now {
             return;
         }
         let left = (qp.next_tx - now).0 as u128;
@@ -594,6 +623,44 @@ impl Net {
     fn qp_fail(&mut self, q: u32) {
         let now = self.now();
         let at = now + self.p.nic_rx;
+        // One QP, one state: its READ responder stream fails with it.
+        let owner = self.qp_owner(q);
+        let retries = self.qps[q as usize].retries;
+        let mut msgs = self.stream_error(owner);
+        if let Some(s) = self.qp_sibling(owner) {
+            msgs.extend(self.stream_error(s));
+        }
+        let qp = &self.qps[owner as usize];
+        let (app, host, peer) = (qp.app, qp.host, qp.peer_host);
+        let mut failed = 0u32;
+        for m in msgs.iter().filter(|m| m.op != OpKind::ReadResp) {
+            let status = if failed == 0 {
+                super::verbs::WC_RETRY_EXC_ERR
+            } else {
+                super::verbs::WC_WR_FLUSH_ERR
+            };
+            failed += 1;
+            let ev = AppEvent::Failed {
+                qp: super::QpId(owner),
+                token: m.token,
+                op: m.op,
+                status,
+            };
+            self.deliver(at, app, ev);
+        }
+        self.qp_failures.push(super::verbs::QpFailure {
+            time_ps: now.0,
+            qp: owner,
+            host: self.topo.nodes[host as usize].name.clone(),
+            peer: self.topo.nodes[peer as usize].name.clone(),
+            retries,
+            failed_wrs: failed,
+        });
+    }
+
+    /// Stream `q` enters the error state: nothing more is sent, its timer
+    /// stops; its outstanding messages are returned.
+    fn stream_error(&mut self, q: u32) -> std::collections::VecDeque<Msg> {
         let qp = &mut self.qps[q as usize];
         qp.error = true;
         qp.rto.cancel();
@@ -604,32 +671,8 @@ impl Net {
         qp.snd_una = qp.next_psn;
         qp.snd_nxt = qp.next_psn;
         qp.snd_max = qp.snd_max.max(qp.next_psn);
-        let (app, host, peer, retries) = (qp.app, qp.host, qp.peer_host, qp.retries);
-        let mut failed = 0u32;
-        for m in msgs.iter().filter(|m| m.op != OpKind::ReadResp) {
-            let status = if failed == 0 {
-                super::verbs::WC_RETRY_EXC_ERR
-            } else {
-                super::verbs::WC_WR_FLUSH_ERR
-            };
-            failed += 1;
-            let ev = AppEvent::Failed {
-                qp: super::QpId(q),
-                token: m.token,
-                op: m.op,
-                status,
-            };
-            self.deliver(at, app, ev);
-        }
-        self.qp_failures.push(super::verbs::QpFailure {
-            time_ps: now.0,
-            qp: q,
-            host: self.topo.nodes[host as usize].name.clone(),
-            peer: self.topo.nodes[peer as usize].name.clone(),
-            retries,
-            failed_wrs: failed,
-        });
         self.sync_sched(q);
+        msgs
     }
 
     /// Append a message to QP `q`'s send stream.

@@ -4,11 +4,13 @@
 //! A QP's send stream is a queue of messages, each occupying a contiguous
 //! range of PSNs; `snd_una <= snd_nxt <= next_psn`. A READ request occupies
 //! one PSN of the requester's stream; its response is a message of the
-//! responder's stream (see `nic.rs` for the one simplification this brings).
+//! responder's READ responder stream (`responder.rs`), beside its own
+//! posted work.
 //! PSNs are 32-bit and do not wrap (2^32 packets per QP is plenty for a run).
 
 use super::cc::{CcConf, QpCc};
 use super::counters::QpCounters;
+use super::responder::NO_QP;
 use super::verbs::OpKind;
 use crate::engine::Timer;
 use crate::units::{Rate, Time};
@@ -102,6 +104,11 @@ pub(crate) struct Qp {
     pub last_cnp: Option<Time>,
     pub rx_msg_bytes: u64,
     pub counters: QpCounters,
+    /// For a READ responder stream, the QP it serves (`responder.rs`);
+    /// `NO_QP` for a QP of its own.
+    pub owner: u32,
+    /// This QP's responder stream, once a READ has needed one (`NO_QP`).
+    pub resp: u32,
 }
 
 impl Qp {
@@ -144,6 +151,8 @@ impl Qp {
             last_cnp: None,
             rx_msg_bytes: 0,
             counters: QpCounters::default(),
+            owner: NO_QP,
+            resp: NO_QP,
         }
     }
 

@@ -47,6 +47,7 @@ mod tcp;
 pub(crate) use maxmin::MaxMin;
 
 use super::counters::QpCounters;
+use super::responder::NO_QP;
 use super::verbs::{AppEvent, OpKind};
 use super::{Ev, Net, QpId};
 use crate::units::Time;
@@ -158,6 +159,41 @@ pub(crate) struct FQp {
     /// arithmetic only shifts with the start time, so one figure serves.
     ack_delay: Time,
     pub counters: QpCounters,
+    /// For a READ responder stream, the QP it serves (`responder.rs`);
+    /// `NO_QP` for a QP of its own.
+    pub owner: u32,
+    /// This QP's responder stream, once a READ has needed one (`NO_QP`).
+    pub resp: u32,
+}
+
+impl FQp {
+    /// An idle RDMA QP of `host`, joined to `peer_qp` of `peer_host`.
+    pub(crate) fn new(
+        (host, peer_host, peer_qp): (u32, u32, u32),
+        sport: u16,
+        prio: u8,
+        app: u32,
+    ) -> FQp {
+        FQp {
+            host,
+            peer_host,
+            peer_qp,
+            sport,
+            dport: ROCEV2_UDP_PORT,
+            prio,
+            app,
+            tcp: u32::MAX,
+            msgs: VecDeque::new(),
+            busy: false,
+            flow: u32::MAX,
+            path: Box::default(),
+            routed: false,
+            ack_delay: Time::NEVER,
+            counters: QpCounters::default(),
+            owner: NO_QP,
+            resp: NO_QP,
+        }
+    }
 }
 
 struct Flow {
@@ -315,25 +351,8 @@ impl Net {
         let fnet = self.flow.as_mut().expect("flow backend");
         let qa = fnet.qps.len() as u32;
         let qb = qa + 1;
-        let mk = |host, peer_host, peer_qp, sport, app| FQp {
-            host,
-            peer_host,
-            peer_qp,
-            sport,
-            dport: ROCEV2_UDP_PORT,
-            prio,
-            app,
-            tcp: u32::MAX,
-            msgs: VecDeque::new(),
-            busy: false,
-            flow: u32::MAX,
-            path: Box::default(),
-            routed: false,
-            ack_delay: Time::NEVER,
-            counters: QpCounters::default(),
-        };
-        fnet.qps.push(mk(a, b, qb, sa, app_a));
-        fnet.qps.push(mk(b, a, qa, sb, app_b));
+        fnet.qps.push(FQp::new((a, b, qb), sa, prio, app_a));
+        fnet.qps.push(FQp::new((b, a, qa), sb, prio, app_b));
         (QpId(qa), QpId(qb))
     }
 
@@ -788,11 +807,19 @@ impl Net {
         let what = fnet.later[slot as usize];
         fnet.later_free.push(slot);
         match what {
-            // The responder reads host memory and queues the response.
+            // The responder reads host memory and queues the response on
+            // its READ responder stream, beside its own posted work (on
+            // iWARP in order in the QP's TCP stream, as the packet engine).
             Later::ReadArrive { peer, m } => {
+                let iwarp = fnet.iwarp.is_some();
                 let ready = self.now() + self.p.nic_rx + self.p.nic_tx;
+                let r = if iwarp {
+                    peer
+                } else {
+                    self.flow_read_responder(peer)
+                };
                 self.flow_push(
-                    peer,
+                    r,
                     Msg {
                         kind: MsgKind::ReadResp,
                         ready,
@@ -894,12 +921,15 @@ impl Net {
         at: Time,
     ) {
         let fnet = self.flow.as_mut().expect("flow backend");
-        let c = &mut fnet.qps[q as usize].counters;
-        c.acked_bytes += bytes;
-        c.messages_done += count as u64;
+        let qp = &mut fnet.qps[q as usize];
+        qp.counters.acked_bytes += bytes;
+        qp.counters.messages_done += count as u64;
+        // A READ response lands on the requester's responder stream and
+        // completes on the QP that posted the READ.
+        let owner = if qp.owner == NO_QP { q } else { qp.owner };
         if m.notify {
             let ev = AppEvent::Completed {
-                qp: QpId(q),
+                qp: QpId(owner),
                 token: m.token,
                 op,
             };
@@ -1131,8 +1161,9 @@ mod tests {
     }
 
     /// A's READ from B leaves at once; B posts a 1 MiB WRITE to A on the same
-    /// QP pair while the request is on its way. The response is queued when
-    /// the request arrives, so behind the WRITE, on both backends.
+    /// QP pair while the request is on its way. The response goes out on
+    /// B's READ responder stream beside the WRITE, not behind it: the two
+    /// share B's link, on both backends.
     struct ReadBehindWrite {
         qps: Option<(QpId, QpId)>,
         read_done: Option<u64>,
@@ -1163,7 +1194,7 @@ mod tests {
     }
 
     #[test]
-    fn a_read_response_queues_behind_what_the_responder_posted_before_the_request_arrived() {
+    fn a_read_response_shares_the_link_with_what_the_responder_posted() {
         let mut times = Vec::new();
         for backend in [Backend::Packet, Backend::Flow] {
             let mut spec = preset("fat-tree").unwrap();
@@ -1181,9 +1212,15 @@ mod tests {
         }
         let (packet, flow) = (times[0], times[1]);
         println!("packet {packet:?} flow {flow:?} (read, write done, ps)");
-        // The READ ends after the WRITE's 1 MiB has left B (84 us at
-        // 100G), on both.
-        assert!(packet.0 > 84_000_000 && flow.0 > 84_000_000);
+        // 64 KiB at half of 100G is 10.5 us, 1 MiB alone 84 us: the READ
+        // ends within a few us of the first, long before the WRITE.
+        for (read, write) in [packet, flow] {
+            assert!(
+                read > 10_500_000 && read < 16_000_000,
+                "READ done at {read} ps"
+            );
+            assert!(write > 84_000_000, "WRITE done at {write} ps");
+        }
         let rel = (flow.0 as f64 - packet.0 as f64).abs() / packet.0 as f64;
         assert!(
             rel < 0.01,

@@ -59,7 +59,9 @@ impl Net {
         let host = self.ports[pi as usize].node;
         if p.kind == PktKind::Cnp {
             self.pkts.free(pkt);
-            return self.ib_on_becn(p.dst_qp);
+            // A READ responder stream's BECNs slow its QP (`responder.rs`).
+            let q = self.qp_owner(p.dst_qp);
+            return self.ib_on_becn(q);
         }
         if p.kind.is_data() && p.flags & super::super::packet::F_CE != 0 {
             self.ib_send_becn(&p);
