@@ -187,39 +187,33 @@ Why the deltas are what they are:
 - MPI collectives: per-message host overheads, protocols and the
   shared-memory model are the same code on both backends; only the
   network part is fluid.
-- Incast with DCQCN and Alltoall with DCQCN: the packet engine's DCQCN
-  cuts rates (and, with the ConnectX defaults, leaves the bottleneck idle
-  for a while: see docs/seeds.md), which the flow backend does not model,
-  so it is faster there.
-- **Open discrepancy, IMB Alltoall (Open MPI's basic linear algorithm)
-  from 64 to 512 KiB at 32 ranks: the flow backend is 12-13 % slower**
-  (1 MiB agrees). What is known, 2026-11-24:
-  - fixed: the flow backend queued a READ response on the responder's QP
-    when the request left the requester, the packet engine when it
-    arrives; the responder's own posts in between (request-to-send,
-    completion messages, its own READ requests) went behind the response
-    in one and ahead of it in the other. Alltoall went from +28-35 % to
-    +12-13 % (Allreduce from +5.5 % to +4.1 %; 5 ranks across two leaves
-    from +20 % to +1 %). A test pins the order against the packet engine;
-  - left: both engines keep a QP's READ responses in the same queue as
-    its own posted work, so a READ request can wait behind a whole 1 MiB
-    response to the same peer. Whether it does is decided by ties of a
-    few hundred ns between the two peers' requests, and it serialises the
-    two transfers: 8 ranks on two leaves under one 800G spine (no ECMP, no
-    bottleneck but the NICs), 1 MiB: packet 890 us, flow 1,114 us, where
-    the NICs alone allow about 630 us. An RC NIC answers READs from its
-    responder resources beside the send queue; modelling that in both
-    engines is the fix (it changes the packet engine's MPI results, so the
-    seed figures must be re-run with it);
-  - with 256 KiB at 32 ranks, no ECMP: a 400G or 200G single spine agrees
-    (+0.6 %, +1.4 %); a 100G single spine (4:1) is +11 %; two 100G spines
-    (ECMP) +16 %. Where the uplink is the bottleneck the packet engine's
-    32 MB buffers keep it busy while transfers wait on each other, where
-    fluid flows leave it idle; and the MPI layer connects QPs lazily, so
-    which QP draws which UDP source port from the seeded stream follows
-    the simulated timing and the ECMP paths differ between the backends
-    (the flows and perftest workloads connect up front and do get
-    identical paths, tested).
+- Alltoall with DCQCN: the packet engine's DCQCN cuts rates, which the
+  flow backend does not model, so it is faster there (11-27 %). The
+  15:1 incast of 1 MiB each agrees now (it was 9 % apart before DCQCN's
+  CNPs were limited per port, 2026-11-24): the bottleneck port now stays
+  busy, so the last completion is its bound on both.
+- **IMB Alltoall (Open MPI's basic linear algorithm) agrees within
+  0.5 %** since 2026-11-26 (it was 12-13 % slower on the flow backend from
+  64 to 512 KiB). Two fixes, each in both engines:
+  - 2026-11-24: the flow backend queued a READ response on the
+    responder's QP when the request left the requester, the packet engine
+    when it arrived (Alltoall +28-35 % -> +12-13 %);
+  - 2026-11-26: both engines kept a QP's READ responses in the queue of
+    its own posted work, so a READ request could wait behind a whole
+    response to the same peer, decided by ties of a few hundred ns. A QP
+    now answers READs on a responder stream beside its send queue
+    (`net/responder.rs`), as an RC NIC does from its responder resources.
+    The packet engine's MPI results moved with it (this table's packet
+    Alltoall 11-12 % faster, Allreduce 8-23 % faster); the seed figures
+    were re-run (docs/seeds.md). With 8 ranks under one 800G spine the
+    AllToAll of 1 MiB takes 699 us on both, 2 % above the NICs' bound
+    (890 and 1,114 us before; `tests/mpi_bench.rs`).
+- Where the uplink is the bottleneck the packet engine's buffers keep it
+  busy while transfers wait on each other, where fluid flows leave it
+  idle; and the MPI layer connects QPs lazily, so which QP draws which UDP
+  source port from the seeded stream follows the simulated timing and the
+  ECMP paths can differ between the backends (the flows and perftest
+  workloads connect up front and do get identical paths, tested).
 """
 
 

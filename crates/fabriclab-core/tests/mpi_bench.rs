@@ -8,7 +8,7 @@
 mod common;
 use common::imb_opts;
 
-use fabriclab_core::config::FabricSpec;
+use fabriclab_core::config::{Backend, FabricSpec};
 use fabriclab_core::mpi::coll::{Coll, CollArgs};
 use fabriclab_core::mpi::job::JobSpec;
 use fabriclab_core::mpi::select::{select, Library};
@@ -126,6 +126,54 @@ fn alltoall_on_2_to_1_takes_about_twice_as_long_as_on_1_to_1() {
     // uplinks were perfectly shared; ECMP collisions push it up.
     println!("alltoall 1 MiB x 32: 1:1 {full:.0} us, 2:1 {half:.0} us, ratio {ratio:.2}");
     assert!((1.6..=2.4).contains(&ratio), "ratio {ratio}");
+}
+
+/// An AllToAll whose only bottleneck is the NICs (two leaves of 4 under
+/// one 800G spine) runs near their bound on both backends: each rank's 7
+/// blocks of 1 MiB (after the local copy of its own) leave by READ
+/// responses, which a QP sends beside its own
+/// READ requests. When responses shared the QP's send queue, a READ request
+/// could wait behind a whole 1 MiB response to the same peer: 890 us on the
+/// packet engine, 1,114 us on the flow backend (2026-11-24).
+#[test]
+fn alltoall_with_only_the_nics_in_the_way_runs_near_their_bound_on_both_backends() {
+    let mut spec = fabric(2, 4, 1);
+    let fabriclab_core::config::TopologySpec::LeafSpine(ls) = &mut spec.topology else {
+        unreachable!("a leaf-spine")
+    };
+    ls.uplink_gbps = 800.0;
+    let block = 1u64 << 20;
+    let mut t = Vec::new();
+    for backend in [Backend::Packet, Backend::Flow] {
+        spec.sim.backend = backend;
+        let mut o = imb_opts(&["Alltoall"], 8);
+        o.msglog = Some((20, 20));
+        o.iter = Some(4);
+        let r = imb::run(&spec, &o, 1, None).unwrap();
+        t.push(r.sections[0].rows.last().unwrap().t_avg_us);
+    }
+    // Open MPI's local copy of the rank's own block, then 7 blocks out of
+    // each NIC at the READ response goodput.
+    let m = spec.mpi.params().unwrap();
+    let copy_s = block as f64 * 8.0 / m.memcpy.as_bps() as f64;
+    let goodput_bps = 100e9 * 4096.0 / (4096.0 + roce_wire_bytes(0, Ext::None, false) as f64);
+    let bound_us = (copy_s + 7.0 * block as f64 * 8.0 / goodput_bps) * 1e6;
+    println!(
+        "alltoall 1 MiB x 8, NIC-bound: packet {:.0} us, flow {:.0} us, bound {bound_us:.0} us",
+        t[0], t[1]
+    );
+    for (name, us) in [("packet", t[0]), ("flow", t[1])] {
+        assert!(
+            us > bound_us && us < 1.05 * bound_us,
+            "{name}: {us} us, bound {bound_us} us"
+        );
+    }
+    assert!(
+        (t[1] / t[0] - 1.0).abs() < 0.10,
+        "flow {} us, packet {} us",
+        t[1],
+        t[0]
+    );
 }
 
 #[test]

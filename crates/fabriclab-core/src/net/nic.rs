@@ -33,8 +33,8 @@
 
 use super::cc::Timers;
 use super::packet::{Packet, PktId, PktKind, F_CE, F_ECE, F_FIRST, F_LAST, F_RETX, F_SILENT};
+use super::qp::NO_QP;
 use super::qp::{Msg, Sched};
-use super::responder::NO_QP;
 use super::verbs::{AppEvent, OpKind};
 use super::{Ev, Net};
 use crate::units::Time;

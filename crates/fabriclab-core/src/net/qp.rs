@@ -10,11 +10,13 @@
 
 use super::cc::{CcConf, QpCc};
 use super::counters::QpCounters;
-use super::responder::NO_QP;
 use super::verbs::OpKind;
 use crate::engine::Timer;
 use crate::units::{Rate, Time};
 use std::collections::VecDeque;
+
+/// "No QP" in the `owner` and `resp` links of a READ responder stream.
+pub(crate) const NO_QP: u32 = u32::MAX;
 
 /// One posted message of a send stream.
 #[derive(Clone, Debug)]

@@ -27,11 +27,8 @@
 
 use super::counters::QpCounters;
 use super::flow::{FQp, FlowNet};
-use super::qp::{Qp, QpSched};
+use super::qp::{Qp, QpSched, NO_QP};
 use super::Net;
-
-/// "No QP" in the `owner` and `resp` links.
-pub(crate) const NO_QP: u32 = u32::MAX;
 
 impl Net {
     /// The QP whose rate limiter, congestion control and reports stand for

@@ -47,7 +47,7 @@ mod tcp;
 pub(crate) use maxmin::MaxMin;
 
 use super::counters::QpCounters;
-use super::responder::NO_QP;
+use super::qp::NO_QP;
 use super::verbs::{AppEvent, OpKind};
 use super::{Ev, Net, QpId};
 use crate::units::Time;
