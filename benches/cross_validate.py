@@ -204,7 +204,7 @@ Why the deltas are what they are:
     now answers READs on a responder stream beside its send queue
     (`net/responder.rs`), as an RC NIC does from its responder resources.
     The packet engine's MPI results moved with it (this table's packet
-    Alltoall 11-12 % faster, Allreduce 8-23 % faster); the seed figures
+    Alltoall 10-12 % faster, Allreduce 8-23 % faster); the seed figures
     were re-run (docs/seeds.md). With 8 ranks under one 800G spine the
     AllToAll of 1 MiB takes 699 us on both, 2 % above the NICs' bound
     (890 and 1,114 us before; `tests/mpi_bench.rs`).
