@@ -86,14 +86,9 @@ impl Net {
     /// responder stream itself, which its owner reports).
     pub(crate) fn qp_counters_folded(&self, q: u32) -> Option<QpCounters> {
         let qp = &self.qps[q as usize];
-        if qp.owner != NO_QP {
-            return None;
-        }
-        let mut c = qp.counters.clone();
-        if qp.resp != NO_QP {
-            c.add(&self.qps[qp.resp as usize].counters);
-        }
-        Some(c)
+        fold((qp.owner, qp.resp), &qp.counters, |r| {
+            &self.qps[r as usize].counters
+        })
     }
 }
 
@@ -133,13 +128,25 @@ impl FlowNet {
     /// responder stream itself, which its owner reports).
     pub(crate) fn qp_counters_folded(&self, q: u32) -> Option<QpCounters> {
         let qp = &self.qps[q as usize];
-        if qp.owner != NO_QP {
-            return None;
-        }
-        let mut c = qp.counters.clone();
-        if qp.resp != NO_QP {
-            c.add(&self.qps[qp.resp as usize].counters);
-        }
-        Some(c)
+        fold((qp.owner, qp.resp), &qp.counters, |r| {
+            &self.qps[r as usize].counters
+        })
     }
+}
+
+/// A QP's counters `own` with those of its responder stream `resp` added
+/// (`stream` reads a stream's); None for a responder stream (`owner` set).
+fn fold<'a>(
+    (owner, resp): (u32, u32),
+    own: &QpCounters,
+    stream: impl FnOnce(u32) -> &'a QpCounters,
+) -> Option<QpCounters> {
+    if owner != NO_QP {
+        return None;
+    }
+    let mut c = own.clone();
+    if resp != NO_QP {
+        c.add(stream(resp));
+    }
+    Some(c)
 }
