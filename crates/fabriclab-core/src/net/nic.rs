@@ -20,8 +20,8 @@
 //! Simplifications, on purpose: a READ response is a message of the
 //! responder's READ responder stream (`responder.rs`), acknowledged by the
 //! requester like WRITE data (real IB needs no ACKs for responses; here
-//! they cost a few small packets on the reverse path). The receiving host never runs out of buffer, so a
-//! NIC never sends PFC frames (unless `[[pfc_storms]]` makes it stuck) and
+//! they cost a few small packets on the reverse path). The receiving host
+//! never runs out of buffer, so a NIC never sends PFC frames (unless `[[pfc_storms]]` makes it stuck) and
 //! never sends an RNR NAK. The transport retry count is enforced: after
 //! `nic.retry_cnt` retransmissions in a row without progress (on timeout
 //! or on a NAK sequence error, which the IB spec counts alike), the next
@@ -33,8 +33,7 @@
 
 use super::cc::Timers;
 use super::packet::{Packet, PktId, PktKind, F_CE, F_ECE, F_FIRST, F_LAST, F_RETX, F_SILENT};
-use super::qp::NO_QP;
-use super::qp::{Msg, Sched};
+use super::qp::{stream_owner, Msg, Sched};
 use super::verbs::{AppEvent, OpKind};
 use super::{Ev, Net};
 use crate::units::Time;
@@ -231,7 +230,7 @@ impl Net {
         // (`responder.rs`). The byte counter may raise the rate at once;
         // the packet's gap is then paid at the new rate (see
         // `qp_rate_changed`).
-        let lim = if qp.owner == NO_QP { q } else { qp.owner };
+        let lim = stream_owner(q, qp.owner);
         let lq = &mut self.qps[lim as usize];
         if let (Some(cc), Some(conf)) = (lq.cc.as_mut(), self.p.cc.as_ref()) {
             cc.on_sent(wire as u64, conf);
@@ -551,8 +550,8 @@ impl Net {
     /// packet per 33 ms at 1 Mb/s) sat out the whole gap although its rate
     /// had been raised 300 us later. The HPCC ns-3 code re-times the pending
     /// departure on a rate change too (`RdmaHw::ChangeRate`: next departure
-    /// += new gap - old gap).
-    /// Both streams of the QP move (`responder.rs`).
+    /// += new gap - old gap). Both streams of the QP (`responder.rs`) are
+    /// re-timed.
     pub(crate) fn qp_rate_changed(&mut self, q: u32, old: crate::units::Rate) {
         let new = self.qps[q as usize].rate();
         if new == old {

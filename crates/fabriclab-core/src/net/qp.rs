@@ -18,6 +18,17 @@ use std::collections::VecDeque;
 /// "No QP" in the `owner` and `resp` links of a READ responder stream.
 pub(crate) const NO_QP: u32 = u32::MAX;
 
+/// The QP that stream `q` (whose `owner` link is given) stands for: its
+/// owner for a READ responder stream, else `q` itself.
+#[inline]
+pub(crate) fn stream_owner(q: u32, owner: u32) -> u32 {
+    if owner == NO_QP {
+        q
+    } else {
+        owner
+    }
+}
+
 /// One posted message of a send stream.
 #[derive(Clone, Debug)]
 pub(crate) struct Msg {

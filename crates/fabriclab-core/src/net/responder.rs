@@ -27,7 +27,7 @@
 
 use super::counters::QpCounters;
 use super::flow::{FQp, FlowNet};
-use super::qp::{Qp, QpSched, NO_QP};
+use super::qp::{stream_owner, Qp, QpSched, NO_QP};
 use super::Net;
 
 impl Net {
@@ -35,10 +35,7 @@ impl Net {
     /// QP `q`: its owner when `q` is a responder stream, else `q`.
     #[inline]
     pub(crate) fn qp_owner(&self, q: u32) -> u32 {
-        match self.qps[q as usize].owner {
-            NO_QP => q,
-            o => o,
-        }
+        stream_owner(q, self.qps[q as usize].owner)
     }
 
     /// The other stream of `q`'s QP (its responder stream, or the owner of
@@ -90,9 +87,7 @@ impl Net {
             &self.qps[r as usize].counters
         })
     }
-}
 
-impl Net {
     /// Whether QP index `q` is a READ responder stream (of either backend).
     pub(crate) fn is_responder_stream(&self, q: u32) -> bool {
         match &self.flow {

@@ -47,7 +47,7 @@ mod tcp;
 pub(crate) use maxmin::MaxMin;
 
 use super::counters::QpCounters;
-use super::qp::NO_QP;
+use super::qp::{stream_owner, NO_QP};
 use super::verbs::{AppEvent, OpKind};
 use super::{Ev, Net, QpId};
 use crate::units::Time;
@@ -926,7 +926,7 @@ impl Net {
         qp.counters.messages_done += count as u64;
         // A READ response lands on the requester's responder stream and
         // completes on the QP that posted the READ.
-        let owner = if qp.owner == NO_QP { q } else { qp.owner };
+        let owner = stream_owner(q, qp.owner);
         if m.notify {
             let ev = AppEvent::Completed {
                 qp: QpId(owner),
