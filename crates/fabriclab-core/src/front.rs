@@ -149,6 +149,7 @@ pub fn flows_json(
     let id = sim.add_app(Box::new(app));
     let outcome = sim.run(limit);
     sim.net.audit_check()?;
+    sim.net.telemetry_check()?;
     let res = sim.app::<Flows>(id).expect("flows").results();
     let ports = sim.net.port_reports();
     let qps = sim.net.qp_reports();

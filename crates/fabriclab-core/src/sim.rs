@@ -39,7 +39,8 @@ pub enum Outcome {
     TimeLimit,
     /// Foreground work was unfinished and nothing could happen any more.
     Stalled,
-    /// The user asked to stop (Ctrl-C; [`crate::interrupt`]).
+    /// The user asked to stop (Ctrl-C; [`crate::interrupt`]), or telemetry
+    /// reached its row limit ([`Net::telemetry_check`] says so).
     Interrupted,
     /// A PFC deadlock was found and `[pfc.deadlock] action = "stop"`
     /// ([`Net::deadlocks`] names its ports).
@@ -154,6 +155,11 @@ impl Sim {
                 self.net.handle(ev);
                 if matches!(ev, Ev::PfcCheck) && self.net.deadlock_halt() {
                     return Some(Outcome::Deadlock);
+                }
+                // Telemetry at its row limit stops the run; the tools that
+                // sample turn it into an error (`Net::telemetry_check`).
+                if matches!(ev, Ev::Sample) && self.net.telemetry_full() {
+                    return Some(Outcome::Interrupted);
                 }
             }
         }

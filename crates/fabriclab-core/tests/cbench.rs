@@ -223,6 +223,10 @@ fn bad_options_say_what_to_change() {
     let mut o = opts("rotate", 4);
     o.iterations = Some(0);
     assert!(err(o).contains("at least 1"));
+    // Found by fuzzing: 2^31 tests were 2^31 phases allocated up front.
+    let mut o = opts("rotate", 4);
+    o.tests = Some(1 << 31);
+    assert!(err(o).contains("more than 1000"));
     let mut o = opts("rotate", 4);
     o.job.hosts = Some(vec!["h0".into(), "h9".into()]);
     assert!(err(o).contains("h9"));

@@ -21,6 +21,8 @@ fn impossible_fabrics_are_rejected_with_the_field_to_change() {
         // Values that would wrap the picosecond clock or divide by zero.
         ("spines = 1\nleaves = 1\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 100\n[switch]\nlatency_ns = 1e20", "switch.latency_ns = 100000000000000000000 is beyond"),
         ("spines = 1\nleaves = 1\nhosts_per_leaf = 2\nhost_link_gbps = 1e-12\nuplink_gbps = 100", "below 1 kb/s"),
+        // Memory rates that round to 0 b/s (a division by zero at run time).
+        ("spines = 1\nleaves = 1\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 100\n[mpi]\nmemcpy_gbps = 1e-300", "give a memory rate between 1e-6 and 1e7 GB/s"),
         ("spines = 1\nleaves = 1\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 100\n[failover]\nconverge_us = 1e30", "longer than any run"),
         ("spines = 1\nleaves = 1\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 100\n[cc]\nrate_increase_period_us = 1e30", "cc.rate_increase_period_us"),
         ("spines = 1\nleaves = 1\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 100\n[tcp]\ninit_cwnd_segments = 4000000000", "init_cwnd_segments"),
@@ -111,6 +113,17 @@ fn perftest_rejects_unknown_hosts_and_bad_options() {
         ..base()
     });
     assert!(e.to_string().contains("at most 2147483647"), "{e}");
+    // Found by fuzzing: -q 2^31 allocated 6.5 GB and aborted.
+    let e = bad(Options {
+        qps: 1 << 31,
+        ..base()
+    });
+    assert!(e.to_string().contains("24 bits"), "{e}");
+    let e = bad(Options {
+        qps: (1 << 24) - 1,
+        ..base()
+    });
+    assert!(e.to_string().contains("more than the"), "{e}");
     let e = bad(Options {
         server: "h0".into(),
         ..base()

@@ -230,6 +230,14 @@ fn bad_options_say_what_to_change() {
             "target_write_mbps",
         ),
         (
+            // Found by fuzzing: a rate that rounds to 0 b/s divided by zero.
+            Options {
+                target_write_mbps: 1e-300,
+                ..opts(&["h0"], &["h1"])
+            },
+            "between 0.001 and 1e10 MB/s",
+        ),
+        (
             Options {
                 target_latency_us: -1.0,
                 ..opts(&["h0"], &["h1"])

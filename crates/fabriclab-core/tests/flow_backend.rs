@@ -341,9 +341,15 @@ fn the_flows_memory_estimate_is_of_the_measured_order() {
     let flow = Net::new(&flow_backend(preset("fat-tree").unwrap()), 1).unwrap();
     let packet = Net::new(&preset("fat-tree").unwrap(), 1).unwrap();
     let n = 1_047_552;
-    let f = Flows::bytes_needed(&flow, n) as f64 / 1e6;
-    let p = Flows::bytes_needed(&packet, n) as f64 / 1e6;
+    let f = Flows::bytes_needed(&flow, n, 0) as f64 / 1e6;
+    let p = Flows::bytes_needed(&packet, n, 0) as f64 / 1e6;
     println!("estimate for {n} flows: flow backend {f:.0} MB, packet engine {p:.0} MB");
     assert!((0.7 * 1419.0..1.1 * 1419.0).contains(&f), "{f} MB");
     assert!(p > f, "{p} vs {f}");
+    // READs also get their connections' responder streams.
+    let stream = fabriclab_core::net::responder_stream_bytes(flow.backend());
+    assert_eq!(
+        Flows::bytes_needed(&flow, n, 10) - Flows::bytes_needed(&flow, n, 0),
+        10 * stream
+    );
 }

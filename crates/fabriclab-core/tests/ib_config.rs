@@ -56,6 +56,10 @@ fn mtu_buffers_and_congestion_control_values_are_checked() {
     );
     invalid(ib("[ib]\nhca_drain_gbps = 0\n"), &["hca_drain_gbps"]);
     invalid(
+        ib("[ib]\nhca_drain_gbps = 1e-300\n"),
+        &["hca_drain_gbps", "below 1 kb/s"],
+    );
+    invalid(
         ib("[ib.cc]\nccti_limit = 200\n"),
         &["ccti_limit = 200", "128 entries"],
     );

@@ -24,6 +24,12 @@ fn a_stopped_perftest_ends_its_report_at_the_sizes_done() {
     assert!(interrupt::take());
     assert_eq!(r.outcome, Outcome::Interrupted);
     assert!(r.lat.is_empty());
+    // Its reports say so too (found by fuzzing: the --out_json document
+    // panicked on "one row").
+    let doc: serde_json::Value =
+        serde_json::from_str(&fabriclab_core::report::perftest::json(&r)).unwrap();
+    assert_eq!(doc["results"], serde_json::json!({}));
+    let _ = fabriclab_core::report::perftest::text(&r);
     // Not asked: every size, finished.
     let whole = perftest::run(&spec, &opts, 1).unwrap();
     assert_eq!(whole.outcome, Outcome::Finished);

@@ -260,11 +260,7 @@ impl IbSpec {
             }
         }
         if let Some(g) = self.hca_drain_gbps {
-            if !(g.is_finite() && g > 0.0) {
-                return fabric_err(format!(
-                    "ib.hca_drain_gbps must be a positive rate in Gb/s, got {g}"
-                ));
-            }
+            super::positive_rate("ib.hca_drain_gbps", g)?;
         }
         let cc = &self.cc;
         let len = cc.table().len();

@@ -143,6 +143,18 @@ fn positive(field: &str, v: f64) -> Result<()> {
     Ok(())
 }
 
+/// A host memory rate in GB/s: positive, and within what a rate in bits per
+/// second can hold (1 kB/s to 10 PB/s), so that it never rounds to zero.
+fn memory_rate(field: &str, gbytes_per_s: f64) -> Result<()> {
+    positive(field, gbytes_per_s)?;
+    if !(1e-6..=1e7).contains(&gbytes_per_s) {
+        return fabric_err(format!(
+            "mpi.{field} = {gbytes_per_s} GB/s: give a memory rate between 1e-6 and 1e7 GB/s"
+        ));
+    }
+    Ok(())
+}
+
 fn non_negative(field: &str, v: f64) -> Result<()> {
     if !(v.is_finite() && v >= 0.0) {
         return fabric_err(format!("mpi.{field} must be zero or more, got {v}"));
@@ -162,9 +174,9 @@ impl MpiSpec {
         non_negative("recv_overhead_ns", self.recv_overhead_ns)?;
         non_negative("shm_latency_ns", self.shm_latency_ns)?;
         non_negative("call_overhead_ns", self.call_overhead_ns)?;
-        positive("memcpy_gbps", self.memcpy_gbps)?;
-        positive("host_memory_gbps", self.host_memory_gbps)?;
-        positive("reduce_gbps", self.reduce_gbps)?;
+        memory_rate("memcpy_gbps", self.memcpy_gbps)?;
+        memory_rate("host_memory_gbps", self.host_memory_gbps)?;
+        memory_rate("reduce_gbps", self.reduce_gbps)?;
         if self.rndv_fragment_bytes < 4096 {
             return fabric_err(format!(
                 "mpi.rndv_fragment_bytes must be at least 4096, got {}",

@@ -6,7 +6,8 @@
 //! and the runtime's reverse lists built from them), the queue pairs the
 //! job will connect (one pair per pair of ranks that exchange messages, at
 //! most one per pair of ranks of the job, each [`crate::net::qp_pair_bytes`]
-//! plus the runtime's connection entry), the ranks' own state and the
+//! plus the runtime's connection entry, and with a rendezvous by READ the
+//! connection's responder stream, [`crate::net::responder_stream_bytes`]), the ranks' own state and the
 //! fabric ([`crate::config::memory::estimate_bytes`]). Left out: messages
 //! in flight and packets, which are bounded by the run's concurrency rather
 //! than by its size (the packet benchmarks report them per packet in
@@ -188,12 +189,18 @@ impl JobMemory {
     /// A job of `np` ranks on `spec`, checked against the memory available
     /// now.
     pub fn new(spec: &FabricSpec, np: u32) -> JobMemory {
+        // A rendezvous by READ gives a connection its responder stream.
+        let reads = if spec.mpi.rndv == crate::config::Rndv::Read {
+            crate::net::responder_stream_bytes(spec.sim.backend)
+        } else {
+            0
+        };
         JobMemory {
             np,
             base: estimate_bytes(spec) as f64 + np as f64 * RANK_BYTES as f64,
             schedules: 0.0,
             pairs: 0.0,
-            qp_bytes: (crate::net::qp_pair_bytes(spec.sim.backend) + CONN_BYTES) as f64,
+            qp_bytes: (crate::net::qp_pair_bytes(spec.sim.backend) + reads + CONN_BYTES) as f64,
             limit: None,
         }
     }
@@ -397,6 +404,19 @@ mod tests {
         assert!((two as f64 - (2.0 * (one as f64 - qps) + qps)).abs() < 2.0);
         let mut tight = JobMemory::new(&spec, 32).with_limit(base);
         assert!(tight.add(&s).is_err());
+    }
+
+    /// A rendezvous by READ counts each connection's responder stream (a
+    /// second QP pair), one by WRITE does not.
+    #[test]
+    fn a_rendezvous_by_read_counts_the_responder_streams() {
+        let mut spec = crate::config::preset("heps").unwrap();
+        let read = JobMemory::new(&spec, 32).qp_bytes;
+        spec.mpi.rndv = crate::config::Rndv::Write;
+        let write = JobMemory::new(&spec, 32).qp_bytes;
+        let stream = crate::net::responder_stream_bytes(spec.sim.backend) as f64;
+        assert!(stream > 0.0);
+        assert_eq!(read - write, stream);
     }
 
     /// The allreduce-16k benchmark's call (Rabenseifner, 1 GiB, 16,384

@@ -228,6 +228,7 @@ pub fn run_program(
         None => sim.run(None),
     };
     sim.net.audit_check()?;
+    sim.net.telemetry_check()?;
     let prog = sim.app::<Program>(id).expect("program");
     if outcome == Outcome::Deadlock {
         return Err(sim.net.deadlock_error());

@@ -37,9 +37,10 @@ mod responder;
 pub(crate) mod routing;
 mod switch;
 pub mod tcp;
+mod telemetry;
 mod verbs;
 
-pub use api::{qp_pair_bytes, PortReport, QpReport};
+pub use api::{qp_pair_bytes, responder_stream_bytes, PortReport, QpReport};
 pub use audit::AuditSummary;
 pub use counters::{PortCounters, QpCounters};
 pub use dyn_ecn::DynEcnPort;
@@ -47,6 +48,7 @@ pub use failures::LinkStep;
 pub use flow::{FlowRoute, FlowStats};
 pub use pfc_guard::{Deadlock, DeadlockPort};
 pub use tcp::{TcpCounters, TcpId, TcpReport};
+pub use telemetry::{PortSample, PortSampleRow, Sample, MAX_ROWS as MAX_TELEMETRY_ROWS};
 pub use verbs::{
     wc_status_str, AppEvent, OpKind, QpFailure, QpId, WC_RETRY_EXC_ERR, WC_WR_FLUSH_ERR,
 };
@@ -180,57 +182,6 @@ impl Params {
     }
 }
 
-/// A telemetry sample row (opt-in; see [`Net::enable_sampling`]).
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct Sample {
-    /// Sample time, ps.
-    pub time_ps: u64,
-    /// QP index.
-    pub qp: u32,
-    /// Payload bytes of messages acknowledged so far (sending side).
-    pub acked_bytes: u64,
-    /// Payload bytes received in order from the peer so far.
-    pub rx_bytes: u64,
-    /// Current sending rate, b/s.
-    pub rate_bps: u64,
-}
-
-/// A port telemetry row (opt-in; see [`Net::enable_sampling`]): the state
-/// of one port's egress at a sample time.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct PortSample {
-    /// Sample time, ps.
-    pub time_ps: u64,
-    /// Global port index ([`Net::port_ends`] names its two ends).
-    pub port: u32,
-    /// Bytes queued for transmission now, all priorities.
-    pub queue_bytes: u64,
-    /// Bytes transmitted so far (wire bytes, as the port counters).
-    pub tx_bytes: u64,
-    /// Whether PFC holds any priority of this port paused now.
-    pub paused: bool,
-}
-
-/// A port telemetry row with the port's ends named: the egress of
-/// `node`'s port number `port` (within the node) towards `peer`.
-#[derive(Clone, Debug, serde::Serialize, PartialEq, Eq)]
-pub struct PortSampleRow {
-    /// Sample time, ps.
-    pub time_ps: u64,
-    /// Node owning the port.
-    pub node: String,
-    /// Port number within the node.
-    pub port: u32,
-    /// Node at the other end of the link.
-    pub peer: String,
-    /// Bytes queued for transmission, all priorities.
-    pub queue_bytes: u64,
-    /// Wire bytes transmitted so far.
-    pub tx_bytes: u64,
-    /// PFC holds a priority of the port paused.
-    pub paused: bool,
-}
-
 /// The simulated network.
 pub struct Net {
     pub(crate) q: EventQueue<Ev>,
@@ -249,11 +200,7 @@ pub struct Net {
     pub(crate) mailbox: api::Mailbox,
     pub(crate) rng_qp: Rng,
     pub(crate) packets_forwarded: u64,
-    pub(crate) sample_period: Option<Time>,
-    /// Sampling includes the per-QP rows (not only the ports').
-    pub(crate) sample_qps: bool,
-    pub(crate) samples: Vec<Sample>,
-    pub(crate) port_samples: Vec<PortSample>,
+    pub(crate) telemetry: telemetry::Telemetry,
     pub(crate) tcp: tcp::Tcp,
     /// InfiniBand state (credits, HCA buffers, CC), on IB fabrics only.
     pub(crate) ib: Option<Box<ib::Ib>>,
@@ -492,10 +439,7 @@ impl Net {
             mailbox: Default::default(),
             rng_qp: Rng::new(seed, 7),
             packets_forwarded: 0,
-            sample_period: None,
-            sample_qps: false,
-            samples: Vec::new(),
-            port_samples: Vec::new(),
+            telemetry: Default::default(),
             tcp: tcp::Tcp::new(spec, seed),
             ib,
             iwarp: spec
@@ -571,98 +515,6 @@ impl Net {
             Ev::PfcStorm(s, start) => self.on_pfc_storm(s, start),
             Ev::App(_) => debug_assert!(false, "App events are routed by Sim"),
         }
-    }
-
-    /// An error unless queue telemetry can be recorded: the flow backend
-    /// has no queues or PFC state to sample.
-    pub fn telemetry_supported(&self) -> Result<()> {
-        if self.flow.is_some() {
-            return crate::error::arg_err(
-                "telemetry samples queues and PFC state, which the flow backend does not \
-                 model; use sim.backend = \"packet\" (drop --backend flow) for telemetry",
-            );
-        }
-        Ok(())
-    }
-
-    /// Record per-QP acked bytes and rate, and every port's queue, bytes
-    /// sent and pause state, every `period` (opt-in telemetry).
-    pub fn enable_sampling(&mut self, period: Time) {
-        self.sample_qps = true;
-        self.start_sampling(period);
-    }
-
-    /// Record every port's queue, bytes sent and pause state every
-    /// `period`, without the per-QP rows (an MPI job's QPs are many).
-    pub fn enable_port_sampling(&mut self, period: Time) {
-        self.start_sampling(period);
-    }
-
-    fn start_sampling(&mut self, period: Time) {
-        if self.sample_period.is_none() {
-            self.q.schedule_in(Time::ZERO, Ev::Sample);
-        }
-        self.sample_period = Some(period);
-    }
-
-    /// Port telemetry rows with each port's ends named (what reports and
-    /// the Python layer carry).
-    pub fn port_sample_rows(&self) -> Vec<PortSampleRow> {
-        self.port_samples
-            .iter()
-            .map(|s| {
-                let (node, peer) = self.port_ends(s.port);
-                PortSampleRow {
-                    time_ps: s.time_ps,
-                    node: node.to_string(),
-                    port: self.port_index_in_node(s.port),
-                    peer: peer.to_string(),
-                    queue_bytes: s.queue_bytes,
-                    tx_bytes: s.tx_bytes,
-                    paused: s.paused,
-                }
-            })
-            .collect()
-    }
-
-    fn on_sample(&mut self) {
-        let now = self.now();
-        let n = if self.sample_qps { self.qps.len() } else { 0 };
-        for i in 0..n as u32 {
-            // READ responder streams count in their QPs' rows.
-            let Some(c) = self.qp_counters_folded(i) else {
-                continue;
-            };
-            self.samples.push(Sample {
-                time_ps: now.0,
-                qp: i,
-                acked_bytes: c.acked_bytes,
-                rx_bytes: c.rx_payload_bytes,
-                rate_bps: self.qps[i as usize].rate().as_bps(),
-            });
-        }
-        for (i, port) in self.ports.iter().enumerate() {
-            self.port_samples.push(PortSample {
-                time_ps: now.0,
-                port: i as u32,
-                queue_bytes: port.total_qbytes,
-                tx_bytes: port.c.tx_bytes,
-                paused: port.paused_until.iter().any(|&t| t > now),
-            });
-        }
-        if let Some(p) = self.sample_period {
-            self.q.schedule_in(p, Ev::Sample);
-        }
-    }
-
-    /// Telemetry samples taken so far.
-    pub fn samples(&self) -> &[Sample] {
-        &self.samples
-    }
-
-    /// Port telemetry samples taken so far.
-    pub fn port_samples(&self) -> &[PortSample] {
-        &self.port_samples
     }
 
     /// Names of the node owning global port `port` and of the node at the

@@ -146,8 +146,9 @@ pub fn json(r: &Report) -> String {
     put("rdma_cm_QPs", "OFF".into());
     put("Data_ex_method", "Ethernet".into());
     let round = |x: f64, d: i32| (x * 10f64.powi(d)).round() / 10f64.powi(d);
-    let results = if test.is_bw() {
-        let row = r.bw.last().expect("one row");
+    // A run stopped before its first size completed has no results (an
+    // empty object, where real perftest, killed, writes no file).
+    let results = if let (true, Some(row)) = (test.is_bw(), r.bw.last()) {
         serde_json::json!({
             "MsgSize": row.bytes,
             "n_iterations": row.iters,
@@ -155,8 +156,7 @@ pub fn json(r: &Report) -> String {
             "BW_average": round(row.bw_avg, 2),
             "MsgRate": round(row.msg_rate_mpps, 6),
         })
-    } else {
-        let row = r.lat.last().expect("one row");
+    } else if let (false, Some(row)) = (test.is_bw(), r.lat.last()) {
         serde_json::json!({
             "MsgSize": row.bytes,
             "n_iterations": row.iters,
@@ -168,6 +168,8 @@ pub fn json(r: &Report) -> String {
             "percentile_99": round(row.p99_us, 2),
             "percentile_99.9": round(row.p999_us, 2),
         })
+    } else {
+        serde_json::json!({})
     };
     let doc = serde_json::json!({ "test_info": info, "results": results });
     serde_json::to_string_pretty(&doc).expect("json")

@@ -36,6 +36,9 @@ use crate::mpi::sched::{Rank, Schedule};
 use crate::topology::Topology;
 use serde::{Deserialize, Serialize};
 
+/// Most tests per rotation one run takes (each is a phase held in memory).
+pub const MAX_TESTS: u32 = 1_000;
+
 /// The tests, by program name.
 pub const TESTS: [&str; 2] = ["rotate", "rotate_latency"];
 
@@ -178,6 +181,13 @@ pub fn run(
     let tests = o.tests.unwrap_or(if bw { 3 } else { 1 });
     if iterations == 0 || tests == 0 {
         return arg_err("--iterations and --tests must be at least 1");
+    }
+    // Each test of each rotation is a phase of its own, held in memory
+    // before the run; Cbench's own defaults are 3 (rotate) and 1.
+    if tests > MAX_TESTS {
+        return arg_err(format!(
+            "--tests {tests} is more than {MAX_TESTS}; Cbench keeps the best of a few (3 by default)"
+        ));
     }
     let rotations = match o.rotations {
         None => half,

@@ -146,6 +146,18 @@ impl Options {
                 return arg_err(format!("{name}={v}: must be a positive number"));
             }
         }
+        // A device rate is held in bits per second: 1 kB/s is the least
+        // that does not round towards zero, 10 PB/s more than any device.
+        for (name, v) in [
+            ("target_write_mbps", self.target_write_mbps),
+            ("target_read_mbps", self.target_read_mbps),
+        ] {
+            if !(1e-3..=1e10).contains(&v) {
+                return arg_err(format!(
+                    "{name}={v}: give a device rate between 0.001 and 1e10 MB/s"
+                ));
+            }
+        }
         // fio's own minimum for avg_msec is 1 ms (a window of samples per
         // picosecond would not fit in memory).
         if self.avg_time_ms < 1.0 {

@@ -103,7 +103,9 @@ impl Flows {
     /// buffers included). Against a2a-1024 on the flow backend (1,047,552
     /// flows, 1,419 MB peak with the fabric and the max-min solver's link
     /// lists): 1,115 MB (test `the_flows_memory_estimate_is_of_the_measured_order`).
-    pub fn bytes_needed(net: &Net, n: u64) -> u64 {
+    /// `reads` of them are RDMA READs, whose connections also get a
+    /// responder stream ([`crate::net::responder_stream_bytes`]).
+    pub fn bytes_needed(net: &Net, n: u64, reads: u64) -> u64 {
         let inputs = std::mem::size_of::<FlowSpec>() as u64 + 3 * 16;
         let solver = if net.backend() == crate::config::Backend::Flow {
             128 // the flow on each link of its path
@@ -113,11 +115,13 @@ impl Flows {
         let per =
             net.qp_pair_bytes() + std::mem::size_of::<Flow>() as u64 + 2 * 32 + inputs + solver;
         n.saturating_mul(per)
+            .saturating_add(reads.saturating_mul(crate::net::responder_stream_bytes(net.backend())))
     }
 
     /// Resolve host names against `net`.
     pub fn new(net: &Net, specs: &[FlowSpec]) -> Result<Flows> {
-        let need = Flows::bytes_needed(net, specs.len() as u64);
+        let reads = specs.iter().filter(|s| s.op == "read").count() as u64;
+        let need = Flows::bytes_needed(net, specs.len() as u64, reads);
         crate::config::memory::check_workload(need, &format!("{} flows", specs.len()), None)?;
         let mut flows = Vec::with_capacity(specs.len());
         for s in specs {
