@@ -138,30 +138,26 @@ fn an_mpi_job_samples_every_port_and_ends_at_the_counters() {
 
 #[test]
 fn telemetry_that_would_fill_memory_stops_the_run_with_an_error() {
-    // Found by fuzzing: a 1 ns period on a long run filled 24 GB. Six rows
-    // a sample (four ports, two QPs) every nanosecond reach the row limit
-    // after about 1.7 ms of a 64 MiB transfer that lasts 5.5 ms; the run
-    // stops there and says what to change.
-    use fabriclab_core::net::MAX_TELEMETRY_ROWS;
+    // Found by fuzzing: a 1 us period on a long HPL run filled 24 GB. Six
+    // rows a sample (four ports, two QPs) every nanosecond reach the row
+    // limit (a quarter of the memory available at 1.5 KB a row, at least
+    // 100,000) after limit / 6 ns of a 256 MiB transfer that lasts 22 ms;
+    // the run stops there and says what to change.
     let spec = one_switch(2, "");
     let net = Net::new(&spec, 1).unwrap();
-    let app = Flows::new(&net, &[flow("h0", "h1", 64 << 20)]).unwrap();
+    let app = Flows::new(&net, &[flow("h0", "h1", 256 << 20)]).unwrap();
     let mut sim = Sim::new(net);
     sim.net.enable_sampling(Time::ns(1));
     sim.add_app(Box::new(app));
     assert_eq!(sim.run(None), Outcome::Interrupted);
+    let limit = sim.net.telemetry_row_limit();
+    assert!((100_000..=20_000_000).contains(&limit), "{limit}");
     let rows = sim.net.samples().len() + sim.net.port_samples().len();
-    assert!(
-        rows <= MAX_TELEMETRY_ROWS && rows + 6 > MAX_TELEMETRY_ROWS,
-        "{rows}"
-    );
-    let stopped_us = sim.net.now().as_us_f64();
-    assert!((1_600.0..1_800.0).contains(&stopped_us), "{stopped_us}");
+    assert!(rows <= limit && rows + 6 > limit, "{rows} of {limit}");
+    // The sample that would pass the limit is at (rows / 6) ns.
+    assert_eq!(sim.net.now(), Time::ns(rows as u64 / 6));
     let e = sim.net.telemetry_check().unwrap_err().to_string();
-    assert!(
-        e.contains("telemetry every 0.001 us") && e.contains("sample less often"),
-        "{e}"
-    );
+    assert!(e.contains("telemetry every 0.001 us") && e.contains("sample less often"), "{e}");
     // Below the limit, the check passes.
     let net = Net::new(&spec, 1).unwrap();
     let app = Flows::new(&net, &[flow("h0", "h1", 1 << 20)]).unwrap();

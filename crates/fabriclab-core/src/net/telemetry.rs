@@ -3,21 +3,33 @@
 //! acknowledged and received, current rate).
 //!
 //! Rows are kept in memory until the run ends, then handed to the reports
-//! and the Python layer (as named rows, JSON, then a DataFrame: a few
-//! hundred bytes each on the way). A period too short for the run would
-//! fill the machine's memory, so a run holds at most [`MAX_ROWS`] rows: the
-//! sample that would go past it is not taken, the run stops there, and
-//! [`Net::telemetry_check`] turns that into an error that says how long
-//! the period may be. Not modelled: sampling costs nothing in simulated
-//! time, and the samples are exact (no counter polling jitter).
+//! and the Python layer (as named rows, JSON, then a DataFrame: about
+//! [`ROW_BYTES`] each at the peak). A period too short for the run would
+//! fill the machine's memory, so a run holds at most a quarter of the
+//! memory available in rows ([`row_limit`]): the sample that would go past
+//! it is not taken, the run stops there, and [`Net::telemetry_check`] turns
+//! that into an error that says what to change. Not modelled: sampling
+//! costs nothing in simulated time, and the samples are exact (no counter
+//! polling jitter).
 
 use super::{Ev, Net};
 use crate::error::Result;
 use crate::units::Time;
 
-/// Most telemetry rows (ports' and QPs' together) one run keeps: about
-/// 3 GB on their way to a DataFrame.
-pub const MAX_ROWS: usize = 10_000_000;
+/// Peak bytes of one telemetry row on its way from the core to a Python
+/// DataFrame. Measured: `fabriclab.hpl(n=[2000], nb=[200], grids=["1x2"],
+/// telemetry_us=10)` on the leaf-spine preset peaks at 817 MB with 481,344
+/// rows (188 MB without telemetry): 1.3 KB a row.
+pub const ROW_BYTES: u64 = 1_500;
+
+/// Most telemetry rows (ports' and QPs' together) one run keeps: a quarter
+/// of the memory available ([`crate::config::memory::available_bytes`]) at
+/// [`ROW_BYTES`] each, between 100,000 and 20,000,000 (3.9 M on a machine
+/// with 23 GB free).
+pub fn row_limit() -> usize {
+    let have = crate::config::memory::available_bytes().unwrap_or(8 << 30);
+    (have / 4 / ROW_BYTES).clamp(100_000, 20_000_000) as usize
+}
 
 /// The telemetry state of a net.
 #[derive(Default)]
@@ -27,8 +39,10 @@ pub(crate) struct Telemetry {
     qps: bool,
     samples: Vec<Sample>,
     port_samples: Vec<PortSample>,
+    /// [`row_limit`] when sampling started.
+    limit: usize,
     /// The sample time at which the next sample would have gone past
-    /// [`MAX_ROWS`], and the rows it would have added.
+    /// `limit`, and the rows it would have added.
     full: Option<(Time, usize)>,
 }
 
@@ -112,6 +126,7 @@ impl Net {
     fn start_sampling(&mut self, period: Time) {
         if self.telemetry.period.is_none() {
             self.q.schedule_in(Time::ZERO, Ev::Sample);
+            self.telemetry.limit = row_limit();
         }
         self.telemetry.period = Some(period);
     }
@@ -146,7 +161,7 @@ impl Net {
         };
         let rows = n + self.ports.len();
         let t = &self.telemetry;
-        if t.samples.len() + t.port_samples.len() + rows > MAX_ROWS {
+        if t.samples.len() + t.port_samples.len() + rows > t.limit {
             // No more samples, and the run stops (`Sim` asks
             // `telemetry_full` after each sample).
             self.telemetry.full = Some((now, rows));
@@ -179,13 +194,19 @@ impl Net {
         }
     }
 
-    /// Whether telemetry reached [`MAX_ROWS`] (the run should stop).
+    /// Whether telemetry reached its row limit (the run should stop).
     pub fn telemetry_full(&self) -> bool {
         self.telemetry.full.is_some()
     }
 
-    /// An error if telemetry reached [`MAX_ROWS`]: it names the period, the
-    /// simulated time it lasted and how much longer the period must be.
+    /// Most telemetry rows this run keeps ([`row_limit`] when sampling
+    /// started; 0 before).
+    pub fn telemetry_row_limit(&self) -> usize {
+        self.telemetry.limit
+    }
+
+    /// An error if telemetry reached its row limit: it names the period,
+    /// the simulated time it lasted and what to change.
     pub fn telemetry_check(&self) -> Result<()> {
         let (Some((at, rows)), Some(period)) = (self.telemetry.full, self.telemetry.period) else {
             return Ok(());
@@ -193,11 +214,12 @@ impl Net {
         let kept = self.telemetry.samples.len() + self.telemetry.port_samples.len();
         crate::error::arg_err(format!(
             "telemetry every {:.3} us ({rows} rows a sample: ports{}) reached its limit of \
-             {MAX_ROWS} rows at {:.3} us of simulated time ({kept} rows kept) and the run \
-             stopped there; sample less often (a larger telemetry_us or sample_us) or run a \
-             shorter job",
+             {} rows (a quarter of the memory available, at about {ROW_BYTES} B a row) at \
+             {:.3} us of simulated time ({kept} rows kept) and the run stopped there; sample \
+             less often (a larger telemetry_us or sample_us) or run a shorter job",
             period.as_us_f64(),
             if self.telemetry.qps { " and QPs" } else { "" },
+            self.telemetry.limit,
             at.as_us_f64(),
         ))
     }
