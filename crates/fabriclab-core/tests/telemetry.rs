@@ -157,7 +157,10 @@ fn telemetry_that_would_fill_memory_stops_the_run_with_an_error() {
     // The sample that would pass the limit is at (rows / 6) ns.
     assert_eq!(sim.net.now(), Time::ns(rows as u64 / 6));
     let e = sim.net.telemetry_check().unwrap_err().to_string();
-    assert!(e.contains("telemetry every 0.001 us") && e.contains("sample less often"), "{e}");
+    assert!(
+        e.contains("telemetry every 0.001 us") && e.contains("sample less often"),
+        "{e}"
+    );
     // Below the limit, the check passes.
     let net = Net::new(&spec, 1).unwrap();
     let app = Flows::new(&net, &[flow("h0", "h1", 1 << 20)]).unwrap();
