@@ -65,13 +65,73 @@ def reference(ref: Path, hosts: int) -> tuple[dict[str, float], int]:
     return stats(fct), pauses
 
 
-def flows_of(ref: Path, hosts: int) -> list[fabriclab.Flow]:
-    """ns-3's flow file as fabriclab flows (its host ids are h<id>)."""
+def flows_of(ref: Path, hosts: int, ns3_paths: bool = True) -> list[fabriclab.Flow]:
+    """ns-3's flow file as fabriclab flows (its host ids are h<id>), each
+    inter-leaf flow pinned through the spine ns-3 hashed it to (``via``),
+    unless ``ns3_paths`` is false (fabriclab's own ECMP hash)."""
     lines = (ref / f"p2_{hosts}h_a2a.txt").read_text().split("\n")
+    spine = ns3_spines(ref, hosts) if ns3_paths else {}
     out = []
     for line in lines[1 : 1 + int(lines[0])]:
         src, dst, _prio, _dport, size, _start = line.split()
-        out.append(fabriclab.Flow(f"h{src}", f"h{dst}", int(size)))
+        via = spine.get((int(src), int(dst)))
+        out.append(fabriclab.Flow(f"h{src}", f"h{dst}", int(size), via=via))
+    return out
+
+
+def murmur3_32(words: list[int], seed: int) -> int:
+    """MurmurHash3 (x86, 32 bits) of a key of whole little-endian 32-bit
+    words, as ns-3 HPCC's ``SwitchNode::EcmpHash``."""
+    m = 0xFFFFFFFF
+
+    def rotl(x: int, r: int) -> int:
+        return ((x << r) | (x >> (32 - r))) & m
+
+    h = seed & m
+    for k in words:
+        k = rotl((k * 0xCC9E2D51) & m, 15) * 0x1B873593 & m
+        h = (rotl(h ^ k, 13) * 5 + 0xE6546B64) & m
+    h ^= 4 * len(words)
+    h = ((h ^ (h >> 16)) * 0x85EBCA6B) & m
+    h = ((h ^ (h >> 13)) * 0xC2B2AE35) & m
+    return h ^ (h >> 16)
+
+
+def ns3_spines(ref: Path, hosts: int) -> dict[tuple[int, int], str]:
+    """The spine ns-3 HPCC routes each inter-leaf flow of the flow file
+    through, as a fabriclab switch name. Read in the simulator's source
+    (``scratch/third.cc``, ``switch-node.cc``; docs/validation.md): node ids
+    in topology-file order; a host's address ``0x0b000001 + (id / 256) <<
+    16 + (id % 256) << 8``; a QP's UDP source port from 10,000 per (source,
+    destination) pair (the reference FCT files show 10,000 on every flow),
+    its destination port the flow file's; a leaf picks ``next_hops[hash %
+    len]`` with MurmurHash3 over (sip, dip, sport | dport << 16) seeded by
+    its node id; its next-hop list holds the spines in the order of their
+    objects' addresses, taken as descending id (the 64-host PFC log bears it
+    out; a global relabelling of spines would not change any result)."""
+    tok = (ref / f"p2_{hosts}h_topo.txt").read_text().split()
+    n_sw, n_links = int(tok[1]), int(tok[2])
+    switches = {int(x) for x in tok[3 : 3 + n_sw]}
+    links = [(int(tok[3 + n_sw + 5 * i]), int(tok[4 + n_sw + 5 * i])) for i in range(n_links)]
+    leaf_of = {a if a not in switches else b: b if a not in switches else a for a, b in links if (a in switches) != (b in switches)}
+    leaves = sorted(set(leaf_of.values()))
+    spines = sorted(switches - set(leaves))
+    order = spines[::-1]
+    name = {sp: f"spine{k}" for k, sp in enumerate(spines)}
+
+    def ip(i: int) -> int:
+        return 0x0B000001 + (i // 256) * 0x10000 + (i % 256) * 0x100
+
+    lines = (ref / f"p2_{hosts}h_a2a.txt").read_text().split("\n")
+    sport: dict[tuple[int, int], int] = {}
+    out = {}
+    for line in lines[1 : 1 + int(lines[0])]:
+        s, d, _prio, dport, _size, _start = (int(float(x)) for x in line.split())
+        port = sport.setdefault((s, d), 10000)
+        sport[(s, d)] += 1
+        if leaf_of[s] != leaf_of[d]:
+            h = murmur3_32([ip(s), ip(d), port | (dport << 16)], leaf_of[s])
+            out[(s, d)] = name[order[h % len(order)]]
     return out
 
 
@@ -82,13 +142,15 @@ WIRE_PER_PAYLOAD = 1106 / 1024
 PAYLOAD_MATCHED_GBPS = WIRE_PER_PAYLOAD * 8 / NS3_NS_PER_PAYLOAD_BYTE
 
 
-#: ns-3's ECMP split of the 16-host case: inter-leaf flows on the two
-#: uplinks of leaf 0 and of leaf 1, sorted. Computed by applying ns-3's
-#: next-hop hash (``SwitchNode::EcmpHash``, seeded with the switch id, over
-#: source and destination address and ports) to the reference flow file,
-#: and borne out by the reference FCTs: each leaf's lighter uplink carries
-#: the early group of inter-leaf completions (docs/validation.md).
-NS3_SPLIT_16 = [(26, 38), (28, 36)]
+def ns3_split(ref: Path, hosts: int) -> list[tuple[int, ...]]:
+    """ns-3's ECMP split: inter-leaf flows on each leaf's uplinks, sorted
+    per leaf (16 hosts: 26/38 and 28/36, borne out by the reference FCTs,
+    each leaf's lighter uplink carrying its early completions)."""
+    per: dict[int, dict[str, int]] = {}
+    for (s, _d), sp in ns3_spines(ref, hosts).items():
+        leaf = per.setdefault(s // (hosts // (2 if hosts == 16 else 4)), {})
+        leaf[sp] = leaf.get(sp, 0) + 1
+    return [tuple(sorted(per[k].values())) for k in sorted(per)]
 #: Wire bytes of a fabriclab data packet (1,024 B payload) and of an ACK.
 DATA_WIRE, ACK_WIRE = 1106, 86
 
@@ -101,10 +163,10 @@ def fabric_text(hosts: int, matched: bool) -> str:
     return text
 
 
-def run_flows(hosts: int, backend: str, ref: Path, matched: bool, seed: int = 1) -> tuple[fabriclab.Result, float]:
+def run_flows(hosts: int, backend: str, ref: Path, matched: bool, seed: int = 1, ns3_paths: bool = True) -> tuple[fabriclab.Result, float]:
     fabric = fabriclab.Fabric.from_toml(fabric_text(hosts, matched))
     t0 = time.perf_counter()
-    r = fabriclab.flows(flows_of(ref, hosts), fabric=fabric, backend=backend, seed=seed)
+    r = fabriclab.flows(flows_of(ref, hosts, ns3_paths), fabric=fabric, backend=backend, seed=seed)
     wall = time.perf_counter() - t0
     if r.outcome != "Finished":
         raise SystemExit(f"{hosts} hosts on {backend}: the run ended {r.outcome}")
@@ -115,8 +177,8 @@ def fcts(r: fabriclab.Result) -> np.ndarray:
     return ((r.df["completed_ps"] - r.df["start_ps"]) / 1e6).to_numpy(dtype=np.float64)
 
 
-def run(hosts: int, backend: str, ref: Path, matched: bool = False) -> tuple[dict[str, float], int | None, float]:
-    r, wall = run_flows(hosts, backend, ref, matched)
+def run(hosts: int, backend: str, ref: Path, matched: bool = False, ns3_paths: bool = True) -> tuple[dict[str, float], int | None, float]:
+    r, wall = run_flows(hosts, backend, ref, matched, ns3_paths=ns3_paths)
     pauses = int(r.ports["pause_tx"].sum()) if backend == "packet" else None
     return stats(fcts(r)), pauses, wall
 
@@ -137,20 +199,21 @@ def ecmp_split(r: fabriclab.Result, bytes_per_flow: int = 524_288) -> list[tuple
 
 def seed_study(ref: Path, seeds: int) -> None:
     """The 16-host case over seeds 1..N (packet, payload-matched): the mean
-    of each statistic over every seed, and over the seeds whose ECMP split
-    equals ns-3's (the split is an input both simulators should share; it
+    of each statistic over every seed with fabriclab's own ECMP hash, and
+    over the seeds whose ECMP split equals ns-3's (the split is an input both simulators should share; it
     is read off the run's counters, not chosen by its FCTs)."""
     ns3, _ = reference(ref, 16)
+    split = ns3_split(ref, 16)
     every, same = [], []
     for seed in range(1, seeds + 1):
-        r, _ = run_flows(16, "packet", ref, True, seed)
+        r, _ = run_flows(16, "packet", ref, True, seed, ns3_paths=False)
         s = stats(fcts(r))
         every.append(s)
         # Leaf 0 and leaf 1 play the same part in an all-to-all: compare
         # the two leaves' splits as a set.
-        if sorted(ecmp_split(r)) == sorted(NS3_SPLIT_16):
+        if sorted(ecmp_split(r)) == sorted(split):
             same.append((seed, s))
-    print(f"\n16 hosts, packet, payload-matched, seeds 1-{seeds}; {len(same)} with ns-3's ECMP split {NS3_SPLIT_16}: {[sd for sd, _ in same]}\n")
+    print(f"\n16 hosts, packet, payload-matched, seeds 1-{seeds}; {len(same)} with ns-3's ECMP split {split}: {[sd for sd, _ in same]}\n")
     print("| runs | mean us | p50 us | p90 us | p99 us | max us |")
     print("|---|---|---|---|---|---|")
     for label, group in ((f"all {seeds} seeds", every), (f"{len(same)} seeds with ns-3's split", [s for _, s in same])):
@@ -169,6 +232,7 @@ def main() -> int:
     ap.add_argument("--backend", choices=("packet", "flow"), action="append", help="default both")
     ap.add_argument("--ref", type=Path, default=DEFAULT_REF, help="folder of the ns-3 reference files")
     ap.add_argument("--seeds", type=int, default=0, help="also run the 16-host case over seeds 1..N and compare the seeds with ns-3's ECMP split")
+    ap.add_argument("--ecmp", choices=("ns3", "fabriclab"), default="ns3", help="inter-leaf paths: ns-3's hash, pinned with via (default), or fabriclab's own")
     a = ap.parse_args()
     if not (a.ref / "README.md").exists():
         raise SystemExit(f"no ns-3 reference files in {a.ref}: pass --ref")
@@ -179,7 +243,7 @@ def main() -> int:
         print(f"| {hosts} | ns-3 HPCC | " + " | ".join(f"{ns3[k]:.1f}" if k != "flows" else f"{ns3[k]:.0f}" for k in STATS) + f" | {ns3_pauses} | |")
         for backend in a.backend or ["packet", "flow"]:
             for matched in (False, True):
-                ours, pauses, wall = run(hosts, backend, a.ref, matched)
+                ours, pauses, wall = run(hosts, backend, a.ref, matched, ns3_paths=a.ecmp == "ns3")
                 cells = [f"{ours['flows']:.0f}"] + [f"{ours[k]:.1f} ({(ours[k] / ns3[k] - 1) * 100:+.1f} %)" for k in STATS[1:]]
                 pf = "not modelled" if pauses is None else str(pauses)
                 label = f"fabriclab {backend}" + (f", payload-matched ({PAYLOAD_MATCHED_GBPS:.1f}G links)" if matched else "")

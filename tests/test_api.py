@@ -371,3 +371,21 @@ def test_presets_and_toml_text_reach_the_core_through_separate_entry_points():
     f = fabriclab.Fabric.from_toml(line)
     assert (len(f.hosts), f.is_preset, f.toml) == (2, False, line)
     assert fabriclab.Fabric("heps").toml == fabriclab.preset_toml("heps")
+
+
+def test_a_flow_pinned_through_a_spine_crosses_it(cli):
+    # heps: h0 on leaf0, h20 on leaf5; the data leaves spine1 towards leaf5
+    # and no other spine carries any of it.
+    r = fabriclab.flows([fabriclab.Flow("h0", "h20", 1 << 20, via="spine1")], fabric="heps")
+    p = r.ports
+    down = p[p.node.str.startswith("spine") & (p.peer == "leaf5")].groupby("node").tx_bytes.sum()
+    assert down["spine1"] > 1 << 20
+    assert (down.drop("spine1") == 0).all()
+    with pytest.raises(fabriclab.FabriclabError, match='no switch "spine99"'):
+        fabriclab.flows([fabriclab.Flow("h0", "h20", 4096, via="spine99")], fabric="heps")
+    with pytest.raises(fabriclab.FabriclabError, match="no ECMP path from h0 to h1"):
+        fabriclab.flows([fabriclab.Flow("h0", "h1", 4096, via="spine0")], fabric="heps")
+    ok = cli("flows", "--fabric", "heps", "--flow", "h0:h20:1M:via=spine1")
+    assert ok.returncode == 0 and "Finished" in ok.stdout, ok.stderr
+    bad = cli("flows", "--fabric", "heps", "--flow", "h0:h20:1M:via=spine99")
+    assert bad.returncode == 2 and bad.stderr.startswith("fabriclab: error:") and "spine99" in bad.stderr

@@ -4,6 +4,8 @@ its leaf-uplink bound."""
 
 from __future__ import annotations
 
+import pytest
+
 import fabriclab
 from conftest import ROOT
 
@@ -48,3 +50,36 @@ def test_the_bench_reads_the_ecmp_split_off_the_uplink_counters() -> None:
     split = bench.ecmp_split(fabriclab.flows(flows, fabric=fabric))
     # Each leaf sends 8 x 8 flows to the other leaf over its two uplinks.
     assert len(split) == 2 and all(len(s) == 2 and sum(s) == 64 for s in split), split
+
+
+def _bench():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("ns3_bench", ROOT / "benches" / "ns3_hpcc.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    return bench
+
+
+def test_the_bench_hashes_like_murmur3() -> None:
+    # MurmurHash3_x86_32's published verification values (SMHasher), for
+    # keys of one little-endian word and the empty key.
+    h = _bench().murmur3_32
+    assert h([0x87654321], 0) == 0xF55B516B
+    assert h([0x87654321], 0x5082EDEE) == 0x2362F9DE
+    assert h([0], 0) == 0x2362F9DE
+    assert h([0xFFFFFFFF], 0) == 0x76293B50
+    assert h([], 1) == 0x514E28B7
+
+
+def test_ns3_paths_give_ns3s_split_when_the_reference_is_there() -> None:
+    ref = ROOT.parent / "shared" / "validation" / "ns3-hpcc"
+    if not (ref / "p2_16h_a2a.txt").exists():
+        pytest.skip(f"no ns-3 reference files in {ref}")
+    bench = _bench()
+    assert bench.ns3_split(ref, 16) == [(26, 38), (28, 36)]
+    # Pinned with via, fabriclab's uplinks carry that split.
+    fabric = fabriclab.Fabric.from_toml((ROOT / "validation" / "ns3_hpcc_16.toml").read_text())
+    r = fabriclab.flows(bench.flows_of(ref, 16), fabric=fabric)
+    assert bench.ecmp_split(r) == [(26, 38), (28, 36)]

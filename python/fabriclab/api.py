@@ -334,6 +334,9 @@ class Flow:
     priority: int | None = None
     #: Re-post the message as soon as it completes, for ever (background).
     repeat: bool = False
+    #: Pin the data's path through this switch (ECMP fabrics): the QP's UDP
+    #: source port is the first whose ECMP hash takes it there.
+    via: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The core's JSON form."""
@@ -347,6 +350,8 @@ class Flow:
         }
         if self.priority is not None:
             d["priority"] = as_int("priority", self.priority)
+        if self.via is not None:
+            d["via"] = as_str("via", self.via)
         return d
 
 

@@ -80,7 +80,8 @@ def _size(text: str) -> int:
 
 def _flow_spec(text: str, what: str, allow_start: bool) -> dict[str, Any]:
     """SRC:DST:BYTES followed by optional fields: "repeat", an op (write,
-    read, send) or (flows only) a start time in us."""
+    read, send), "via=SWITCH" (the data's path pinned through a switch) or
+    (flows only) a start time in us."""
     parts = text.split(":")
     if len(parts) < 3 or not parts[0] or not parts[1]:
         form = "SRC:DST:BYTES[:START_US]" if allow_start else "SRC:DST:BYTES[:repeat]"
@@ -90,6 +91,8 @@ def _flow_spec(text: str, what: str, allow_start: bool) -> dict[str, Any]:
         e = extra.strip().lower()
         if e == "repeat":
             flow["repeat"] = True
+        elif e.startswith("via="):
+            flow["via"] = extra.strip()[4:]
         elif e in _OPS:
             flow["op"] = e
         elif allow_start:
@@ -98,11 +101,11 @@ def _flow_spec(text: str, what: str, allow_start: bool) -> dict[str, Any]:
             except ValueError:
                 raise argparse.ArgumentTypeError(
                     f"invalid {what} {text!r}: {extra!r} is not repeat, an op "
-                    f"({', '.join(_OPS)}) or a start time in us"
+                    f"({', '.join(_OPS)}), via=SWITCH or a start time in us"
                 ) from None
         else:
             raise argparse.ArgumentTypeError(
-                f"invalid {what} {text!r}: {extra!r} is not repeat or an op ({', '.join(_OPS)})"
+                f"invalid {what} {text!r}: {extra!r} is not repeat, an op ({', '.join(_OPS)}) or via=SWITCH"
             )
     return flow
 
@@ -193,7 +196,8 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         required=True,
         metavar="SRC:DST:BYTES[:START_US]",
-        help="a flow (repeatable); optional fields: a start time in us, an op, 'repeat'",
+        help="a flow (repeatable); optional fields: a start time in us, an op, 'repeat', "
+        "'via=SWITCH' (pin the data's ECMP path through a switch by the QP's UDP source port)",
     )
     pl.add_argument("--limit-us", "--limit_us", dest="limit_us", type=float, help="stop after this much simulated time")
     pl.add_argument("--counters", action="store_true", help="also print the port and QP counters")

@@ -324,6 +324,7 @@ pub fn run_on(
                     start_us: 0.0,
                     priority: None,
                     repeat: false,
+                    via: None,
                 });
             }
         }

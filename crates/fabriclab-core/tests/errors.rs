@@ -163,6 +163,7 @@ fn a_flow_over_the_rdma_message_limit_is_an_error_not_a_panic() {
         start_us: 0.0,
         priority: None,
         repeat: false,
+        via: None,
     };
     let e = Flows::new(&net, &[spec])
         .err()

@@ -101,6 +101,7 @@ fn cross_pod_exchange(k: u32, hpe: u32, bytes: u64) -> u64 {
                     start_us: 0.0,
                     priority: None,
                     repeat: false,
+                    via: None,
                 });
             }
         }

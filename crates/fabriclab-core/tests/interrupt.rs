@@ -17,6 +17,7 @@ fn flows() -> Vec<FlowSpec> {
             start_us: 0.0,
             priority: None,
             repeat: false,
+            via: None,
         })
         .collect()
 }

@@ -373,6 +373,7 @@ fn flow_backend_coflows_are_deterministic_and_refuse_what_they_cannot_see() {
         start_us: 0.0,
         priority: None,
         repeat: true,
+        via: None,
     }];
     let e = nccl_tests::run(&spec, &o, 9, None).unwrap_err().to_string();
     assert!(

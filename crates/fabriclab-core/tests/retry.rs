@@ -38,6 +38,7 @@ fn one_write(spec: &FabricSpec) -> (Sim, Outcome, FlowResult) {
         start_us: 20.0,
         priority: None,
         repeat: false,
+        via: None,
     }];
     let app = Flows::new(&net, &flows).unwrap();
     let mut sim = Sim::new(net);

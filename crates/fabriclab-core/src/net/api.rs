@@ -125,6 +125,27 @@ impl Net {
         app_b: u32,
         prio: Option<u8>,
     ) -> Result<(QpId, QpId)> {
+        self.connect_via(a, b, app_a, app_b, prio, None)
+    }
+
+    /// [`Net::connect`], with the data of one direction pinned to a path
+    /// through switch `via.0`: `via.1` says whose data (true: `a`'s
+    /// sends and WRITEs; false: `b`'s, i.e. the responses to `a`'s READs).
+    /// The pinned QP's UDP source port is the first, counting on from its
+    /// pseudo-random one, whose ECMP path passes through the switch (as a
+    /// user pins a RoCE flow by its source port); the other direction is
+    /// hashed as usual. Needs ECMP: an error on InfiniBand (routed by
+    /// destination) or with adaptive routing, or when no path of the
+    /// fabric's ECMP groups from the one host to the other passes there.
+    pub fn connect_via(
+        &mut self,
+        a: u32,
+        b: u32,
+        app_a: u32,
+        app_b: u32,
+        prio: Option<u8>,
+        via: Option<(u32, bool)>,
+    ) -> Result<(QpId, QpId)> {
         let n = self.n_hosts();
         if a >= n || b >= n {
             return arg_err(format!(
@@ -144,8 +165,13 @@ impl Net {
         }
         let qa = self.qps.len() as u32;
         let qb = qa + 1;
-        let sa = 49152 + (self.rng_qp.next_u64() % 16384) as u16;
-        let sb = 49152 + (self.rng_qp.next_u64() % 16384) as u16;
+        let mut sa = 49152 + (self.rng_qp.next_u64() % 16384) as u16;
+        let mut sb = 49152 + (self.rng_qp.next_u64() % 16384) as u16;
+        match via {
+            Some((sw, true)) => sa = self.sport_through(a, b, sa, sw)?,
+            Some((sw, false)) => sb = self.sport_through(b, a, sb, sw)?,
+            None => {}
+        }
         if self.flow.is_some() {
             return Ok(self.flow_connect((a, app_a, sa), (b, app_b, sb), prio));
         }

@@ -15,6 +15,7 @@
 //! same groups by queue depth. Not modelled: weighted ECMP.
 
 use super::port::Port;
+use crate::error::{arg_err, Result};
 use crate::rng::splitmix64;
 use crate::topology::Topology;
 use std::collections::VecDeque;
@@ -175,6 +176,62 @@ impl Routing {
 }
 
 impl super::Net {
+    /// The first UDP source port from `first` on (wrapping within the
+    /// ephemeral range 49152-65535) whose ECMP path from host `src` to host
+    /// `dst` passes through switch `via` ([`super::Net::connect_via`]).
+    pub(crate) fn sport_through(&self, src: u32, dst: u32, first: u16, via: u32) -> Result<u16> {
+        let name = |n: u32| self.topo.nodes[n as usize].name.as_str();
+        if self.ib.is_some() {
+            return arg_err(format!(
+                "via {}: InfiniBand routes by destination (D-mod-K), so a flow's path cannot \
+                 be chosen; drop via, or use an Ethernet fabric",
+                name(via)
+            ));
+        }
+        if self.ar.is_some() {
+            return arg_err(format!(
+                "via {}: adaptive routing moves a flow between paths; drop via, or use \
+                 [routing] mode = \"ecmp\"",
+                name(via)
+            ));
+        }
+        if (via as usize) < self.topo.n_hosts {
+            return arg_err(format!("via {}: name a switch, not a host", name(via)));
+        }
+        let passes = |sport: u16| {
+            let mut node = self.ports[self.nics[src as usize].port as usize].peer_node;
+            // A path has fewer hops than the fabric has switches.
+            for _ in 0..self.topo.nodes.len() {
+                if node == via {
+                    return true;
+                }
+                if node == dst {
+                    return false;
+                }
+                let out =
+                    self.routing
+                        .next_port(node, src, dst, sport, crate::wire::ROCEV2_UDP_PORT);
+                if out == NO_ROUTE {
+                    return false;
+                }
+                node = self.ports[out as usize].peer_node;
+            }
+            false
+        };
+        (0..16384u32)
+            .map(|k| 49152 + ((first as u32 - 49152 + k) % 16384) as u16)
+            .find(|&p| passes(p))
+            .ok_or_else(|| {
+                crate::error::Error::InvalidArgument(format!(
+                    "via {}: no ECMP path from {} to {} passes through it; pick a switch \
+                     between them",
+                    name(via),
+                    name(src),
+                    name(dst)
+                ))
+            })
+    }
+
     /// The path of QP `qp`'s data: (switch name, egress port index within
     /// the switch) at every switch from its host to the peer's.
     pub fn qp_path(&self, qp: super::QpId) -> Vec<(String, u32)> {

@@ -423,6 +423,25 @@ impl Topology {
             .collect()
     }
 
+    /// Node index of a switch by name, or an error naming a few that exist.
+    pub fn switch_index(&self, name: &str) -> Result<usize> {
+        if let Some(i) = self.nodes[self.n_hosts..]
+            .iter()
+            .position(|n| n.name == name)
+        {
+            return Ok(self.n_hosts + i);
+        }
+        let some: Vec<&str> = self.nodes[self.n_hosts..]
+            .iter()
+            .take(4)
+            .map(|n| n.name.as_str())
+            .collect();
+        Err(Error::InvalidArgument(format!(
+            "the fabric has no switch {name:?}; its switches include {}",
+            some.join(", ")
+        )))
+    }
+
     /// Index of a host by name, or an error listing what exists.
     pub fn host_index(&self, name: &str) -> Result<usize> {
         // Builders name hosts h0, h1, ... in order: try that first (a

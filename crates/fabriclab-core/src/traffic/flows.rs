@@ -36,6 +36,10 @@ pub struct FlowSpec {
     /// Keep posting the message again as soon as it completes (background).
     #[serde(default)]
     pub repeat: bool,
+    /// Pin the data's path through this switch, by the choice of the QP's
+    /// UDP source port ([`Net::connect_via`]; ECMP fabrics only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
 }
 
 fn default_op() -> String {
@@ -81,6 +85,9 @@ pub struct FlowResult {
 struct Flow {
     src: u32,
     dst: u32,
+    /// The switch the data's path is pinned through, and whether the data
+    /// leaves `src` ([`Net::connect_via`]).
+    via: Option<(u32, bool)>,
     op: OpKind,
     prio: Option<u8>,
     repeat: bool,
@@ -152,9 +159,21 @@ impl Flows {
             }
             let (src, dst) = (net.host(&s.src)?, net.host(&s.dst)?);
             net.check_reachable(src, dst)?;
+            // The data leaves the source, except a READ's (the responses).
+            let via = match &s.via {
+                Some(name) => {
+                    let sw = net.topology().switch_index(name)? as u32;
+                    let from_src = op != OpKind::Read;
+                    let (a, b) = if from_src { (src, dst) } else { (dst, src) };
+                    net.sport_through(a, b, 49152, sw)?;
+                    Some((sw, from_src))
+                }
+                None => None,
+            };
             flows.push(Flow {
                 src,
                 dst,
+                via,
                 op,
                 prio: s.priority,
                 repeat: s.repeat,
@@ -212,7 +231,7 @@ impl App for Flows {
         for i in 0..self.flows.len() {
             let f = &mut self.flows[i];
             let (a, b) = net
-                .connect(f.src, f.dst, me, me, f.prio)
+                .connect_via(f.src, f.dst, me, me, f.prio, f.via)
                 .expect("validated flow");
             f.qp = Some(a);
             f.peer_qp = Some(b);

@@ -36,6 +36,7 @@ pub fn flow(src: &str, dst: &str, bytes: u64) -> FlowSpec {
         start_us: 0.0,
         priority: None,
         repeat: false,
+        via: None,
     }
 }
 

@@ -1041,6 +1041,7 @@ mod tests {
                     start_us: (rng.next_u64() % 200) as f64,
                     priority: None,
                     repeat: false,
+                    via: None,
                 }
             })
             .collect();
