@@ -3,6 +3,7 @@
 
 mod common;
 use common::*;
+use fabriclab_core::config::FabricSpec;
 use fabriclab_core::net::Net;
 use fabriclab_core::sim::{Outcome, Sim};
 use fabriclab_core::traffic::flows::Flows;
@@ -17,12 +18,8 @@ fn port_samples_follow_line_rate_and_end_at_the_counters() {
     // period, give or take the one frame in serialisation at each edge;
     // its queue never holds more than a frame or two (equal rates).
     let spec = one_switch(2, "[nic]\nroce_mtu = 4096\n");
-    let net = Net::new(&spec, 1).unwrap();
-    let app = Flows::new(&net, &[flow("h0", "h1", 1 << 20)]).unwrap();
-    let mut sim = Sim::new(net);
-    sim.net.enable_sampling(Time::us(1));
-    let id = sim.add_app(Box::new(app));
-    assert_eq!(sim.run(None), Outcome::Finished);
+    let (sim, id, outcome) = sampled_write(&spec, 1 << 20, Time::us(1));
+    assert_eq!(outcome, Outcome::Finished);
     let done = sim.app::<Flows>(id).unwrap().results()[0]
         .delivered_ps
         .unwrap();
@@ -144,12 +141,8 @@ fn telemetry_that_would_fill_memory_stops_the_run_with_an_error() {
     // 100,000) after limit / 6 ns of a 256 MiB transfer that lasts 22 ms;
     // the run stops there and says what to change.
     let spec = one_switch(2, "");
-    let net = Net::new(&spec, 1).unwrap();
-    let app = Flows::new(&net, &[flow("h0", "h1", 256 << 20)]).unwrap();
-    let mut sim = Sim::new(net);
-    sim.net.enable_sampling(Time::ns(1));
-    sim.add_app(Box::new(app));
-    assert_eq!(sim.run(None), Outcome::Interrupted);
+    let (sim, _, outcome) = sampled_write(&spec, 256 << 20, Time::ns(1));
+    assert_eq!(outcome, Outcome::Interrupted);
     let limit = sim.net.telemetry_row_limit();
     assert!((100_000..=20_000_000).contains(&limit), "{limit}");
     let rows = sim.net.samples().len() + sim.net.port_samples().len();
@@ -162,11 +155,19 @@ fn telemetry_that_would_fill_memory_stops_the_run_with_an_error() {
         "{e}"
     );
     // Below the limit, the check passes.
-    let net = Net::new(&spec, 1).unwrap();
-    let app = Flows::new(&net, &[flow("h0", "h1", 1 << 20)]).unwrap();
-    let mut sim = Sim::new(net);
-    sim.net.enable_sampling(Time::us(1));
-    sim.add_app(Box::new(app));
-    assert_eq!(sim.run(None), Outcome::Finished);
+    let (sim, _, outcome) = sampled_write(&spec, 1 << 20, Time::us(1));
+    assert_eq!(outcome, Outcome::Finished);
     sim.net.telemetry_check().unwrap();
+}
+
+/// One WRITE of `bytes` h0 -> h1 on `spec`, sampled every `period`, run
+/// to its end: the sim, the workload's id and how the run ended.
+fn sampled_write(spec: &FabricSpec, bytes: u64, period: Time) -> (Sim, u32, Outcome) {
+    let net = Net::new(spec, 1).unwrap();
+    let app = Flows::new(&net, &[flow("h0", "h1", bytes)]).unwrap();
+    let mut sim = Sim::new(net);
+    sim.net.enable_sampling(period);
+    let id = sim.add_app(Box::new(app));
+    let outcome = sim.run(None);
+    (sim, id, outcome)
 }
