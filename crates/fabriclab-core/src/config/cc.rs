@@ -108,6 +108,12 @@ pub struct CcSpec {
     pub clamp_target_rate_after_time_inc: Option<bool>,
     /// Alpha set when a flow's first CNP allocates its rate limiter.
     pub initial_alpha: Option<f64>,
+    /// A rate change re-times the QP's pending departure (true, both
+    /// presets: the rest of the gap is paid at the new rate, as a rate
+    /// limiter does) or leaves it as scheduled (false: the ns-3 HPCC
+    /// simulator's Mellanox DCQCN, which writes the rate alone,
+    /// `RdmaHw::CheckRateDecreaseMlx` and the increase steps).
+    pub retime_on_rate_change: Option<bool>,
 }
 
 impl Default for CcSpec {
@@ -130,6 +136,7 @@ impl Default for CcSpec {
             clamp_target_rate: None,
             clamp_target_rate_after_time_inc: None,
             initial_alpha: None,
+            retime_on_rate_change: None,
         }
     }
 }
@@ -169,6 +176,8 @@ pub struct DcqcnParams {
     pub clamp_target_rate_after_time_inc: bool,
     /// Alpha when a flow's first CNP allocates its rate limiter.
     pub initial_alpha: f64,
+    /// A rate change re-times the pending departure (false: ns-3 HPCC).
+    pub retime_on_rate_change: bool,
 }
 
 impl DcqcnParams {
@@ -212,6 +221,7 @@ impl DcqcnParams {
             // dumps, mstflint, isekai, ns-3.
             clamp_target_rate: false,
             clamp_target_rate_after_time_inc: true,
+            retime_on_rate_change: true,
             // initial_alpha_value = 1023: dumps, DOCA.
             initial_alpha: 1023.0 / 1024.0,
         }
@@ -236,6 +246,7 @@ impl DcqcnParams {
             cnp_on_ack: false,
             clamp_target_rate: true,
             clamp_target_rate_after_time_inc: true,
+            retime_on_rate_change: true,
             initial_alpha: 1.0,
         }
     }
@@ -308,7 +319,8 @@ impl CcSpec {
             cnp_on_ack,
             clamp_target_rate,
             clamp_target_rate_after_time_inc,
-            initial_alpha
+            initial_alpha,
+            retime_on_rate_change
         );
         Ok(p)
     }

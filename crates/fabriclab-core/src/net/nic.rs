@@ -554,7 +554,9 @@ impl Net {
     /// re-timed.
     pub(crate) fn qp_rate_changed(&mut self, q: u32, old: crate::units::Rate) {
         let new = self.qps[q as usize].rate();
-        if new == old {
+        // ns-3 HPCC's DCQCN writes the rate alone (`[cc]
+        // retime_on_rate_change = false`): the next gap is at the new rate.
+        if new == old || !self.p.cc.as_ref().is_none_or(|c| c.retimes_pending()) {
             return;
         }
         self.stream_retime(q, old, new);
@@ -720,5 +722,33 @@ impl Net {
         self.audit_msg(q, super::audit::MsgEvent::Posted, 1);
         self.sync_sched(q);
         self.qp_activate(q);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::FabricSpec;
+    use crate::net::Net;
+    use crate::units::{Rate, Time};
+
+    /// A QP's departure pending 10 us from now, its rate raised from 1 to
+    /// 100 Gb/s: re-timed, the rest of the gap is paid at the new rate
+    /// (10 us x 1 / 100 = 100 ns); with `retime_on_rate_change = false`
+    /// (ns-3 HPCC's DCQCN) it keeps its time.
+    #[test]
+    fn a_rate_change_re_times_the_pending_departure_unless_told_not_to() {
+        for (retime, expect) in [(true, Time::ns(100)), (false, Time::us(10))] {
+            let spec = FabricSpec::from_toml(&format!(
+                "[topology]\nkind = \"leaf_spine\"\nleaves = 1\nhosts_per_leaf = 2\nspines = 1\n\
+                 host_link_gbps = 100\nuplink_gbps = 100\n[cc]\nretime_on_rate_change = {retime}\n"
+            ))
+            .unwrap();
+            let mut net = Net::new(&spec, 1).unwrap();
+            let (a, _) = net.connect(0, 1, 0, 0, None).unwrap();
+            assert_eq!(net.qps[a.0 as usize].rate(), Rate::gbps(100));
+            net.qps[a.0 as usize].next_tx = Time::us(10);
+            net.qp_rate_changed(a.0, Rate::gbps(1));
+            assert_eq!(net.qps[a.0 as usize].next_tx, expect, "retime {retime}");
+        }
     }
 }

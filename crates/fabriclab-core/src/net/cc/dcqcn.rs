@@ -75,6 +75,8 @@ pub struct DcqcnConf {
     pub clamp_target: bool,
     /// RT = RC on a cut after a timer-driven increase too.
     pub clamp_after_time_inc: bool,
+    /// A rate change re-times the pending departure.
+    pub retime: bool,
 }
 
 impl DcqcnConf {
@@ -96,6 +98,7 @@ impl DcqcnConf {
             cnp_on_ack: p.cnp_on_ack,
             clamp_target: p.clamp_target_rate,
             clamp_after_time_inc: p.clamp_target_rate_after_time_inc,
+            retime: p.retime_on_rate_change,
         }
     }
 }

@@ -128,6 +128,13 @@ impl CcConf {
         }
     }
 
+    /// Whether a rate change re-times a QP's pending departure.
+    pub fn retimes_pending(&self) -> bool {
+        match self {
+            CcConf::Dcqcn(c) => c.retime,
+        }
+    }
+
     /// Reaction-point state for a new QP at line rate `line`.
     pub fn new_qp(&self, line: Rate) -> QpCc {
         let rp = match self {
