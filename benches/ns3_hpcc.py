@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import re
 import sys
 import time
 from pathlib import Path
@@ -43,6 +44,8 @@ import fabriclab
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_REF = ROOT.parent / "shared" / "validation" / "ns3-hpcc"
+#: The reference folder in use (``--ref``).
+REF = DEFAULT_REF
 STATS = ("flows", "mean", "p50", "p90", "p99", "max")
 
 
@@ -80,8 +83,8 @@ def flows_of(ref: Path, hosts: int, ns3_paths: bool = True) -> list[fabriclab.Fl
     out = []
     for line in lines[1 : 1 + int(lines[0])]:
         src, dst, _prio, _dport, size, _start = line.split()
-        via = spine.get((int(src), int(dst)))
-        out.append(fabriclab.Flow(f"h{src}", f"h{dst}", int(size), via=via))
+        via, ack_via = spine.get((int(src), int(dst)), (None, None))
+        out.append(fabriclab.Flow(f"h{src}", f"h{dst}", int(size), via=via, return_via=ack_via))
     return out
 
 
@@ -103,9 +106,25 @@ def murmur3_32(words: list[int], seed: int) -> int:
     return h ^ (h >> 16)
 
 
-def ns3_spines(ref: Path, hosts: int) -> dict[tuple[int, int], str]:
-    """The spine ns-3 HPCC routes each inter-leaf flow of the flow file
-    through, as a fabriclab switch name. Read in the simulator's source
+def ns3_topology(ref: Path, hosts: int) -> tuple[dict[int, int], list[int], list[int]]:
+    """ns-3's leaf-spine from ``p2_<N>h_topo.txt`` (first line ``nodes
+    switches links``, then the switch ids, then ``a b rate delay error``):
+    each host's leaf, the leaves and the spines, by node id."""
+    tok = (ref / f"p2_{hosts}h_topo.txt").read_text().split()
+    n_sw, n_links = int(tok[1]), int(tok[2])
+    switches = {int(x) for x in tok[3 : 3 + n_sw]}
+    links = [(int(tok[3 + n_sw + 5 * i]), int(tok[4 + n_sw + 5 * i])) for i in range(n_links)]
+    leaf_of = {min(a, b): max(a, b) for a, b in links if (a in switches) != (b in switches)}
+    leaves = sorted(set(leaf_of.values()))
+    return leaf_of, leaves, sorted(switches - set(leaves))
+
+
+def ns3_spines(ref: Path, hosts: int) -> dict[tuple[int, int], tuple[str, str]]:
+    """The spines ns-3 HPCC routes each inter-leaf flow of the flow file
+    through, its data's and its ACKs', as fabriclab switch names. An ACK
+    is hashed at the destination's leaf with the addresses and the ports
+    swapped (``ReceiveUdp`` builds it so; ``GetOutDev`` hashes its header's
+    ports). Read in the simulator's source
     (``scratch/third.cc``, ``switch-node.cc``; docs/validation.md): node ids
     in topology-file order; a host's address ``0x0b000001 + (id / 256) <<
     16 + (id % 256) << 8``; a QP's UDP source port from 10,000 per (source,
@@ -115,13 +134,7 @@ def ns3_spines(ref: Path, hosts: int) -> dict[tuple[int, int], str]:
     its node id; its next-hop list holds the spines in the order of their
     objects' addresses, taken as descending id (the 64-host PFC log bears it
     out; a global relabelling of spines would not change any result)."""
-    tok = (ref / f"p2_{hosts}h_topo.txt").read_text().split()
-    n_sw, n_links = int(tok[1]), int(tok[2])
-    switches = {int(x) for x in tok[3 : 3 + n_sw]}
-    links = [(int(tok[3 + n_sw + 5 * i]), int(tok[4 + n_sw + 5 * i])) for i in range(n_links)]
-    leaf_of = {a if a not in switches else b: b if a not in switches else a for a, b in links if (a in switches) != (b in switches)}
-    leaves = sorted(set(leaf_of.values()))
-    spines = sorted(switches - set(leaves))
+    leaf_of, leaves, spines = ns3_topology(ref, hosts)
     order = spines[::-1]
     name = {sp: f"spine{k}" for k, sp in enumerate(spines)}
 
@@ -136,8 +149,9 @@ def ns3_spines(ref: Path, hosts: int) -> dict[tuple[int, int], str]:
         port = sport.setdefault((s, d), 10000)
         sport[(s, d)] += 1
         if leaf_of[s] != leaf_of[d]:
-            h = murmur3_32([ip(s), ip(d), port | (dport << 16)], leaf_of[s])
-            out[(s, d)] = name[order[h % len(order)]]
+            data = murmur3_32([ip(s), ip(d), port | (dport << 16)], leaf_of[s])
+            ack = murmur3_32([ip(d), ip(s), dport | (port << 16)], leaf_of[d])
+            out[(s, d)] = (name[order[data % len(order)]], name[order[ack % len(order)]])
     return out
 
 
@@ -159,19 +173,37 @@ def ns3_split(ref: Path, hosts: int) -> list[tuple[int, ...]]:
     """ns-3's ECMP split: inter-leaf flows on each leaf's uplinks, sorted
     per leaf (16 hosts: 26/38 and 28/36, borne out by the reference FCTs,
     each leaf's lighter uplink carrying its early completions)."""
+    leaf_of, _, _ = ns3_topology(ref, hosts)
     per: dict[int, dict[str, int]] = {}
-    for (s, _d), sp in ns3_spines(ref, hosts).items():
-        leaf = per.setdefault(s // (hosts // (2 if hosts == 16 else 4)), {})
+    for (s, _d), (sp, _ack) in ns3_spines(ref, hosts).items():
+        leaf = per.setdefault(leaf_of[s], {})
         leaf[sp] = leaf.get(sp, 0) + 1
     return [tuple(sorted(per[k].values())) for k in sorted(per)]
+
+
 #: Wire bytes of a fabriclab data packet (1,024 B payload) and of an ACK.
 DATA_WIRE, ACK_WIRE = 1106, 86
+
+
+def fabric_of(hosts: int, ref: Path | None = None, derive: bool = False) -> str:
+    """``validation/ns3_hpcc_<N>.toml``; for another case of the family
+    (``p2_<N>h_*`` in the reference folder), the 64-host fabric with its
+    ``[topology]`` counts read off ns-3's topology file."""
+    path = ROOT / "validation" / f"ns3_hpcc_{hosts}.toml"
+    if path.exists() and not derive:
+        return path.read_text()
+    leaf_of, leaves, spines = ns3_topology(ref or REF, hosts)
+    per_leaf = len(leaf_of) // len(leaves)
+    text = (ROOT / "validation" / "ns3_hpcc_64.toml").read_text()
+    for key, value in (("spines", len(spines)), ("leaves", len(leaves)), ("hosts_per_leaf", per_leaf)):
+        text = re.sub(rf"(?m)^{key} = \d+$", f"{key} = {value}", text)
+    return text.replace('name = "ns3-hpcc-64"', f'name = "ns3-hpcc-{hosts}"')
 
 
 def fabric_text(hosts: int, matched: bool | str) -> str:
     """The validation fabric; ``matched`` True (or "payload") at the
     payload-matched link rate, "ack" at the payload-and-ACK-matched one."""
-    text = (ROOT / "validation" / f"ns3_hpcc_{hosts}.toml").read_text()
+    text = fabric_of(hosts)
     if matched:
         rate = f"{ACK_MATCHED_GBPS if matched == 'ack' else PAYLOAD_MATCHED_GBPS:.3f}"
         text = text.replace("host_link_gbps = 100", f"host_link_gbps = {rate}").replace("uplink_gbps = 100", f"uplink_gbps = {rate}")
@@ -212,45 +244,41 @@ def ecmp_split(r: fabriclab.Result, bytes_per_flow: int = 524_288) -> list[tuple
     return out
 
 
-def seed_study(ref: Path, seeds: int) -> None:
-    """The 16-host case over seeds 1..N (packet, payload-matched): the mean
-    of each statistic over every seed with fabriclab's own ECMP hash, and
-    over the seeds whose ECMP split equals ns-3's (the split is an input both simulators should share; it
-    is read off the run's counters, not chosen by its FCTs)."""
-    ns3, _ = reference(ref, 16)
-    split = ns3_split(ref, 16)
-    every, same = [], []
-    for seed in range(1, seeds + 1):
-        r, _ = run_flows(16, "packet", ref, True, seed, ns3_paths=False)
-        s = stats(fcts(r))
-        every.append(s)
-        # Leaf 0 and leaf 1 play the same part in an all-to-all: compare
-        # the two leaves' splits as a set.
-        if sorted(ecmp_split(r)) == sorted(split):
-            same.append((seed, s))
-    print(f"\n16 hosts, packet, payload-matched, seeds 1-{seeds}; {len(same)} with ns-3's ECMP split {split}: {[sd for sd, _ in same]}\n")
-    print("| runs | mean us | p50 us | p90 us | p99 us | max us |")
+def seed_study(ref: Path, hosts: list[int], seeds: int) -> None:
+    """Each case over seeds 1..N with the whole mapping (ns-3's paths for
+    data and ACKs, payload+ACK-matched links): the spread of each
+    statistic against ns-3's single run. With every path pinned the seed
+    still draws the ECN marks (and so the DCQCN cuts) and the QPs' ports."""
+    print(f"\npacket, ns-3 paths, payload+ACK-matched, seeds 1-{seeds}: min / mean / max against ns-3\n")
+    print("| hosts | mean | p50 | p90 | p99 | max |")
     print("|---|---|---|---|---|---|")
-    for label, group in ((f"all {seeds} seeds", every), (f"{len(same)} seeds with ns-3's split", [s for _, s in same])):
-        if not group:
-            continue
-        cells = []
-        for k in STATS[1:]:
-            v = float(np.mean([g[k] for g in group]))
-            cells.append(f"{v:.1f} ({(v / ns3[k] - 1) * 100:+.1f} %)")
-        print(f"| {label} | " + " | ".join(cells) + " |")
+    for h in hosts:
+        ns3, _ = reference(ref, h)
+        rows = []
+        for seed in range(1, seeds + 1):
+            r, _ = run_flows(h, "packet", ref, "ack", seed)
+            st = stats(fcts(r))
+            rows.append([(st[k] / ns3[k] - 1) * 100 for k in STATS[1:]])
+        arr = np.array(rows)
+        cells = [f"{lo:+.1f} / {mu:+.1f} / {hi:+.1f} %" for lo, mu, hi in zip(arr.min(0), arr.mean(0), arr.max(0))]
+        print(f"| {h} | " + " | ".join(cells) + " |", flush=True)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--hosts", type=int, choices=(16, 64), action="append", help="case (repeatable; default both)")
+    ap.add_argument("--hosts", type=int, action="append", help="case: p2_<N>h_* in the reference folder (repeatable; default 16 and 64)")
     ap.add_argument("--backend", choices=("packet", "flow"), action="append", help="default both")
     ap.add_argument("--ref", type=Path, default=DEFAULT_REF, help="folder of the ns-3 reference files")
-    ap.add_argument("--seeds", type=int, default=0, help="also run the 16-host case over seeds 1..N and compare the seeds with ns-3's ECMP split")
+    ap.add_argument("--seeds", type=int, default=0, help="also run each case over seeds 1..N (packet, whole mapping) and print the spread")
     ap.add_argument("--ecmp", choices=("ns3", "fabriclab"), default="ns3", help="inter-leaf paths: ns-3's hash, pinned with via (default), or fabriclab's own")
     a = ap.parse_args()
     if not (a.ref / "README.md").exists():
         raise SystemExit(f"no ns-3 reference files in {a.ref}: pass --ref")
+    global REF
+    REF = a.ref
+    for hosts in a.hosts or []:
+        if not (a.ref / f"p2_{hosts}h_topo.txt").exists():
+            raise SystemExit(f"no {hosts}-host case in {a.ref} (p2_{hosts}h_topo.txt)")
     print("| hosts | run | flows | mean us | p50 us | p90 us | p99 us | max us | PFC pauses | wall s |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for hosts in a.hosts or [16, 64]:
@@ -269,7 +297,7 @@ def main() -> int:
                 }[matched]
                 print(f"| {hosts} | {label} | " + " | ".join(cells) + f" | {pf} | {wall:.1f} |", flush=True)
     if a.seeds:
-        seed_study(a.ref, a.seeds)
+        seed_study(a.ref, a.hosts or [16, 64], a.seeds)
     return 0
 
 

@@ -385,7 +385,13 @@ def test_a_flow_pinned_through_a_spine_crosses_it(cli):
         fabriclab.flows([fabriclab.Flow("h0", "h20", 4096, via="spine99")], fabric="heps")
     with pytest.raises(fabriclab.FabriclabError, match="no ECMP path from h0 to h1"):
         fabriclab.flows([fabriclab.Flow("h0", "h1", 4096, via="spine0")], fabric="heps")
-    ok = cli("flows", "--fabric", "heps", "--flow", "h0:h20:1M:via=spine1")
+    # The ACKs come back through spine0 (spine0's downlink to leaf0 carries
+    # only them: 1 MiB of data is over 250 ACKs).
+    r = fabriclab.flows([fabriclab.Flow("h0", "h20", 1 << 20, via="spine1", return_via="spine0")], fabric="heps")
+    p = r.ports
+    back = p[p.node.str.startswith("spine") & (p.peer == "leaf0")].groupby("node").tx_bytes.sum()
+    assert back["spine0"] > 0 and (back.drop("spine0") == 0).all()
+    ok = cli("flows", "--fabric", "heps", "--flow", "h0:h20:1M:via=spine1:return_via=spine0")
     assert ok.returncode == 0 and "Finished" in ok.stdout, ok.stderr
     bad = cli("flows", "--fabric", "heps", "--flow", "h0:h20:1M:via=spine99")
     assert bad.returncode == 2 and bad.stderr.startswith("fabriclab: error:") and "spine99" in bad.stderr

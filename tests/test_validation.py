@@ -83,3 +83,22 @@ def test_ns3_paths_give_ns3s_split_when_the_reference_is_there() -> None:
     fabric = fabriclab.Fabric.from_toml((ROOT / "validation" / "ns3_hpcc_16.toml").read_text())
     r = fabriclab.flows(bench.flows_of(ref, 16), fabric=fabric)
     assert bench.ecmp_split(r) == [(26, 38), (28, 36)]
+
+
+def test_a_larger_case_of_the_family_needs_only_its_topology_file(tmp_path) -> None:
+    # A 3-leaf case the project has no fabric file for: hosts 0-11 on
+    # leaves 12-14 (4 each), spines 15-16, in ns-3's topology format.
+    links = [(h, 12 + h // 4) for h in range(12)] + [(leaf, sp) for leaf in (12, 13, 14) for sp in (15, 16)]
+    lines = [f"17 5 {len(links)}", "12 13 14 15 16"] + [f"{a} {b} 100Gbps 1000ns 0" for a, b in links]
+    (tmp_path / "p2_12h_topo.txt").write_text("\n".join(lines) + "\n")
+    bench = _bench()
+    text = bench.fabric_of(12, tmp_path)
+    fabric = fabriclab.Fabric.from_toml(text)
+    assert len(fabric.hosts) == 12 and "leaf2" in fabric.switches and "spine1" in fabric.switches
+    # Derived the same way, the 16-host case is the project's file.
+    ref = ROOT.parent / "shared" / "validation" / "ns3-hpcc"
+    if (ref / "p2_16h_topo.txt").exists():
+        derived = fabriclab.Fabric.from_toml(bench.fabric_of(16, ref, derive=True))
+        kept = fabriclab.Fabric.from_toml((ROOT / "validation" / "ns3_hpcc_16.toml").read_text())
+        assert derived.hosts == kept.hosts and derived.switches == kept.switches
+        assert len(derived.links) == len(kept.links)

@@ -337,6 +337,9 @@ class Flow:
     #: Pin the data's path through this switch (ECMP fabrics): the QP's UDP
     #: source port is the first whose ECMP hash takes it there.
     via: str | None = None
+    #: Pin the other direction's path (the data's ACKs and CNPs; a READ's
+    #: request) through this switch, likewise.
+    return_via: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The core's JSON form."""
@@ -352,6 +355,8 @@ class Flow:
             d["priority"] = as_int("priority", self.priority)
         if self.via is not None:
             d["via"] = as_str("via", self.via)
+        if self.return_via is not None:
+            d["return_via"] = as_str("return_via", self.return_via)
         return d
 
 

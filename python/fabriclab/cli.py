@@ -80,8 +80,8 @@ def _size(text: str) -> int:
 
 def _flow_spec(text: str, what: str, allow_start: bool) -> dict[str, Any]:
     """SRC:DST:BYTES followed by optional fields: "repeat", an op (write,
-    read, send), "via=SWITCH" (the data's path pinned through a switch) or
-    (flows only) a start time in us."""
+    read, send), "via=SWITCH" (the data's path pinned through a switch),
+    "return_via=SWITCH" (the ACKs' path) or (flows only) a start time in us."""
     parts = text.split(":")
     if len(parts) < 3 or not parts[0] or not parts[1]:
         form = "SRC:DST:BYTES[:START_US]" if allow_start else "SRC:DST:BYTES[:repeat]"
@@ -93,6 +93,8 @@ def _flow_spec(text: str, what: str, allow_start: bool) -> dict[str, Any]:
             flow["repeat"] = True
         elif e.startswith("via="):
             flow["via"] = extra.strip()[4:]
+        elif e.startswith("return_via="):
+            flow["return_via"] = extra.strip()[11:]
         elif e in _OPS:
             flow["op"] = e
         elif allow_start:
@@ -197,7 +199,8 @@ def _parser() -> argparse.ArgumentParser:
         required=True,
         metavar="SRC:DST:BYTES[:START_US]",
         help="a flow (repeatable); optional fields: a start time in us, an op, 'repeat', "
-        "'via=SWITCH' (pin the data's ECMP path through a switch by the QP's UDP source port)",
+        "'via=SWITCH' (pin the data's ECMP path through a switch by the QP's UDP source port), "
+        "'return_via=SWITCH' (the same for the ACKs' path)",
     )
     pl.add_argument("--limit-us", "--limit_us", dest="limit_us", type=float, help="stop after this much simulated time")
     pl.add_argument("--counters", action="store_true", help="also print the port and QP counters")

@@ -35,7 +35,7 @@ the file gives them. The format::
     flows = [
         {src = "h0", dst = "h4", bytes = 1048576},
         {src = "h1", dst = "h4", bytes = 1048576, start_us = 2.0},
-    ]                         # each: src, dst, bytes, op, start_us, priority, repeat, via
+    ]                         # each: src, dst, bytes, op, start_us, priority, repeat, via, return_via
     sample_us = 1.0           # optional per-QP telemetry period
     limit_us = 1000.0         # optional bound on simulated time
 

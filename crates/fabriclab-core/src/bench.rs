@@ -325,6 +325,7 @@ pub fn run_on(
                     priority: None,
                     repeat: false,
                     via: None,
+                    return_via: None,
                 });
             }
         }

@@ -164,6 +164,7 @@ fn a_flow_over_the_rdma_message_limit_is_an_error_not_a_panic() {
         priority: None,
         repeat: false,
         via: None,
+        return_via: None,
     };
     let e = Flows::new(&net, &[spec])
         .err()

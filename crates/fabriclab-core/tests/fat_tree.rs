@@ -102,6 +102,7 @@ fn cross_pod_exchange(k: u32, hpe: u32, bytes: u64) -> u64 {
                     priority: None,
                     repeat: false,
                     via: None,
+                    return_via: None,
                 });
             }
         }

@@ -18,6 +18,7 @@ fn flows() -> Vec<FlowSpec> {
             priority: None,
             repeat: false,
             via: None,
+            return_via: None,
         })
         .collect()
 }

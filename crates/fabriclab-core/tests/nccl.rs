@@ -374,6 +374,7 @@ fn flow_backend_coflows_are_deterministic_and_refuse_what_they_cannot_see() {
         priority: None,
         repeat: true,
         via: None,
+        return_via: None,
     }];
     let e = nccl_tests::run(&spec, &o, 9, None).unwrap_err().to_string();
     assert!(

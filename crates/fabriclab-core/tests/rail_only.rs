@@ -93,6 +93,7 @@ fn a_qp_between_rails_is_refused_and_one_on_a_rail_runs() {
         priority: None,
         repeat: false,
         via: None,
+        return_via: None,
     };
     let e = Flows::new(&net, &[flow("h0.nic0", "h3.nic1")])
         .err()

@@ -39,6 +39,7 @@ fn one_write(spec: &FabricSpec) -> (Sim, Outcome, FlowResult) {
         priority: None,
         repeat: false,
         via: None,
+        return_via: None,
     }];
     let app = Flows::new(&net, &flows).unwrap();
     let mut sim = Sim::new(net);

@@ -87,6 +87,33 @@ fn a_pinned_read_pins_its_responses() {
 }
 
 #[test]
+fn the_return_path_is_pinned_apart_from_the_data() {
+    // A WRITE's ACKs come back through spine3 while its data crosses
+    // spine1; a READ's request goes through spine0 and its responses
+    // through spine2.
+    let spec = two_leaves("");
+    let write = FlowSpec {
+        return_via: Some("spine3".into()),
+        ..via("h0", "h4", "write", "spine1")
+    };
+    let read = FlowSpec {
+        return_via: Some("spine0".into()),
+        ..via("h1", "h5", "read", "spine2")
+    };
+    let net = Net::new(&spec, 1).unwrap();
+    let app = Flows::new(&net, &[write, read]).unwrap();
+    let mut sim = Sim::new(net);
+    let id = sim.add_app(Box::new(app));
+    assert_eq!(sim.run(None), Outcome::Finished);
+    let app = sim.app::<Flows>(id).unwrap();
+    let spine = |q| sim.net.qp_path(q)[1].0.clone();
+    assert_eq!(spine(app.qp(0).unwrap()), "spine1");
+    assert_eq!(spine(app.peer_qp(0).unwrap()), "spine3");
+    assert_eq!(spine(app.qp(1).unwrap()), "spine0");
+    assert_eq!(spine(app.peer_qp(1).unwrap()), "spine2");
+}
+
+#[test]
 fn what_cannot_be_pinned_says_what_to_change() {
     let err = |spec: &FabricSpec, f: FlowSpec| {
         let net = Net::new(spec, 1).unwrap();

@@ -125,18 +125,18 @@ impl Net {
         app_b: u32,
         prio: Option<u8>,
     ) -> Result<(QpId, QpId)> {
-        self.connect_via(a, b, app_a, app_b, prio, None)
+        self.connect_via(a, b, app_a, app_b, prio, (None, None))
     }
 
-    /// [`Net::connect`], with the data of one direction pinned to a path
-    /// through switch `via.0`: `via.1` says whose data (true: `a`'s
-    /// sends and WRITEs; false: `b`'s, i.e. the responses to `a`'s READs).
-    /// The pinned QP's UDP source port is the first, counting on from its
-    /// pseudo-random one, whose ECMP path passes through the switch (as a
-    /// user pins a RoCE flow by its source port); the other direction is
-    /// hashed as usual. Needs ECMP: an error on InfiniBand (routed by
-    /// destination) or with adaptive routing, or when no path of the
-    /// fabric's ECMP groups from the one host to the other passes there.
+    /// [`Net::connect`], with the paths pinned through switches: `via.0`
+    /// for what `a` sends (its sends and WRITEs, its READ requests, the
+    /// ACKs of `b`'s data), `via.1` for what `b` sends. A pinned QP's UDP
+    /// source port is the first, counting on from its pseudo-random one,
+    /// whose ECMP path passes through the switch (as a user pins a RoCE
+    /// flow by its source port); an unpinned direction is hashed as usual.
+    /// Needs ECMP: an error on InfiniBand (routed by destination) or with
+    /// adaptive routing, or when no path of the fabric's ECMP groups from
+    /// the one host to the other passes there.
     pub fn connect_via(
         &mut self,
         a: u32,
@@ -144,7 +144,7 @@ impl Net {
         app_a: u32,
         app_b: u32,
         prio: Option<u8>,
-        via: Option<(u32, bool)>,
+        via: (Option<u32>, Option<u32>),
     ) -> Result<(QpId, QpId)> {
         let n = self.n_hosts();
         if a >= n || b >= n {
@@ -167,10 +167,11 @@ impl Net {
         let qb = qa + 1;
         let mut sa = 49152 + (self.rng_qp.next_u64() % 16384) as u16;
         let mut sb = 49152 + (self.rng_qp.next_u64() % 16384) as u16;
-        match via {
-            Some((sw, true)) => sa = self.sport_through(a, b, sa, sw)?,
-            Some((sw, false)) => sb = self.sport_through(b, a, sb, sw)?,
-            None => {}
+        if let Some(sw) = via.0 {
+            sa = self.sport_through(a, b, sa, sw)?;
+        }
+        if let Some(sw) = via.1 {
+            sb = self.sport_through(b, a, sb, sw)?;
         }
         if self.flow.is_some() {
             return Ok(self.flow_connect((a, app_a, sa), (b, app_b, sb), prio));

@@ -40,6 +40,10 @@ pub struct FlowSpec {
     /// UDP source port ([`Net::connect_via`]; ECMP fabrics only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub via: Option<String>,
+    /// Pin the other direction's path (the ACKs and CNPs of the data; a
+    /// READ's request) through this switch, likewise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub return_via: Option<String>,
 }
 
 fn default_op() -> String {
@@ -85,9 +89,9 @@ pub struct FlowResult {
 struct Flow {
     src: u32,
     dst: u32,
-    /// The switch the data's path is pinned through, and whether the data
-    /// leaves `src` ([`Net::connect_via`]).
-    via: Option<(u32, bool)>,
+    /// The switches the paths from `src` and from `dst` are pinned through
+    /// ([`Net::connect_via`]).
+    via: (Option<u32>, Option<u32>),
     op: OpKind,
     prio: Option<u8>,
     repeat: bool,
@@ -160,16 +164,20 @@ impl Flows {
             let (src, dst) = (net.host(&s.src)?, net.host(&s.dst)?);
             net.check_reachable(src, dst)?;
             // The data leaves the source, except a READ's (the responses).
-            let via = match &s.via {
-                Some(name) => {
+            let data_from_src = op != OpKind::Read;
+            let mut via = (None, None);
+            for (name, from_src) in [(&s.via, data_from_src), (&s.return_via, !data_from_src)] {
+                if let Some(name) = name {
                     let sw = net.topology().switch_index(name)? as u32;
-                    let from_src = op != OpKind::Read;
                     let (a, b) = if from_src { (src, dst) } else { (dst, src) };
                     net.sport_through(a, b, 49152, sw)?;
-                    Some((sw, from_src))
+                    if from_src {
+                        via.0 = Some(sw);
+                    } else {
+                        via.1 = Some(sw);
+                    }
                 }
-                None => None,
-            };
+            }
             flows.push(Flow {
                 src,
                 dst,

@@ -37,6 +37,7 @@ pub fn flow(src: &str, dst: &str, bytes: u64) -> FlowSpec {
         priority: None,
         repeat: false,
         via: None,
+        return_via: None,
     }
 }
 

@@ -1042,6 +1042,7 @@ mod tests {
                     priority: None,
                     repeat: false,
                     via: None,
+                    return_via: None,
                 }
             })
             .collect();
