@@ -395,3 +395,14 @@ def test_a_flow_pinned_through_a_spine_crosses_it(cli):
     assert ok.returncode == 0 and "Finished" in ok.stdout, ok.stderr
     bad = cli("flows", "--fabric", "heps", "--flow", "h0:h20:1M:via=spine99")
     assert bad.returncode == 2 and bad.stderr.startswith("fabriclab: error:") and "spine99" in bad.stderr
+
+
+def test_tables_are_built_from_rows_or_from_columns():
+    from fabriclab._tables import frame
+
+    rows = [{"a": 1, "b": "x"}, {"a": 2, "b": "y"}]
+    cols = {"a": [1, 2], "b": ["x", "y"]}
+    pd.testing.assert_frame_equal(frame(rows, ["b", "a"]), frame(cols, ["b", "a"]))
+    for empty in ([], {}, {"a": [], "b": []}):
+        df = frame(empty, ["a", "b"])
+        assert df.empty and list(df.columns) == ["a", "b"]

@@ -1,7 +1,7 @@
 """DataFrames from the core's JSON rows, and back.
 
 :func:`frame` builds a tool's table with its known columns first (and
-present even with no rows); :func:`records` and :func:`tuples` read one
+present even with no rows), from one object per row or one list per column; :func:`records` and :func:`tuples` read one
 back with the types the code expects. Left out: any tool's columns (each
 tool's module lists its own).
 """
@@ -16,12 +16,18 @@ import pandas as pd
 __all__ = ["frame", "records", "tuples"]
 
 
-def frame(rows: Sequence[Mapping[str, Any]], columns: list[str]) -> pd.DataFrame:
-    """Rows as a DataFrame whose known columns come first, in order (and
+def frame(rows: Sequence[Mapping[str, Any]] | Mapping[str, Sequence[Any]], columns: list[str]) -> pd.DataFrame:
+    """Rows (a list of objects, or one list per column as the core sends
+    telemetry) as a DataFrame whose known columns come first, in order (and
     exist even with no rows); columns the core added later follow."""
-    if not rows:
+    if isinstance(rows, Mapping):
+        if not rows or not any(len(v) for v in rows.values()):
+            return pd.DataFrame(columns=columns)
+        df = pd.DataFrame(dict(rows))
+    elif not rows:
         return pd.DataFrame(columns=columns)
-    df = pd.DataFrame.from_records(list(rows))
+    else:
+        df = pd.DataFrame.from_records(list(rows))
     extra = [c for c in df.columns if c not in columns]
     return df.reindex(columns=[c for c in columns if c in df.columns] + extra)
 

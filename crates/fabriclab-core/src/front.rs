@@ -153,24 +153,45 @@ pub fn flows_json(
     let res = sim.app::<Flows>(id).expect("flows").results();
     let ports = sim.net.port_reports();
     let qps = sim.net.qp_reports();
-    Ok(json!({
-        "backend": spec.sim.backend.name(),
-        "flow_stats": sim.net.flow_stats(),
-        "outcome": outcome,
-        "deadlocks": sim.net.deadlocks(),
-        "qp_failures": sim.net.qp_failures(),
-        "deadlock_error": (outcome == crate::sim::Outcome::Deadlock)
+    let port_samples = sim.net.port_sample_rows();
+    /// Field by field, never through a `serde_json::Value` tree (a million
+    /// flows, or telemetry rows by the million).
+    #[derive(serde::Serialize)]
+    struct Out<'a> {
+        backend: &'a str,
+        deadlock_error: Option<String>,
+        deadlocks: &'a [crate::net::Deadlock],
+        events: u64,
+        flow_stats: Option<&'a crate::net::FlowStats>,
+        flows: Vec<crate::traffic::flows::FlowResult>,
+        outcome: crate::sim::Outcome,
+        #[serde(serialize_with = "crate::net::port_rows_as_columns")]
+        port_samples: &'a [crate::net::PortSampleRow],
+        ports: &'a [crate::net::PortReport],
+        ports_table: String,
+        qp_failures: &'a [crate::net::QpFailure],
+        qps: &'a [crate::net::QpReport],
+        #[serde(serialize_with = "crate::net::qp_rows_as_columns")]
+        samples: &'a [crate::net::Sample],
+        sim_time_ps: u64,
+    }
+    to_json(&Out {
+        backend: spec.sim.backend.name(),
+        deadlock_error: (outcome == crate::sim::Outcome::Deadlock)
             .then(|| sim.net.deadlock_error().message().to_string()),
-        "sim_time_ps": sim.net.now().0,
-        "events": sim.net.events_processed(),
-        "flows": res,
-        "ports": ports,
-        "qps": qps,
-        "samples": sim.net.samples(),
-        "port_samples": sim.net.port_sample_rows(),
-        "ports_table": report::table::ports(&ports),
+        deadlocks: sim.net.deadlocks(),
+        events: sim.net.events_processed(),
+        flow_stats: sim.net.flow_stats(),
+        flows: res,
+        outcome,
+        port_samples: &port_samples,
+        ports: &ports,
+        ports_table: report::table::ports(&ports),
+        qp_failures: sim.net.qp_failures(),
+        qps: &qps,
+        samples: sim.net.samples(),
+        sim_time_ps: sim.net.now().0,
     })
-    .to_string())
 }
 
 /// One progress report of a long run, handed to the caller's callback
@@ -265,14 +286,30 @@ where
         .map(|f| f as &mut dyn FnMut(Time, u64, usize, usize, &str));
     let r = run(&spec, &opts, cb)?;
     let (iperf, ports) = parts(&r);
-    Ok(json!({
-        "backend": spec.sim.backend.name(),
-        "text": text(&spec, &r),
-        "iperf_text": iperf.iter().map(report::iperf::text).collect::<Vec<_>>(),
-        "ports_table": report::table::ports(ports),
-        "report": r,
+    /// Serialised field by field, never through a `serde_json::Value`
+    /// tree (a report with telemetry holds millions of rows).
+    #[derive(serde::Serialize)]
+    struct Out<'a, R> {
+        backend: &'a str,
+        iperf_text: Vec<String>,
+        ports_table: String,
+        report: &'a R,
+        text: String,
+    }
+    to_json(&Out {
+        backend: spec.sim.backend.name(),
+        iperf_text: iperf.iter().map(report::iperf::text).collect(),
+        ports_table: report::table::ports(ports),
+        report: &r,
+        text: text(&spec, &r),
     })
-    .to_string())
+}
+
+/// `value` as JSON text, written straight from its fields.
+fn to_json(value: &impl serde::Serialize) -> Result<String> {
+    serde_json::to_string(value).map_err(|e| {
+        Error::InvalidArgument(format!("the result could not be written as JSON: {e}"))
+    })
 }
 
 /// Run Intel MPI Benchmarks; `options` is the JSON form of

@@ -171,3 +171,47 @@ fn sampled_write(spec: &FabricSpec, bytes: u64, period: Time) -> (Sim, u32, Outc
     let outcome = sim.run(None);
     (sim, id, outcome)
 }
+
+#[test]
+fn telemetry_leaves_the_front_end_as_one_array_per_column() {
+    // The same run through the JSON front end: every column has one entry
+    // per row, in the rows' order, for the ports and for the QPs.
+    use fabriclab_core::front;
+    let fabric = fabriclab_core::config::preset_toml("leaf-spine").unwrap();
+    let flows = r#"[{"src": "h0", "dst": "h4", "bytes": 262144}]"#;
+    let out: serde_json::Value =
+        serde_json::from_str(&front::flows_json(fabric, flows, 1, Some(2.0), None).unwrap())
+            .unwrap();
+    let ports = &out["port_samples"];
+    let n = ports["time_ps"].as_array().unwrap().len();
+    assert!(n > 0);
+    for c in [
+        "time_ps",
+        "node",
+        "port",
+        "peer",
+        "queue_bytes",
+        "tx_bytes",
+        "paused",
+    ] {
+        assert_eq!(ports[c].as_array().unwrap().len(), n, "{c}");
+    }
+    let spec = fabriclab_core::config::preset("leaf-spine").unwrap();
+    let net = Net::new(&spec, 1).unwrap();
+    let app = Flows::new(&net, &[flow("h0", "h4", 262144)]).unwrap();
+    let mut sim = Sim::new(net);
+    sim.net.enable_sampling(Time::us(2));
+    sim.add_app(Box::new(app));
+    assert_eq!(sim.run(None), Outcome::Finished);
+    let rows = sim.net.port_sample_rows();
+    assert_eq!(rows.len(), n);
+    let k = n / 2;
+    assert_eq!(ports["node"][k], rows[k].node.as_str());
+    assert_eq!(ports["tx_bytes"][k], rows[k].tx_bytes);
+    let qps = &out["samples"];
+    assert_eq!(
+        qps["rate_bps"].as_array().unwrap().len(),
+        sim.net.samples().len()
+    );
+    assert_eq!(qps["qp"].as_array().unwrap().len(), sim.net.samples().len());
+}

@@ -35,8 +35,12 @@ pub struct RunSummary {
     pub mpi: MpiCounters,
     /// Port counters at the end.
     pub ports: Vec<PortReport>,
-    /// Port telemetry (with `telemetry_us`), every port every period.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    /// Port telemetry (with `telemetry_us`), every port every period; in
+    /// JSON one array per column.
+    #[serde(
+        skip_serializing_if = "Vec::is_empty",
+        serialize_with = "crate::net::port_rows_as_columns"
+    )]
     pub port_samples: Vec<PortSampleRow>,
     /// QP counters at the end (the job's and background flows').
     pub qps: Vec<QpReport>,

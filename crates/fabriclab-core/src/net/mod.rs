@@ -48,7 +48,10 @@ pub use failures::LinkStep;
 pub use flow::{FlowRoute, FlowStats};
 pub use pfc_guard::{Deadlock, DeadlockPort};
 pub use tcp::{TcpCounters, TcpId, TcpReport};
-pub use telemetry::{PortSample, PortSampleRow, Sample, ROW_BYTES as TELEMETRY_ROW_BYTES};
+pub use telemetry::{
+    port_rows_as_columns, qp_rows_as_columns, PortSample, PortSampleRow, Sample,
+    ROW_BYTES as TELEMETRY_ROW_BYTES,
+};
 pub use verbs::{
     wc_status_str, AppEvent, OpKind, QpFailure, QpId, WC_RETRY_EXC_ERR, WC_WR_FLUSH_ERR,
 };

@@ -178,8 +178,12 @@ pub struct Report {
     pub rank_hosts: Vec<String>,
     /// Port counters of the last test.
     pub ports: Vec<crate::net::PortReport>,
-    /// Port telemetry (with `telemetry_us`) of the last test.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    /// Port telemetry (with `telemetry_us`) of the last test; in JSON one
+    /// array per column.
+    #[serde(
+        skip_serializing_if = "Vec::is_empty",
+        serialize_with = "crate::net::port_rows_as_columns"
+    )]
     pub port_samples: Vec<crate::net::PortSampleRow>,
     /// QP counters of the last test.
     pub qps: Vec<crate::net::QpReport>,
