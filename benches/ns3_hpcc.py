@@ -79,11 +79,11 @@ def flows_of(ref: Path, hosts: int, ns3_paths: bool = True) -> list[fabriclab.Fl
     inter-leaf flow pinned through the spine ns-3 hashed it to (``via``),
     unless ``ns3_paths`` is false (fabriclab's own ECMP hash)."""
     lines = (ref / f"p2_{hosts}h_a2a.txt").read_text().split("\n")
-    spine = ns3_spines(ref, hosts) if ns3_paths else {}
+    spine = ns3_spines(ref, hosts) if ns3_paths else []
     out = []
-    for line in lines[1 : 1 + int(lines[0])]:
+    for i, line in enumerate(lines[1 : 1 + int(lines[0])]):
         src, dst, _prio, _dport, size, _start = line.split()
-        via, ack_via = spine.get((int(src), int(dst)), (None, None))
+        via, ack_via = spine[i] if spine else (None, None)
         out.append(fabriclab.Flow(f"h{src}", f"h{dst}", int(size), via=via, return_via=ack_via))
     return out
 
@@ -119,9 +119,10 @@ def ns3_topology(ref: Path, hosts: int) -> tuple[dict[int, int], list[int], list
     return leaf_of, leaves, sorted(switches - set(leaves))
 
 
-def ns3_spines(ref: Path, hosts: int) -> dict[tuple[int, int], tuple[str, str]]:
-    """The spines ns-3 HPCC routes each inter-leaf flow of the flow file
-    through, its data's and its ACKs', as fabriclab switch names. An ACK
+def ns3_spines(ref: Path, hosts: int) -> list[tuple[str | None, str | None]]:
+    """The spines ns-3 HPCC routes each flow of the flow file through, its
+    data's and its ACKs', as fabriclab switch names (None within a leaf),
+    in the file's order. An ACK
     is hashed at the destination's leaf with the addresses and the ports
     swapped (``ReceiveUdp`` builds it so; ``GetOutDev`` hashes its header's
     ports). Read in the simulator's source
@@ -143,15 +144,17 @@ def ns3_spines(ref: Path, hosts: int) -> dict[tuple[int, int], tuple[str, str]]:
 
     lines = (ref / f"p2_{hosts}h_a2a.txt").read_text().split("\n")
     sport: dict[tuple[int, int], int] = {}
-    out = {}
+    out: list[tuple[str | None, str | None]] = []
     for line in lines[1 : 1 + int(lines[0])]:
         s, d, _prio, dport, _size, _start = (int(float(x)) for x in line.split())
         port = sport.setdefault((s, d), 10000)
         sport[(s, d)] += 1
-        if leaf_of[s] != leaf_of[d]:
-            data = murmur3_32([ip(s), ip(d), port | (dport << 16)], leaf_of[s])
-            ack = murmur3_32([ip(d), ip(s), dport | (port << 16)], leaf_of[d])
-            out[(s, d)] = (name[order[data % len(order)]], name[order[ack % len(order)]])
+        if leaf_of[s] == leaf_of[d]:
+            out.append((None, None))
+            continue
+        data = murmur3_32([ip(s), ip(d), port | (dport << 16)], leaf_of[s])
+        ack = murmur3_32([ip(d), ip(s), dport | (port << 16)], leaf_of[d])
+        out.append((name[order[data % len(order)]], name[order[ack % len(order)]]))
     return out
 
 
@@ -174,10 +177,13 @@ def ns3_split(ref: Path, hosts: int) -> list[tuple[int, ...]]:
     per leaf (16 hosts: 26/38 and 28/36, borne out by the reference FCTs,
     each leaf's lighter uplink carrying its early completions)."""
     leaf_of, _, _ = ns3_topology(ref, hosts)
+    lines = (ref / f"p2_{hosts}h_a2a.txt").read_text().split("\n")
+    srcs = [int(line.split()[0]) for line in lines[1 : 1 + int(lines[0])]]
     per: dict[int, dict[str, int]] = {}
-    for (s, _d), (sp, _ack) in ns3_spines(ref, hosts).items():
-        leaf = per.setdefault(leaf_of[s], {})
-        leaf[sp] = leaf.get(sp, 0) + 1
+    for s, (sp, _ack) in zip(srcs, ns3_spines(ref, hosts)):
+        if sp is not None:
+            leaf = per.setdefault(leaf_of[s], {})
+            leaf[sp] = leaf.get(sp, 0) + 1
     return [tuple(sorted(per[k].values())) for k in sorted(per)]
 
 

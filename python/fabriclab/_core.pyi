@@ -47,8 +47,9 @@ def flows(
     limit_us: float | None = None,
 ) -> str:
     """Run a JSON list of flows ({src, dst, bytes, op, start_us, priority,
-    repeat}). Returns JSON {outcome, sim_time_ps, events, flows, ports, qps,
-    samples, ports_table}."""
+    repeat, via, return_via}). Returns JSON {outcome, sim_time_ps, events,
+    flows, ports, qps, samples, port_samples, ports_table}; samples and
+    port_samples are one list per column."""
 
 def bench(name: str, cc: str = "", progress: OnTick | None = None, backend: str = "") -> str:
     """Run benchmark "a2a-32", "a2a-128", "ns3-hpcc-64", "a2a-1024",

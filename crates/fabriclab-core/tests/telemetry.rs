@@ -137,7 +137,7 @@ fn an_mpi_job_samples_every_port_and_ends_at_the_counters() {
 fn telemetry_that_would_fill_memory_stops_the_run_with_an_error() {
     // Found by fuzzing: a 1 us period on a long HPL run filled 24 GB. Six
     // rows a sample (four ports, two QPs) every nanosecond reach the row
-    // limit (a quarter of the memory available at 1.5 KB a row, at least
+    // limit (a quarter of the memory available at 400 B a row, at least
     // 100,000) after limit / 6 ns of a 256 MiB transfer that lasts 22 ms;
     // the run stops there and says what to change.
     let spec = one_switch(2, "");

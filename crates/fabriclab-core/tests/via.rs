@@ -136,6 +136,13 @@ fn what_cannot_be_pinned_says_what_to_change() {
     let ar = two_leaves("[routing]\nmode = \"adaptive\"\n");
     let e = err(&ar, via("h0", "h4", "write", "spine0"));
     assert!(e.contains("adaptive routing"), "{e}");
+    let iwarp = FabricSpec::from_toml(
+        "transport = \"iwarp\"\n[topology]\nkind = \"leaf_spine\"\nleaves = 2\n\
+         hosts_per_leaf = 4\nspines = 4\nhost_link_gbps = 100\nuplink_gbps = 100\n",
+    )
+    .unwrap();
+    let e = err(&iwarp, via("h0", "h4", "write", "spine0"));
+    assert!(e.contains("iWARP"), "{e}");
     let ib = FabricSpec::from_toml(
         "transport = \"infiniband\"\n[topology]\nkind = \"leaf_spine\"\nleaves = 2\n\
          hosts_per_leaf = 4\nspines = 4\nhost_link_gbps = 100\nuplink_gbps = 100\n",

@@ -548,10 +548,10 @@ impl Net {
     /// part of the last packet's gap not yet elapsed is paid at the new
     /// rate. Without this a QP paced at the ConnectX minimum rate (one 4 KB
     /// packet per 33 ms at 1 Mb/s) sat out the whole gap although its rate
-    /// had been raised 300 us later. The HPCC ns-3 code re-times the pending
-    /// departure on a rate change too (`RdmaHw::ChangeRate`: next departure
-    /// += new gap - old gap). Both streams of the QP (`responder.rs`) are
-    /// re-timed.
+    /// had been raised 300 us later. Both streams of the QP (`responder.rs`)
+    /// are re-timed. `[cc] retime_on_rate_change = false` keeps the pending
+    /// departure, as ns-3 HPCC's Mellanox DCQCN does (it writes the rate
+    /// alone; only HPCC's own `RdmaHw::ChangeRate` re-times).
     pub(crate) fn qp_rate_changed(&mut self, q: u32, old: crate::units::Rate) {
         let new = self.qps[q as usize].rate();
         // ns-3 HPCC's DCQCN writes the rate alone (`[cc]

@@ -188,6 +188,13 @@ impl super::Net {
                 name(via)
             ));
         }
+        if self.iwarp.is_some() {
+            return arg_err(format!(
+                "via {}: an iWARP QP rides a TCP connection whose ports the switches hash; \
+                 pinning its path is not modelled: drop via, or use RoCE",
+                name(via)
+            ));
+        }
         if self.ar.is_some() {
             return arg_err(format!(
                 "via {}: adaptive routing moves a flow between paths; drop via, or use \
