@@ -75,7 +75,11 @@ def add_parser(sub: Any, background: Callable[[str], Any]) -> None:
     background_opts(p, background)
     telemetry_opts(p)
     p.add_argument("-o", "--output", metavar="FILE", help="write HPL's text to FILE (as HPL.dat's output file) instead of stdout")
-    p.add_argument("--json", action="store_true", help="print the report as JSON instead of HPL's text (counters included)")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the report as JSON instead of HPL's text (counters included; telemetry as one list per column)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar or lines on stderr")
     # Progress is on by default, as for every tool; --progress is kept so
     # that scripts written for the old opt-in flag still run.
