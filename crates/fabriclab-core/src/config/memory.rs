@@ -82,8 +82,10 @@ pub fn estimate_bytes(spec: &FabricSpec) -> u64 {
 /// Memory a run may still take, bytes: the least of Linux's MemAvailable,
 /// what the cgroup's limit leaves (cgroup v2 `memory.max` less
 /// `memory.current`: a Slurm job or a container gets its own limit, not the
-/// node's) and `FABRICLAB_MEMORY_LIMIT` when set (bytes, or with a K, M or
-/// G suffix in powers of 1000). None where none of them is known.
+/// node's), what the process's address-space limit leaves (`ulimit -v`,
+/// `RLIMIT_AS`, less the address space in use) and `FABRICLAB_MEMORY_LIMIT`
+/// when set (bytes, or with a K, M or G suffix in powers of 1000). None
+/// where none of them is known.
 pub fn available_bytes() -> Option<u64> {
     let mem = std::fs::read_to_string("/proc/meminfo").ok().and_then(|s| {
         let kb = s
@@ -114,7 +116,32 @@ pub fn available_bytes() -> Option<u64> {
         }
         x
     });
-    [mem, cg(), user].into_iter().flatten().min()
+    let rlimit = || -> Option<u64> {
+        let limit = address_space_limit(&std::fs::read_to_string("/proc/self/limits").ok()?)?;
+        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        let used_kb = status
+            .lines()
+            .find(|l| l.starts_with("VmSize:"))?
+            .split_whitespace()
+            .nth(1)?
+            .parse::<u64>()
+            .ok()?;
+        Some(limit.saturating_sub(used_kb * 1024))
+    };
+    [mem, cg(), rlimit(), user].into_iter().flatten().min()
+}
+
+/// The soft "Max address space" of a `/proc/self/limits` text, bytes; None
+/// when unlimited or absent.
+fn address_space_limit(limits: &str) -> Option<u64> {
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max address space"))?;
+    line["Max address space".len()..]
+        .split_whitespace()
+        .next()?
+        .parse::<u64>()
+        .ok()
 }
 
 /// `FABRICLAB_MEMORY_LIMIT`'s value: bytes, or a number with K, M or G
@@ -173,6 +200,21 @@ pub fn check_workload(need: u64, what: &str, limit: Option<u64>) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_address_space_limit_is_read_from_proc_limits() {
+        let header =
+            "Limit                     Soft Limit           Hard Limit           Units     \n";
+        let set = format!(
+            "{header}Max stack size            8388608              unlimited            bytes     \n\
+             Max address space         6442450944           unlimited            bytes     \n"
+        );
+        assert_eq!(address_space_limit(&set), Some(6 << 30));
+        let unlimited =
+            format!("{header}Max address space         unlimited            unlimited            bytes     \n");
+        assert_eq!(address_space_limit(&unlimited), None);
+        assert_eq!(address_space_limit(header), None);
+    }
 
     fn leaf_spine(leaves: u32, hosts: u32, spines: u32) -> FabricSpec {
         FabricSpec::from_toml(&format!(
