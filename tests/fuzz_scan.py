@@ -41,7 +41,7 @@ def main() -> int:
         kwargs = dict(base, fabric=fz.FABRIC)
         kwargs[param] = fz.WEIRD[i]
         print(f"case {k}: {name}({param}={fz.WEIRD[i]!r})", flush=True)
-        fz._bounded(lambda: f(**kwargs), a.budget_s)
+        fz._bounded(lambda f=f, kwargs=kwargs: f(**kwargs), a.budget_s)
     print(f"{len(all_cases) - a.start} cases in {time.perf_counter() - t0:.1f} s", flush=True)
     return 0
 
