@@ -198,8 +198,20 @@ def fabric_of(hosts: int, ref: Path | None = None, derive: bool = False) -> str:
     path = ROOT / "validation" / f"ns3_hpcc_{hosts}.toml"
     if path.exists() and not derive:
         return path.read_text()
-    leaf_of, leaves, spines = ns3_topology(ref or REF, hosts)
+    ref = ref or REF
+    leaf_of, leaves, spines = ns3_topology(ref, hosts)
     per_leaf = len(leaf_of) // len(leaves)
+    # The fabric below is a regular leaf-spine of 100G, 1 us links with
+    # hosts in order on the leaves: refuse a case that is not.
+    tok = (ref / f"p2_{hosts}h_topo.txt").read_text().split()
+    n_sw, n_links = int(tok[1]), int(tok[2])
+    rates = {tuple(tok[5 + n_sw + 5 * i : 7 + n_sw + 5 * i]) for i in range(n_links)}
+    regular = all(leaf_of[h] == leaves[h // per_leaf] for h in range(len(leaf_of)))
+    if rates != {("100Gbps", "1000ns")} or not regular or len(leaf_of) != hosts:
+        raise SystemExit(
+            f"the {hosts}-host case is not a regular leaf-spine of 100G, 1 us links with hosts in order "
+            f"(links {sorted(rates)}); write validation/ns3_hpcc_{hosts}.toml for it"
+        )
     text = (ROOT / "validation" / "ns3_hpcc_64.toml").read_text()
     for key, value in (("spines", len(spines)), ("leaves", len(leaves)), ("hosts_per_leaf", per_leaf)):
         text = re.sub(rf"(?m)^{key} = \d+$", f"{key} = {value}", text)

@@ -95,6 +95,10 @@ def test_a_larger_case_of_the_family_needs_only_its_topology_file(tmp_path) -> N
     text = bench.fabric_of(12, tmp_path)
     fabric = fabriclab.Fabric.from_toml(text)
     assert len(fabric.hosts) == 12 and "leaf2" in fabric.switches and "spine1" in fabric.switches
+    # A case the fabric cannot express is refused, not approximated.
+    (tmp_path / "p2_12h_topo.txt").write_text("\n".join(lines).replace("100Gbps", "40Gbps", 1) + "\n")
+    with pytest.raises(SystemExit, match="not a regular leaf-spine"):
+        bench.fabric_of(12, tmp_path)
     # Derived the same way, the 16-host case is the project's file.
     ref = ROOT.parent / "shared" / "validation" / "ns3-hpcc"
     if (ref / "p2_16h_topo.txt").exists():
