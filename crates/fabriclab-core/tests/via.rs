@@ -11,12 +11,16 @@ use fabriclab_core::traffic::flows::{FlowSpec, Flows};
 
 /// Two leaves of four hosts under four spines (h0-h3 on leaf0).
 fn two_leaves(extra: &str) -> FabricSpec {
-    FabricSpec::from_toml(&format!(
-        "[topology]\nkind = \"leaf_spine\"\nleaves = 2\nhosts_per_leaf = 4\nspines = 4\n\
-         host_link_gbps = 100\nuplink_gbps = 100\n{extra}"
-    ))
-    .unwrap()
+    FabricSpec::from_toml(&format!("{TWO_LEAVES}{extra}")).unwrap()
 }
+
+/// The same on another transport ("iwarp", "infiniband").
+fn two_leaves_on(transport: &str) -> FabricSpec {
+    FabricSpec::from_toml(&format!("transport = \"{transport}\"\n{TWO_LEAVES}")).unwrap()
+}
+
+const TWO_LEAVES: &str = "[topology]\nkind = \"leaf_spine\"\nleaves = 2\nhosts_per_leaf = 4\n\
+                          spines = 4\nhost_link_gbps = 100\nuplink_gbps = 100\n";
 
 fn via(src: &str, dst: &str, op: &str, sw: &str) -> FlowSpec {
     FlowSpec {
@@ -136,20 +140,13 @@ fn what_cannot_be_pinned_says_what_to_change() {
     let ar = two_leaves("[routing]\nmode = \"adaptive\"\n");
     let e = err(&ar, via("h0", "h4", "write", "spine0"));
     assert!(e.contains("adaptive routing"), "{e}");
-    let iwarp = FabricSpec::from_toml(
-        "transport = \"iwarp\"\n[topology]\nkind = \"leaf_spine\"\nleaves = 2\n\
-         hosts_per_leaf = 4\nspines = 4\nhost_link_gbps = 100\nuplink_gbps = 100\n",
-    )
-    .unwrap();
-    let e = err(&iwarp, via("h0", "h4", "write", "spine0"));
-    assert!(e.contains("iWARP"), "{e}");
-    let ib = FabricSpec::from_toml(
-        "transport = \"infiniband\"\n[topology]\nkind = \"leaf_spine\"\nleaves = 2\n\
-         hosts_per_leaf = 4\nspines = 4\nhost_link_gbps = 100\nuplink_gbps = 100\n",
-    )
-    .unwrap();
-    let e = err(&ib, via("h0", "h4", "write", "spine0"));
-    assert!(e.contains("D-mod-K"), "{e}");
+    for (transport, needle) in [("iwarp", "iWARP"), ("infiniband", "D-mod-K")] {
+        let e = err(
+            &two_leaves_on(transport),
+            via("h0", "h4", "write", "spine0"),
+        );
+        assert!(e.contains(needle), "{transport}: {e}");
+    }
 }
 
 #[test]

@@ -87,16 +87,7 @@ pub fn estimate_bytes(spec: &FabricSpec) -> u64 {
 /// when set (bytes, or with a K, M or G suffix in powers of 1000). None
 /// where none of them is known.
 pub fn available_bytes() -> Option<u64> {
-    let mem = std::fs::read_to_string("/proc/meminfo").ok().and_then(|s| {
-        let kb = s
-            .lines()
-            .find(|l| l.starts_with("MemAvailable:"))?
-            .split_whitespace()
-            .nth(1)?
-            .parse::<u64>()
-            .ok()?;
-        Some(kb * 1024)
-    });
+    let mem = proc_bytes("/proc/meminfo", "MemAvailable:");
     let cg = || -> Option<u64> {
         let read = |f: &str| std::fs::read_to_string(format!("/sys/fs/cgroup/{f}")).ok();
         let max = read("memory.max")?.trim().parse::<u64>().ok()?;
@@ -118,17 +109,22 @@ pub fn available_bytes() -> Option<u64> {
     });
     let rlimit = || -> Option<u64> {
         let limit = address_space_limit(&std::fs::read_to_string("/proc/self/limits").ok()?)?;
-        let status = std::fs::read_to_string("/proc/self/status").ok()?;
-        let used_kb = status
-            .lines()
-            .find(|l| l.starts_with("VmSize:"))?
-            .split_whitespace()
-            .nth(1)?
-            .parse::<u64>()
-            .ok()?;
-        Some(limit.saturating_sub(used_kb * 1024))
+        Some(limit.saturating_sub(proc_bytes("/proc/self/status", "VmSize:")?))
     };
     [mem, cg(), rlimit(), user].into_iter().flatten().min()
+}
+
+/// The `key: N kB` line of a `/proc` file, in bytes.
+fn proc_bytes(file: &str, key: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(file).ok()?;
+    let kb = text
+        .lines()
+        .find(|l| l.starts_with(key))?
+        .split_whitespace()
+        .nth(1)?
+        .parse::<u64>()
+        .ok()?;
+    Some(kb * 1024)
 }
 
 /// The soft "Max address space" of a `/proc/self/limits` text, bytes; None
