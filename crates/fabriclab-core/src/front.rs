@@ -83,16 +83,38 @@ pub fn perftest_json(fabric: &str, options: &str, seed: u64) -> Result<String> {
     let opts: perftest::Options =
         serde_json::from_str(options).map_err(|e| options_err("perftest options", &e))?;
     let r = perftest::run(&spec, &opts, seed)?;
-    Ok(json!({
-        "backend": spec.sim.backend.name(),
-        "test": opts.test.name(),
-        "text": report::perftest::text(&r),
-        "out_json": report::perftest::json(&r),
-        "ports_table": report::table::ports(&r.ports),
-        "qps_table": report::table::qps(&r.qps),
-        "report": r,
+    report_json(
+        &spec,
+        [
+            ("test", opts.test.name().to_string()),
+            ("text", report::perftest::text(&r)),
+            ("out_json", report::perftest::json(&r)),
+            ("ports_table", report::table::ports(&r.ports)),
+            ("qps_table", report::table::qps(&r.qps)),
+        ],
+        &r,
+    )
+}
+
+/// A tool's result as JSON: the backend, its texts and its report, written
+/// field by field (a report may hold a row per QP, by the million).
+fn report_json<const N: usize>(
+    spec: &FabricSpec,
+    texts: [(&'static str, String); N],
+    report: &impl serde::Serialize,
+) -> Result<String> {
+    #[derive(serde::Serialize)]
+    struct Out<'a, R> {
+        backend: &'a str,
+        #[serde(flatten)]
+        texts: std::collections::BTreeMap<&'static str, String>,
+        report: &'a R,
+    }
+    to_json(&Out {
+        backend: spec.sim.backend.name(),
+        texts: texts.into_iter().collect(),
+        report,
     })
-    .to_string())
 }
 
 /// Run iperf3; `options` is the JSON form of
@@ -103,15 +125,16 @@ pub fn iperf_json(fabric: &str, options: &str, seed: u64) -> Result<String> {
     let opts: crate::traffic::iperf::Options =
         serde_json::from_str(options).map_err(|e| options_err("iperf options", &e))?;
     let r = crate::traffic::iperf::run(&spec, &opts, seed)?;
-    Ok(json!({
-        "backend": spec.sim.backend.name(),
-        "text": report::iperf::text(&r),
-        "json": report::iperf::json(&r),
-        "ports_table": report::table::ports(&r.ports),
-        "tcp_table": report::table::tcp(&r.tcp),
-        "report": r,
-    })
-    .to_string())
+    report_json(
+        &spec,
+        [
+            ("text", report::iperf::text(&r)),
+            ("json", report::iperf::json(&r)),
+            ("ports_table", report::table::ports(&r.ports)),
+            ("tcp_table", report::table::tcp(&r.tcp)),
+        ],
+        &r,
+    )
 }
 
 /// Run a set of flows; `flows` is a JSON list of [`FlowSpec`].
@@ -425,14 +448,15 @@ pub fn fio_json(fabric: &str, options: &str, seed: u64, progress: OnTick<'_>) ->
     });
     let cb = p.as_mut().map(|f| f as &mut dyn FnMut(Time, u64));
     let r = fio::run_with_progress(&spec, &opts, seed, cb)?;
-    Ok(json!({
-        "backend": spec.sim.backend.name(),
-        "text": report::fio::text(&r),
-        "json": report::fio::json(&r),
-        "ports_table": report::table::ports(&r.ports),
-        "report": r,
-    })
-    .to_string())
+    report_json(
+        &spec,
+        [
+            ("text", report::fio::text(&r)),
+            ("json", report::fio::json(&r)),
+            ("ports_table", report::table::ports(&r.ports)),
+        ],
+        &r,
+    )
 }
 
 /// An option the JSON front door could not take, in the user's terms: the
