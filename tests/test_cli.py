@@ -326,7 +326,7 @@ def test_the_default_fabric_rule_is_what_the_tools_do():
 
 @pytest.mark.parametrize(
     "command",
-    [["run"], ["bench"], ["lab", "run"], ["hpl"], ["imb"], ["osu"], ["cbench"], ["fio"], ["sweep"], ["compare"]],
+    [["run"], ["bench"], ["lab", "run"], ["hpl"], ["imb"], ["osu"], ["cbench"], ["fio"], ["sweep"], ["compare"], ["flows"]],
 )
 def test_every_long_running_command_takes_quiet(command):
     r = run_cli(*command, "--help")
@@ -342,5 +342,9 @@ def test_quiet_silences_progress_and_progress_is_on_by_default():
     assert loud.stdout == quiet.stdout
     # The old opt-in flag still parses.
     assert run_cli(*hpl, "--progress").returncode == 0
+    flows = ["flows", "--fabric", "heps", "--flow", "h0:h4:1M", "--flow", "h1:h4:1M"]
+    loud, quiet = run_cli(*flows), run_cli(*flows, "--quiet")
+    assert "flows done" in loud.stderr and quiet.stderr == "", (loud.stderr, quiet.stderr)
+    assert loud.stdout == quiet.stdout
     bench = run_cli("bench", "a2a-32", "--cc", "none", "--quiet", "--json")
     assert bench.returncode == 0 and bench.stderr == "", bench.stderr

@@ -33,6 +33,14 @@ def test_hpl_and_fio_count_their_own_units() -> None:
     assert all(p.tool == "fio" and p.unit == "ms" and p.total == pytest.approx(2.0) for p in fio)
 
 
+def test_flows_count_flows() -> None:
+    ticks: list[Progress] = []
+    fl = [fabriclab.Flow(f"h{s}", f"h{d}", 1 << 20) for s in range(4) for d in range(4) if s != d]
+    fabriclab.flows(fl, fabric="leaf-spine", progress=ticks.append)
+    last = ticks[-1]
+    assert (last.tool, last.unit, last.label, last.done, last.total) == ("flows", "flows", "done", 12.0, 12.0)
+
+
 def test_an_exception_in_the_callable_stops_the_run_and_is_raised() -> None:
     def stop(p: Progress) -> None:
         raise ValueError(f"stop at {p.events} events")

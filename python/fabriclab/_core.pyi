@@ -45,6 +45,7 @@ def flows(
     seed: int = 1,
     sample_us: float | None = None,
     limit_us: float | None = None,
+    progress: OnTick | None = None,
 ) -> str:
     """Run a JSON list of flows ({src, dst, bytes, op, start_us, priority,
     repeat, via, return_via}). Returns JSON {outcome, sim_time_ps, events,

@@ -385,9 +385,12 @@ def flows(
     sample_us: float | None = None,
     limit_us: float | None = None,
     backend: str | None = None,
+    progress: ProgressArg = False,
 ) -> Result:
     """Run a set of flows (each a :class:`Flow` or a dict with the same keys)
     on ``fabric`` until they complete (or ``limit_us`` of simulated time).
+    ``progress`` (True: a bar or lines on stderr; or a callable) reports the
+    flows completed as the run goes.
 
     ``sample_us`` turns on telemetry every that many microseconds: per QP
     (``samples``: bytes acknowledged and received, current rate) and per
@@ -420,6 +423,7 @@ def flows(
             as_seed(seed),
             None if sample_us is None else as_float("sample_us", sample_us),
             None if limit_us is None else as_float("limit_us", limit_us),
+            progress_callback("flows", progress),
         )
     )
     fdf = frame(out["flows"], FLOW_COLUMNS[:-1])

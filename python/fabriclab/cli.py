@@ -203,6 +203,7 @@ def _parser() -> argparse.ArgumentParser:
         "'return_via=SWITCH' (the same for the ACKs' path)",
     )
     pl.add_argument("--limit-us", "--limit_us", dest="limit_us", type=float, help="stop after this much simulated time")
+    pl.add_argument("--quiet", action="store_true", help="no progress bar or lines on stderr")
     pl.add_argument("--counters", action="store_true", help="also print the port and QP counters")
     pl.add_argument(
         "--telemetry",
@@ -391,7 +392,7 @@ def _print_flows(res: Result, counters: bool) -> None:
 
 def _cmd_flows(a: argparse.Namespace) -> None:
     sample_us = a.sample_us if a.telemetry else None
-    res = api.flows(a.flow, fabric=a.fabric, seed=a.seed, sample_us=sample_us, limit_us=a.limit_us)
+    res = api.flows(a.flow, fabric=a.fabric, seed=a.seed, sample_us=sample_us, limit_us=a.limit_us, progress=not a.quiet)
     _print_flows(res, a.counters)
     if a.telemetry:
         for what, df in (("ports", res.port_samples), ("qps", res.samples)):

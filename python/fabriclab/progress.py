@@ -27,6 +27,9 @@ from .errors import ArgumentTypeError
 
 __all__ = ["Progress", "ProgressArg", "progress_callback"]
 
+#: Units counted in whole items (the others are amounts of simulated time).
+_COUNTED = ("measurements", "calls", "flows")
+
 
 @dataclass(frozen=True)
 class Progress:
@@ -43,8 +46,9 @@ class Progress:
     #: Work in all, when known beforehand (None for a benchmark).
     total: float | None
     #: What ``done`` counts: "measurements" (IMB, OSU, Cbench: one per
-    #: message size and process count), "calls" (HPL), "ms" (fio's
-    #: simulated run time) or "us" (a benchmark's simulated time).
+    #: message size and process count), "calls" (HPL), "flows" (flows
+    #: completed), "ms" (fio's simulated run time) or "us" (a benchmark's
+    #: simulated time).
     unit: str
     #: What runs now (the measurement, or the benchmark's name).
     label: str
@@ -123,7 +127,7 @@ class _Drawer:
         if self.bar is None:
             from tqdm.auto import tqdm
 
-            self.count = p.unit in ("measurements", "calls")
+            self.count = p.unit in _COUNTED
             total = None if p.total is None else (int(p.total) if self.count else round(p.total, 3))
             self.bar = tqdm(total=total, unit=f" {p.unit}", desc=self.tool, file=self.file, leave=True, dynamic_ncols=True)
         self.bar.set_postfix_str(f"{p.label}; simulated {_sim_time(p.sim_us)}, {p.events / 1e6:.1f} M events", refresh=False)
@@ -137,7 +141,7 @@ class _Drawer:
         if not finished and p.wall_s - self.last_line < 2.0:
             return
         self.last_line = p.wall_s
-        if p.unit in ("measurements", "calls"):
+        if p.unit in _COUNTED:
             what = f"{p.done:.0f}/{p.total:.0f} {p.unit} done, at {p.label}"
         elif p.total is not None:
             what = f"simulated {p.done:.3f} of {p.total:.3f} {p.unit}"

@@ -138,13 +138,15 @@ pub fn iperf_json(fabric: &str, options: &str, seed: u64) -> Result<String> {
 }
 
 /// Run a set of flows; `flows` is a JSON list of [`FlowSpec`].
-/// `sample_us` turns on per-QP telemetry; `limit_us` bounds simulated time.
+/// `sample_us` turns on per-QP telemetry; `limit_us` bounds simulated time;
+/// `progress` gets the flows completed every 2^20 events and at the end.
 pub fn flows_json(
     fabric: &str,
     flows: &str,
     seed: u64,
     sample_us: Option<f64>,
     limit_us: Option<f64>,
+    mut progress: OnTick<'_>,
 ) -> Result<String> {
     let spec = resolve_fabric(fabric)?;
     let specs: Vec<FlowSpec> = serde_json::from_str(flows).map_err(|e| options_err("flows", &e))?;
@@ -170,9 +172,24 @@ pub fn flows_json(
     };
     let mut sim = Sim::new(net);
     let id = sim.add_app(Box::new(app));
-    let outcome = sim.run(limit);
+    // Every 2^20 events, then once at the end ("done", as the MPI tools).
+    let mut tick = |s: &Sim, label: &str| {
+        if let Some(f) = progress.as_mut() {
+            let (done, total) = s.app::<Flows>(id).expect("flows").progress();
+            f(&Tick {
+                sim_us: s.net.now().as_us_f64(),
+                events: s.net.events_processed(),
+                done: done as f64,
+                total: Some(total as f64),
+                unit: "flows",
+                label,
+            });
+        }
+    };
+    let outcome = sim.run_watched(limit, &mut |s: &Sim| tick(s, "flows"));
     sim.net.audit_check()?;
     sim.net.telemetry_check()?;
+    tick(&sim, "done");
     let res = sim.app::<Flows>(id).expect("flows").results();
     let ports = sim.net.port_reports();
     let qps = sim.net.qp_reports();
@@ -232,7 +249,8 @@ pub struct Tick<'a> {
     pub total: Option<f64>,
     /// What `done` counts: "measurements" (IMB, OSU, Cbench: one per
     /// message size and process count), "calls" (HPL), "ms" (fio's
-    /// simulated run time), "us" (a benchmark's simulated time).
+    /// simulated run time), "us" (a benchmark's simulated time), "flows"
+    /// (flows completed).
     pub unit: &'static str,
     /// What runs now (the measurement, or the benchmark's name).
     pub label: &'a str,

@@ -353,3 +353,37 @@ fn the_flows_memory_estimate_is_of_the_measured_order() {
         10 * stream
     );
 }
+
+/// A flows run reports the flows completed as it goes (every 2^20
+/// events) and once at the end, on both backends.
+#[test]
+fn a_flows_run_reports_its_progress_in_flows() {
+    use fabriclab_core::front::{self, Tick};
+    let flows: Vec<String> = (0..16)
+        .flat_map(|s| (0..16).filter(move |&d| d != s).map(move |d| (s, d)))
+        .map(|(s, d)| format!(r#"{{"src": "h{s}", "dst": "h{d}", "bytes": 8388608}}"#))
+        .collect();
+    let flows = format!("[{}]", flows.join(","));
+    for backend in ["packet", "flow"] {
+        let fabric = format!(
+            "{}\n[sim]\nbackend = \"{backend}\"\n",
+            fabriclab_core::config::preset_toml("leaf-spine").unwrap()
+        );
+        let mut ticks: Vec<(f64, f64, String, u64)> = Vec::new();
+        let mut f = |t: &Tick<'_>| ticks.push((t.done, t.total.unwrap(), t.label.into(), t.events));
+        front::flows_json(&fabric, &flows, 1, None, None, Some(&mut f)).unwrap();
+        let last = ticks.last().unwrap();
+        assert_eq!(
+            (last.0, last.1, last.2.as_str()),
+            (240.0, 240.0, "done"),
+            "{backend}"
+        );
+        assert!(ticks
+            .windows(2)
+            .all(|w| w[0].0 <= w[1].0 && w[0].3 <= w[1].3));
+        if backend == "packet" {
+            // 8 MiB x 240 flows is about 3.8 M events: ticks before the end.
+            assert!(ticks.len() > 1 && ticks[0].0 < 240.0, "{ticks:?}");
+        }
+    }
+}

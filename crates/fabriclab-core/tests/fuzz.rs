@@ -387,7 +387,7 @@ proptest! {
                 "hpl" => front::hpl_json(fabric, &opts, seed, None),
                 "fio" => front::fio_json(fabric, &opts, seed, None),
                 "iperf" => front::iperf_json(fabric, &opts, seed),
-                _ => front::flows_json(fabric, &opts, seed, None, Some(2000.0)),
+                _ => front::flows_json(fabric, &opts, seed, None, Some(2000.0), None),
             };
             check(r);
         });
@@ -445,7 +445,7 @@ fn the_bases_are_valid_and_run() {
             "hpl" => front::hpl_json(&leaf_spine_toml(), opts, 1, None),
             "fio" => front::fio_json(&leaf_spine_toml(), opts, 1, None),
             "iperf" => front::iperf_json(&leaf_spine_toml(), opts, 1),
-            _ => front::flows_json(&leaf_spine_toml(), opts, 1, None, Some(2000.0)),
+            _ => front::flows_json(&leaf_spine_toml(), opts, 1, None, Some(2000.0), None),
         });
         r.unwrap_or_else(|e| panic!("{name}: {e}"));
     }

@@ -180,7 +180,7 @@ fn telemetry_leaves_the_front_end_as_one_array_per_column() {
     let fabric = fabriclab_core::config::preset_toml("leaf-spine").unwrap();
     let flows = r#"[{"src": "h0", "dst": "h4", "bytes": 262144}]"#;
     let out: serde_json::Value =
-        serde_json::from_str(&front::flows_json(fabric, flows, 1, Some(2.0), None).unwrap())
+        serde_json::from_str(&front::flows_json(fabric, flows, 1, Some(2.0), None, None).unwrap())
             .unwrap();
     let ports = &out["port_samples"];
     let n = ports["time_ps"].as_array().unwrap().len();

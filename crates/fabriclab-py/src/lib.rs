@@ -162,9 +162,10 @@ fn perftest(py: Python<'_>, fabric: String, options: String, seed: u64) -> PyRes
 }
 
 /// Run a JSON list of flows on `fabric`. `sample_us` turns on per-QP
-/// telemetry; `limit_us` bounds simulated time. Returns JSON.
+/// telemetry; `limit_us` bounds simulated time; `progress` is called with
+/// the flows completed. Returns JSON.
 #[pyfunction]
-#[pyo3(signature = (fabric, flows, seed=1, sample_us=None, limit_us=None))]
+#[pyo3(signature = (fabric, flows, seed=1, sample_us=None, limit_us=None, progress=None))]
 fn flows(
     py: Python<'_>,
     fabric: String,
@@ -172,9 +173,10 @@ fn flows(
     seed: u64,
     sample_us: Option<f64>,
     limit_us: Option<f64>,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<String> {
-    run(py, || {
-        front::flows_json(&fabric, &flows, seed, sample_us, limit_us)
+    run_progress(py, progress, |p| {
+        front::flows_json(&fabric, &flows, seed, sample_us, limit_us, p)
     })
 }
 

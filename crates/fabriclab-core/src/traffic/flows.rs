@@ -211,6 +211,13 @@ impl Flows {
         self
     }
 
+    /// Flows completed and flows to complete (background flows, which
+    /// repeat for ever, left out): a run's progress.
+    pub fn progress(&self) -> (usize, usize) {
+        let total = self.flows.iter().filter(|f| !f.repeat).count();
+        (total - self.pending, total)
+    }
+
     /// Per-flow results.
     pub fn results(&self) -> Vec<FlowResult> {
         self.flows.iter().map(|f| f.res.clone()).collect()
