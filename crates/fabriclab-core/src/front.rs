@@ -86,28 +86,30 @@ pub fn perftest_json(fabric: &str, options: &str, seed: u64) -> Result<String> {
     report_json(
         &spec,
         [
-            ("test", opts.test.name().to_string()),
-            ("text", report::perftest::text(&r)),
-            ("out_json", report::perftest::json(&r)),
-            ("ports_table", report::table::ports(&r.ports)),
-            ("qps_table", report::table::qps(&r.qps)),
+            ("test", opts.test.name().into()),
+            ("text", report::perftest::text(&r).into()),
+            ("out_json", report::perftest::json(&r).into()),
+            ("ports_table", report::table::ports(&r.ports).into()),
+            ("qps_table", report::table::qps(&r.qps).into()),
         ],
         &r,
     )
 }
 
-/// A tool's result as JSON: the backend, its texts and its report, written
-/// field by field (a report may hold a row per QP, by the million).
+/// A tool's result as JSON: the backend, its texts (strings, or lists of
+/// them) and its report, the report written field by field, never through
+/// a `serde_json::Value` tree (it may hold a row per QP or telemetry rows,
+/// by the million).
 fn report_json<const N: usize>(
     spec: &FabricSpec,
-    texts: [(&'static str, String); N],
+    texts: [(&'static str, serde_json::Value); N],
     report: &impl serde::Serialize,
 ) -> Result<String> {
     #[derive(serde::Serialize)]
     struct Out<'a, R> {
         backend: &'a str,
         #[serde(flatten)]
-        texts: std::collections::BTreeMap<&'static str, String>,
+        texts: std::collections::BTreeMap<&'static str, serde_json::Value>,
         report: &'a R,
     }
     to_json(&Out {
@@ -128,10 +130,10 @@ pub fn iperf_json(fabric: &str, options: &str, seed: u64) -> Result<String> {
     report_json(
         &spec,
         [
-            ("text", report::iperf::text(&r)),
-            ("json", report::iperf::json(&r)),
-            ("ports_table", report::table::ports(&r.ports)),
-            ("tcp_table", report::table::tcp(&r.tcp)),
+            ("text", report::iperf::text(&r).into()),
+            ("json", report::iperf::json(&r).into()),
+            ("ports_table", report::table::ports(&r.ports).into()),
+            ("tcp_table", report::table::tcp(&r.tcp).into()),
         ],
         &r,
     )
@@ -327,23 +329,22 @@ where
         .map(|f| f as &mut dyn FnMut(Time, u64, usize, usize, &str));
     let r = run(&spec, &opts, cb)?;
     let (iperf, ports) = parts(&r);
-    /// Serialised field by field, never through a `serde_json::Value`
-    /// tree (a report with telemetry holds millions of rows).
-    #[derive(serde::Serialize)]
-    struct Out<'a, R> {
-        backend: &'a str,
-        iperf_text: Vec<String>,
-        ports_table: String,
-        report: &'a R,
-        text: String,
-    }
-    to_json(&Out {
-        backend: spec.sim.backend.name(),
-        iperf_text: iperf.iter().map(report::iperf::text).collect(),
-        ports_table: report::table::ports(ports),
-        report: &r,
-        text: text(&spec, &r),
-    })
+    report_json(
+        &spec,
+        [
+            ("text", text(&spec, &r).into()),
+            (
+                "iperf_text",
+                iperf
+                    .iter()
+                    .map(report::iperf::text)
+                    .collect::<Vec<_>>()
+                    .into(),
+            ),
+            ("ports_table", report::table::ports(ports).into()),
+        ],
+        &r,
+    )
 }
 
 /// `value` as JSON text, written straight from its fields.
@@ -469,9 +470,9 @@ pub fn fio_json(fabric: &str, options: &str, seed: u64, progress: OnTick<'_>) ->
     report_json(
         &spec,
         [
-            ("text", report::fio::text(&r)),
-            ("json", report::fio::json(&r)),
-            ("ports_table", report::table::ports(&r.ports)),
+            ("text", report::fio::text(&r).into()),
+            ("json", report::fio::json(&r).into()),
+            ("ports_table", report::table::ports(&r.ports).into()),
         ],
         &r,
     )

@@ -205,26 +205,7 @@ impl super::Net {
         if (via as usize) < self.topo.n_hosts {
             return arg_err(format!("via {}: name a switch, not a host", name(via)));
         }
-        let passes = |sport: u16| {
-            let mut node = self.ports[self.nics[src as usize].port as usize].peer_node;
-            // A path has fewer hops than the fabric has switches.
-            for _ in 0..self.topo.nodes.len() {
-                if node == via {
-                    return true;
-                }
-                if node == dst {
-                    return false;
-                }
-                let out =
-                    self.routing
-                        .next_port(node, src, dst, sport, crate::wire::ROCEV2_UDP_PORT);
-                if out == NO_ROUTE {
-                    return false;
-                }
-                node = self.ports[out as usize].peer_node;
-            }
-            false
-        };
+        let passes = |sport: u16| self.ecmp_hops(src, dst, sport).any(|(node, _)| node == via);
         (0..16384u32)
             .map(|k| 49152 + ((first as u32 - 49152 + k) % 16384) as u16)
             .find(|&p| passes(p))
@@ -252,20 +233,36 @@ impl super::Net {
                 (q.host, q.peer_host, q.sport)
             }
         };
+        self.ecmp_hops(src, dst, sport)
+            .map(|(node, out)| {
+                let first = self.node_ports[node as usize];
+                (self.topo.nodes[node as usize].name.clone(), out - first)
+            })
+            .collect()
+    }
+
+    /// The switches a packet from host `src` to host `dst` with UDP source
+    /// port `sport` crosses, each with its egress port, as ECMP routes it
+    /// now; ends at `dst`, or where a failure left no route.
+    fn ecmp_hops(&self, src: u32, dst: u32, sport: u16) -> impl Iterator<Item = (u32, u32)> + '_ {
         let mut node = self.ports[self.nics[src as usize].port as usize].peer_node;
-        let mut path = Vec::new();
-        while node != dst {
+        // A min-hop path has fewer hops than the fabric has nodes.
+        let mut left = self.topo.nodes.len();
+        std::iter::from_fn(move || {
+            if node == dst || left == 0 {
+                return None;
+            }
+            left -= 1;
             let out = self
                 .routing
                 .next_port(node, src, dst, sport, crate::wire::ROCEV2_UDP_PORT);
             if out == NO_ROUTE {
-                break;
+                return None;
             }
-            let first = self.node_ports[node as usize];
-            path.push((self.topo.nodes[node as usize].name.clone(), out - first));
+            let hop = (node, out);
             node = self.ports[out as usize].peer_node;
-        }
-        path
+            Some(hop)
+        })
     }
 }
 
