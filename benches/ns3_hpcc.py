@@ -4,7 +4,9 @@ Runs ``validation/ns3_hpcc_<N>.toml`` (every ordered host pair, 524,288 B,
 all at once, as ns-3's ``p2_<N>h_a2a.txt``) on fabriclab and prints the
 statistics of the reference run beside it: flow count, mean, p50, p90, p99
 and max flow completion time (us, start to the last ACK at the sender, as
-ns-3's ``fct_*.txt``), and PFC pauses sent::
+ns-3's ``fct_*.txt``), and PFC pauses (pauses started: XOFF frames that
+begin a pause, as ns-3's PFC log has one line per pause and never refreshes
+one; fabriclab's ``pause_tx`` also counts XONs and refreshes)::
 
     python benches/ns3_hpcc.py                       # 16 and 64 hosts, both backends
     python benches/ns3_hpcc.py --hosts 16 --backend packet
@@ -244,7 +246,7 @@ def fcts(r: fabriclab.Result) -> np.ndarray:
 
 def run(hosts: int, backend: str, ref: Path, matched: bool | str = False, ns3_paths: bool = True) -> tuple[dict[str, float], int | None, float]:
     r, wall = run_flows(hosts, backend, ref, matched, ns3_paths=ns3_paths)
-    pauses = int(r.ports["pause_tx"].sum()) if backend == "packet" else None
+    pauses = int(r.ports["pause_starts"].sum()) if backend == "packet" else None
     return stats(fcts(r)), pauses, wall
 
 

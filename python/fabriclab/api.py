@@ -94,6 +94,7 @@ PORT_COLUMNS = [
     "drops_by_prio",
     "ecn_marks",
     "pause_tx",
+    "pause_starts",
     "pause_rx",
     "paused_ps",
     "peak_queue_bytes",

@@ -17,6 +17,17 @@ fn pfc_incast_is_lossless_pauses_and_runs_at_line_rate() {
     );
     let pauses = switch_total(&sim, |c| c.pause_tx);
     assert!(pauses > 0, "the congested leaf must send pause frames");
+    // Every pause started was ended by an XON before the run ended; the
+    // other frames are refreshes of a pause in force (every 167 us at
+    // 100G), so a port sends at least two frames per pause it starts.
+    let starts = switch_total(&sim, |c| c.pause_starts);
+    assert!(
+        starts > 0 && 2 * starts <= pauses,
+        "{starts} starts, {pauses} frames"
+    );
+    for p in sim.net.port_reports() {
+        assert!(2 * p.counters.pause_starts <= p.counters.pause_tx, "{p:?}");
+    }
     let last = res.iter().map(|r| r.delivered_ps.unwrap()).max().unwrap();
     // No earlier than bytes / line rate, and within 5 % of it.
     let ideal_ps = (15 * MIB * 8) as f64 / 100e9 * 1e12;

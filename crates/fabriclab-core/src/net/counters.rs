@@ -40,6 +40,11 @@ pub struct PortCounters {
     pub ecn_marks: u64,
     /// PFC frames sent (XOFF and XON).
     pub pause_tx: u64,
+    /// PFC pauses started here: XOFF frames sent while that priority was
+    /// not already paused by this port, so neither XONs nor the refresh of
+    /// a pause in force. The number of pause episodes, which is what the
+    /// ns-3 HPCC simulator's PFC log counts (it never refreshes a pause).
+    pub pause_starts: u64,
     /// PFC frames received.
     pub pause_rx: u64,
     /// Total time any priority of this egress was paused, ps (summed over
