@@ -76,8 +76,9 @@ def test_bad_dynamic_ecn_settings(section, words, toml_file, cli):
 def test_eantc_alltoall_is_faster_with_dynamic_ecn():
     # The seed's headline (AllToAll 256 KiB 35 % and large sizes 44 % lower
     # with dynamic ECN): here 64 KiB and 128 KiB AllToAll on 32 servers,
-    # 28 % and 20 % lower (2026-11-26, with READ responses beside the send
-    # queue; 256 KiB 1 % and 512 KiB 13 % higher, docs/seeds.md); the
+    # 29 % and 19 % lower (2026-11-26, with READ responses beside the send
+    # queue and DCQCN's alpha once per period; 256 KiB the same and 512 KiB
+    # 13 % higher, docs/seeds.md); the
     # 0-byte row does not touch the fabric.
     t = {}
     for fab in ("eantc-hpc", "eantc-hpc-dynamic"):

@@ -25,7 +25,7 @@ mod routing;
 mod sim;
 mod tcp;
 
-pub use cc::{CcAlgorithm, CcSpec, CnpScope, DcqcnParams};
+pub use cc::{AlphaUpdate, CcAlgorithm, CcSpec, CnpScope, DcqcnParams};
 pub use dyn_ecn::{DynamicEcnSpec, EcnMode};
 pub use failures::{FailoverSpec, LinkFailure};
 pub use fat_tree::FatTreeSpec;

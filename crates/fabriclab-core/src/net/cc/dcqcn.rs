@@ -10,12 +10,14 @@
 //!   to `initial_alpha_value`; it is released when the rate climbs back to
 //!   line rate (`rpg_max_rate`), so the next congestion episode starts again
 //!   from the initial alpha.
-//! - Alpha rises by g on every CNP and decays by (1 - g) for every alpha
-//!   period (`dce_tcp_rtt`) without one. ConnectX updates alpha once per
-//!   period with a "CNP arrived" bit; the notification point sends at most
-//!   one CNP per QP per `min_time_between_cnps` (4 us > 1 us), so this is
-//!   the same update. Decay is evaluated lazily: the number of whole periods
-//!   since the last update is applied when alpha is next needed.
+//! - Alpha (`alpha_update = "period"`, ConnectX) is updated once per alpha
+//!   period (`dce_tcp_rtt`), periods timed from the CNP that allocated the
+//!   limiter: up by g if a CNP arrived in the period, however many, else
+//!   down by the factor (1 - g). With a CNP per marked packet a QP may get
+//!   a dozen CNPs in a 1 us period; they count once. The DCQCN paper's
+//!   reaction point (`"cnp"`) raises alpha on every CNP and decays it for
+//!   each whole period without one. Both are evaluated lazily, when alpha
+//!   is next needed.
 //! - Cuts follow `rate_reduce_monitor_period`: "if a CNP is received during
 //!   the interval, the flow rate is reduced at the beginning of the next
 //!   interval", with intervals timed from the CNP that allocated the
@@ -51,6 +53,8 @@ pub struct DcqcnConf {
     pub initial_alpha: f64,
     /// Alpha decay period.
     pub alpha_period: Time,
+    /// Alpha once per period with a "CNP arrived" bit (else on every CNP).
+    pub alpha_per_period: bool,
     /// Rate-increase timer period.
     pub increase_period: Time,
     /// Byte counter, bytes (0: none; the timer's stage alone decides).
@@ -86,6 +90,7 @@ impl DcqcnConf {
             g: p.g,
             initial_alpha: p.initial_alpha,
             alpha_period: Time::from_ns_f64(p.alpha_period_us * 1e3),
+            alpha_per_period: p.alpha_update == crate::config::AlphaUpdate::Period,
             increase_period: Time::from_ns_f64(p.rate_increase_period_us * 1e3),
             byte_counter: p.byte_counter_bytes,
             f: p.fast_recovery_steps,
@@ -128,7 +133,11 @@ pub struct Dcqcn {
     active: bool,
     /// Start of the rate-reduce monitor periods (the allocating CNP).
     origin: Time,
+    /// Start of the alpha period in progress (per-period update), or the
+    /// last update (per-CNP update).
     alpha_updated: Time,
+    /// A CNP arrived in the alpha period in progress (per-period update).
+    cnp_in_period: bool,
     cut_pending: bool,
     t_count: u32,
     b_count: u32,
@@ -149,6 +158,7 @@ impl Dcqcn {
             active: false,
             origin: Time::ZERO,
             alpha_updated: Time::ZERO,
+            cnp_in_period: false,
             cut_pending: false,
             t_count: 0,
             b_count: 0,
@@ -168,24 +178,40 @@ impl Dcqcn {
         self.active
     }
 
+    /// Bring alpha up to `now`: the updates of every alpha period that
+    /// ended at or before `now`. Per period, the first of them counts the
+    /// CNP bit; the rest are decays.
     fn decay_alpha(&mut self, now: Time, c: &DcqcnConf) {
-        let periods = (now - self.alpha_updated).0 / c.alpha_period.0.max(1);
-        if periods > 0 {
-            self.alpha *= (1.0 - c.g).powi(periods.min(i32::MAX as u64) as i32);
-            self.alpha_updated += Time(periods * c.alpha_period.0);
+        let mut periods = (now - self.alpha_updated).0 / c.alpha_period.0.max(1);
+        if periods == 0 {
+            return;
         }
+        self.alpha_updated += Time(periods * c.alpha_period.0);
+        if self.cnp_in_period {
+            self.cnp_in_period = false;
+            self.alpha = (1.0 - c.g) * self.alpha + c.g;
+            periods -= 1;
+        }
+        self.alpha *= (1.0 - c.g).powi(periods.min(i32::MAX as u64) as i32);
     }
 
     /// A CNP arrived.
     pub fn on_cnp(&mut self, now: Time, c: &DcqcnConf) -> CnpAction {
         if self.active {
             self.decay_alpha(now, c);
-            self.alpha = (1.0 - c.g) * self.alpha + c.g;
+            if c.alpha_per_period {
+                self.cnp_in_period = true;
+            } else {
+                self.alpha = (1.0 - c.g) * self.alpha + c.g;
+                self.alpha_updated = now;
+            }
         } else {
             // The first CNP allocates the rate limiter.
             self.active = true;
             self.origin = now;
             self.alpha = c.initial_alpha;
+            self.alpha_updated = now;
+            self.cnp_in_period = false;
             self.rt = self.rc;
             self.t_count = 0;
             self.b_count = 0;
@@ -193,7 +219,6 @@ impl Dcqcn {
             self.timer_inc_since_cut = false;
             self.byte_inc_since_cut = false;
         }
-        self.alpha_updated = now;
         if self.cut_pending {
             return CnpAction::Pending;
         }
@@ -372,14 +397,51 @@ mod tests {
     }
 
     #[test]
-    fn every_cnp_raises_alpha() {
+    fn connectx_raises_alpha_once_per_period_with_a_cnp() {
         let c = conf();
+        let g = c.g;
         let mut d = Dcqcn::at_line_rate(Rate::gbps(100));
         d.on_cnp(Time::ZERO, &c);
         let a0 = d.alpha;
-        d.on_cnp(Time::us(2), &c); // deferred cut, alpha still rises
-        let a = a0 * (1.0 - c.g).powi(2);
-        assert!((d.alpha - ((1.0 - c.g) * a + c.g)).abs() < 1e-12);
+        // Periods [0, 1), [1, 2), [2, 3) us from the first CNP. Five CNPs in
+        // the third period count once; it ends at 3 us.
+        for ns in [2_100, 2_300, 2_500, 2_700, 2_900] {
+            d.on_cnp(Time::ns(ns), &c);
+        }
+        // Two decays (periods 1 and 2), then the CNP bit of period 3.
+        d.decay_alpha(Time::us(3), &c);
+        let a = (1.0 - g) * (a0 * (1.0 - g).powi(2)) + g;
+        assert!((d.alpha - a).abs() < 1e-12, "{} vs {a}", d.alpha);
+        // The phase stays that of the first CNP: a CNP at 3.9 us is in the
+        // period ending at 4 us, and the one after decays.
+        d.on_cnp(Time::ns(3_900), &c);
+        d.decay_alpha(Time::ns(5_000), &c);
+        let a = ((1.0 - g) * a + g) * (1.0 - g);
+        assert!((d.alpha - a).abs() < 1e-12);
+        // A cut at a period boundary sees that period's update first (ns-3
+        // runs its cut 1 ns after the alpha update).
+        d.on_cnp(Time::ns(5_500), &c);
+        let rc = d.rc;
+        d.on_cut_timer(Time::us(8), &c);
+        let a = ((1.0 - g) * a + g) * (1.0 - g).powi(2);
+        assert!((d.alpha - a).abs() < 1e-12);
+        assert!((d.rc - rc * (1.0 - a / 2.0)).abs() < 1.0);
+    }
+
+    #[test]
+    fn the_paper_raises_alpha_on_every_cnp() {
+        let c = DcqcnConf::new(&DcqcnParams::paper());
+        let g = c.g;
+        let mut d = Dcqcn::at_line_rate(Rate::gbps(40));
+        d.on_cnp(Time::ZERO, &c);
+        let a0 = d.alpha;
+        d.on_cnp(Time::us(2), &c);
+        d.on_cnp(Time::us(3), &c);
+        let a = (1.0 - g) * ((1.0 - g) * a0 + g) + g;
+        assert!((d.alpha - a).abs() < 1e-12);
+        // 55 us periods from the last CNP: 120 us later, two decays.
+        d.decay_alpha(Time::us(123), &c);
+        assert!((d.alpha - a * (1.0 - g).powi(2)).abs() < 1e-12);
     }
 
     #[test]
