@@ -262,6 +262,18 @@ fn an_incast_across_a_failing_spine_stays_drop_free_and_completes() {
         total(&r.sim.net, |c| c.pause_tx) > 0,
         "the incast should pause"
     );
+    // Pauses started: on a link that stayed up every one was ended by an
+    // XON; on the failed link a pause in force is ended by the failure.
+    assert!(total(&r.sim.net, |c| c.pause_starts) > 0);
+    for p in r.sim.net.port_reports() {
+        let c = &p.counters;
+        let failed = matches!(
+            (p.node.as_str(), p.peer.as_str()),
+            ("spine0", "leaf2") | ("leaf2", "spine0")
+        );
+        assert!(c.pause_starts <= c.pause_tx, "{p:?}");
+        assert!(failed || 2 * c.pause_starts <= c.pause_tx, "{p:?}");
+    }
     let rx: u64 = r
         .sim
         .net

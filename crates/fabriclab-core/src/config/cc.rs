@@ -63,8 +63,9 @@ pub enum CnpScope {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AlphaUpdate {
-    /// Once per alpha period, periods timed from the flow's first CNP: up
-    /// by g if a CNP arrived in the period (however many), else a decay
+    /// Once per alpha period, periods timed from the CNP that allocated the
+    /// QP's rate limiter (the grid restarts after a release at line rate):
+    /// up by g if a CNP arrived in the period (however many), else a decay
     /// (ConnectX's "CNP arrived" bit per `dce_tcp_rtt`; the ns-3 HPCC
     /// simulator's `UpdateAlphaMlx`).
     Period,

@@ -1,7 +1,8 @@
 //! Counters: always on, a handful of integer adds per packet.
 //!
 //! Port counters count data-path frames (RoCE data, ACK, NAK, CNP) in
-//! `tx_*`/`rx_*`; PFC frames are counted only in `pause_tx`/`pause_rx`, so
+//! `tx_*`/`rx_*`; PFC frames are counted only in `pause_tx`/`pause_rx`
+//! (and the pauses they begin in `pause_starts`), so
 //! that for every switch `sum(rx_bytes) = sum(tx_bytes) + sum(drop_bytes)`
 //! once its buffers are empty.
 
@@ -40,10 +41,11 @@ pub struct PortCounters {
     pub ecn_marks: u64,
     /// PFC frames sent (XOFF and XON).
     pub pause_tx: u64,
-    /// PFC pauses started here: XOFF frames sent while that priority was
-    /// not already paused by this port, so neither XONs nor the refresh of
-    /// a pause in force. The number of pause episodes, which is what the
-    /// ns-3 HPCC simulator's PFC log counts (it never refreshes a pause).
+    /// PFC pauses started here: XOFF frames put on the wire while the peer
+    /// was not already paused for that priority by this port, so neither
+    /// XONs nor the refresh of a pause in force. The number of pause
+    /// episodes, which is what the ns-3 HPCC simulator's PFC log counts (it
+    /// never refreshes a pause).
     pub pause_starts: u64,
     /// PFC frames received.
     pub pause_rx: u64,

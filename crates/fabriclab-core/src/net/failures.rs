@@ -187,6 +187,7 @@ impl Net {
         let now = self.now();
         let port = &mut self.ports[pi as usize];
         port.up = false;
+        port.pfc_peer_paused = 0;
         // Frames in flight never arrive (their `Arrive` event finds the
         // wire changed and does nothing); the one being serialised still
         // ends its `TxDone`, which keeps the port's transmitter consistent.

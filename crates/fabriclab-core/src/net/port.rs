@@ -74,6 +74,10 @@ pub(crate) struct Port {
     pub pause_since: [Option<Time>; 8],
     /// When the last XOFF was sent, per priority (refresh bookkeeping).
     pub xoff_at: [Time; 8],
+    /// Bit p: the last PFC frame this port put on the wire for priority p
+    /// was an XOFF, so its peer is paused (counts `pause_starts`; cleared
+    /// when the link goes down, which ends the peer's pause).
+    pub pfc_peer_paused: u8,
 }
 
 impl Port {
@@ -115,6 +119,7 @@ impl Port {
             ing_total: 0,
             xoff: [false; 8],
             xoff_at: [Time::ZERO; 8],
+            pfc_peer_paused: 0,
             c: PortCounters::default(),
         }
     }
@@ -310,6 +315,13 @@ impl Net {
         port.busy = true;
         if p.kind == PktKind::Pause {
             port.c.pause_tx += 1;
+            let bit = 1u8 << p.prio;
+            if p.aux == 0 {
+                port.pfc_peer_paused &= !bit;
+            } else if port.pfc_peer_paused & bit == 0 {
+                port.pfc_peer_paused |= bit;
+                port.c.pause_starts += 1;
+            }
         } else if p.kind == PktKind::FlowCtl {
             // InfiniBand credit update: carries the credits as they are now.
             super::ib::stamp_fcp(self.ib.as_deref_mut(), pi, p);

@@ -150,9 +150,6 @@ impl Net {
         if !port.up {
             return; // the link is down: nothing to tell
         }
-        if pause && !was {
-            port.c.pause_starts += 1;
-        }
         let node = port.node;
         let pkt = self.pkts.alloc(Packet {
             kind: PktKind::Pause,

@@ -181,12 +181,13 @@ impl Dcqcn {
     /// Bring alpha up to `now`: the updates of every alpha period that
     /// ended at or before `now`. Per period, the first of them counts the
     /// CNP bit; the rest are decays.
-    fn decay_alpha(&mut self, now: Time, c: &DcqcnConf) {
-        let mut periods = (now - self.alpha_updated).0 / c.alpha_period.0.max(1);
+    fn update_alpha(&mut self, now: Time, c: &DcqcnConf) {
+        let period = c.alpha_period.0.max(1);
+        let mut periods = (now - self.alpha_updated).0 / period;
         if periods == 0 {
             return;
         }
-        self.alpha_updated += Time(periods * c.alpha_period.0);
+        self.alpha_updated += Time(periods * period);
         if self.cnp_in_period {
             self.cnp_in_period = false;
             self.alpha = (1.0 - c.g) * self.alpha + c.g;
@@ -198,7 +199,7 @@ impl Dcqcn {
     /// A CNP arrived.
     pub fn on_cnp(&mut self, now: Time, c: &DcqcnConf) -> CnpAction {
         if self.active {
-            self.decay_alpha(now, c);
+            self.update_alpha(now, c);
             if c.alpha_per_period {
                 self.cnp_in_period = true;
             } else {
@@ -239,7 +240,7 @@ impl Dcqcn {
     }
 
     fn cut(&mut self, now: Time, c: &DcqcnConf) {
-        self.decay_alpha(now, c);
+        self.update_alpha(now, c);
         if c.clamp_target
             || self.byte_inc_since_cut
             || (c.clamp_after_time_inc && self.timer_inc_since_cut)
@@ -409,22 +410,25 @@ mod tests {
             d.on_cnp(Time::ns(ns), &c);
         }
         // Two decays (periods 1 and 2), then the CNP bit of period 3.
-        d.decay_alpha(Time::us(3), &c);
+        d.update_alpha(Time::us(3), &c);
         let a = (1.0 - g) * (a0 * (1.0 - g).powi(2)) + g;
         assert!((d.alpha - a).abs() < 1e-12, "{} vs {a}", d.alpha);
         // The phase stays that of the first CNP: a CNP at 3.9 us is in the
         // period ending at 4 us, and the one after decays.
         d.on_cnp(Time::ns(3_900), &c);
-        d.decay_alpha(Time::ns(5_000), &c);
+        d.update_alpha(Time::ns(5_000), &c);
         let a = ((1.0 - g) * a + g) * (1.0 - g);
         assert!((d.alpha - a).abs() < 1e-12);
-        // A cut at a period boundary sees that period's update first (ns-3
-        // runs its cut 1 ns after the alpha update).
-        d.on_cnp(Time::ns(5_500), &c);
+        // A CNP exactly at 6 us belongs to the period [6, 7) us; one at
+        // 7.5 us to [7, 8). A cut at 8 us, a period boundary, sees the
+        // update of the period ending then (ns-3 runs its cut 1 ns after
+        // the alpha update).
+        d.on_cnp(Time::us(6), &c);
+        d.on_cnp(Time::ns(7_500), &c);
         let rc = d.rc;
         d.on_cut_timer(Time::us(8), &c);
-        let a = ((1.0 - g) * a + g) * (1.0 - g).powi(2);
-        assert!((d.alpha - a).abs() < 1e-12);
+        let a = (1.0 - g) * ((1.0 - g) * (a * (1.0 - g)) + g) + g;
+        assert!((d.alpha - a).abs() < 1e-12, "{} vs {a}", d.alpha);
         assert!((d.rc - rc * (1.0 - a / 2.0)).abs() < 1.0);
     }
 
@@ -440,7 +444,7 @@ mod tests {
         let a = (1.0 - g) * ((1.0 - g) * a0 + g) + g;
         assert!((d.alpha - a).abs() < 1e-12);
         // 55 us periods from the last CNP: 120 us later, two decays.
-        d.decay_alpha(Time::us(123), &c);
+        d.update_alpha(Time::us(123), &c);
         assert!((d.alpha - a * (1.0 - g).powi(2)).abs() < 1e-12);
     }
 
@@ -545,7 +549,7 @@ mod tests {
         let mut d = Dcqcn::at_line_rate(Rate::gbps(100));
         d.on_cnp(Time::ZERO, &c);
         let a0 = d.alpha;
-        d.decay_alpha(Time::ns(3_500), &c); // 3 whole periods of 1 us
+        d.update_alpha(Time::ns(3_500), &c); // 3 whole periods of 1 us
         assert!((d.alpha - a0 * (1.0 - c.g).powi(3)).abs() < 1e-12);
     }
 
