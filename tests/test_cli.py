@@ -204,6 +204,27 @@ def test_cli_fabric_show_file(toml_file):
     assert 'kind = "explicit"' in r.stdout and "[switch]" in r.stdout  # defaults filled in
 
 
+def test_cli_fabric_show_prints_the_dcqcn_parameters_in_force(toml_file):
+    # The preset's values with the file's overrides resolved; none where
+    # RoCE QPs do not run DCQCN.
+    r = run_cli("fabric", "show", "heps")
+    assert r.returncode == 0, r.stderr
+    line = next(x for x in r.stdout.splitlines() if x.startswith("DCQCN:"))
+    assert "alpha per period (period 1 us" in line and "CNPs at most every 4 us per port" in line, line
+    assert "byte counter 32767 B" in line and "minimum 1 Mb/s" in line, line
+    assert fabriclab.Fabric.preset("heps").dcqcn["alpha_update"] == "period"
+    text = fabriclab.preset_toml("heps") + '\n[cc]\nalpha_update = "cnp"\nbyte_counter_bytes = 0\n'
+    if "[cc]" in fabriclab.preset_toml("heps"):
+        text = fabriclab.preset_toml("heps").replace("[cc]", '[cc]\nalpha_update = "cnp"\nbyte_counter_bytes = 0', 1)
+    r = run_cli("fabric", "show", toml_file(text))
+    assert r.returncode == 0, r.stderr
+    assert "alpha per cnp" in r.stdout and "byte counter none" in r.stdout, r.stdout
+    r = run_cli("fabric", "show", "stackhpc-ib")
+    assert r.returncode == 0, r.stderr
+    assert "DCQCN:" not in r.stdout
+    assert fabriclab.Fabric.preset("stackhpc-ib").dcqcn is None
+
+
 def test_cli_run_scenario():
     r = run_cli("run", ROOT / "scenarios" / "heps.toml")
     assert r.returncode == 0, r.stderr

@@ -261,6 +261,10 @@ class Fabric:
         self.links: pd.DataFrame = frame(info["links"], LINK_COLUMNS)
         #: Every setting of the fabric, defaults filled in, as TOML.
         self.normalized_toml: str = info["toml"]
+        #: The DCQCN parameters in force (the ``[cc]`` preset with its
+        #: overrides), or None where RoCE QPs do not run DCQCN (InfiniBand,
+        #: iWARP, ``[cc] algorithm = "none"``).
+        self.dcqcn: dict[str, Any] | None = info["dcqcn"]
         #: The file this fabric was loaded from, if any.
         self.path: str | None = path
         self.is_preset: bool = _preset

@@ -338,9 +338,25 @@ def _cmd_fabric(a: argparse.Namespace) -> None:
         groups = links.groupby(["role", "gbps", "delay_ns"], sort=True).size()
         for (role, gbps, delay), n in cast("Iterable[tuple[tuple[str, float, float], int]]", groups.items()):
             lines.append(f"  {n:>4} x {gbps:g} Gb/s, {delay:g} ns: {role}s")
+    if fab.dcqcn is not None:
+        lines.append("DCQCN:       " + _dcqcn_line(fab.dcqcn))
     _out("\n".join(lines))
     if a.links:
         _out(fab.links.to_string(index=False))
+
+
+def _dcqcn_line(p: dict[str, Any]) -> str:
+    """The DCQCN parameters in force, in the units of their ``[cc]`` keys."""
+    byte_counter = f"{p['byte_counter_bytes']} B" if p["byte_counter_bytes"] else "none"
+    return (
+        f"g {p['g']:.6g}, alpha per {p['alpha_update']} (period {p['alpha_period_us']:g} us, "
+        f"initial {p['initial_alpha']:.6g}), cuts at most every {p['min_time_between_cuts_us']:g} us, "
+        f"CNPs at most every {p['cnp_interval_us']:g} us per {p['cnp_scope']}"
+        f"{' on ACKs' if p['cnp_on_ack'] else ''}, increase timer {p['rate_increase_period_us']:g} us, "
+        f"byte counter {byte_counter}, F {p['fast_recovery_steps']}, AI {p['rai_mbps']:g} / "
+        f"HAI {p['rhai_mbps']:g} Mb/s, minimum {p['min_rate_mbps']:g} Mb/s, clamp target "
+        f"{'always' if p['clamp_target_rate'] else 'after a timer increase' if p['clamp_target_rate_after_time_inc'] else 'after a byte-counter increase'}"
+    )
 
 
 def _names(names: Sequence[str], limit: int = 12) -> str:

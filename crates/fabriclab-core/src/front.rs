@@ -7,7 +7,7 @@
 //! `_core.preset_toml`), so a name and a text are never told apart by
 //! guessing.
 
-use crate::config::{preset_names, FabricSpec};
+use crate::config::{preset_names, CcAlgorithm, FabricSpec};
 use crate::error::{Error, Result};
 use crate::net::Net;
 use crate::report;
@@ -66,6 +66,13 @@ pub fn fabric_info_json(fabric: &str) -> Result<String> {
             })
         })
         .collect();
+    // The DCQCN parameters in force (preset and overrides resolved), where
+    // RoCE QPs run DCQCN.
+    let dcqcn = if spec.transport.is_roce() && spec.cc.algorithm == CcAlgorithm::Dcqcn {
+        serde_json::to_value(spec.cc.dcqcn()?).expect("json")
+    } else {
+        serde_json::Value::Null
+    };
     Ok(json!({
         "name": spec.name,
         "description": spec.description,
@@ -73,6 +80,7 @@ pub fn fabric_info_json(fabric: &str) -> Result<String> {
         "switches": names(false),
         "links": links,
         "toml": spec.to_toml(),
+        "dcqcn": dcqcn,
     })
     .to_string())
 }
