@@ -62,15 +62,46 @@ impl<E> Entry<E> {
     }
 }
 
-/// Sort the events of one slot latest first by their full key. A stable
-/// two-pass radix sort on the 16-bit offset in the slot, then one pass
-/// that puts events of equal time in sequence order (they nearly always
-/// are already: a bucket receives direct schedules in sequence order; only
-/// an event scheduled with a reserved sequence number, see
-/// [`EventQueue::schedule_reserved`], can arrive behind later ones); small
-/// buckets use an insertion sort on the full key.
+/// Sort the events of one slot latest first by their full key. Small
+/// buckets use an insertion sort on the full key; up to 256 events, one
+/// counting pass on the top bits of the offset in the slot, as many
+/// buckets as events (the usual slot holds a few dozen, for which the
+/// two-pass radix's 512 counters cost more than the events); beyond, a
+/// stable two-pass radix sort on the 16-bit offset. Then one insertion
+/// pass on the full key puts what remains in order: events of one counting
+/// bucket, and events of equal time out of sequence order (rare: a bucket
+/// receives direct schedules in sequence order; only an event scheduled
+/// with a reserved sequence number, see [`EventQueue::schedule_reserved`],
+/// can arrive behind later ones).
 fn sort_slot<E: Copy>(v: &mut [Entry<E>], scratch: &mut Vec<Entry<E>>) {
     if v.len() <= 24 {
+        insertion_sort(v);
+        return;
+    }
+    if v.len() <= 256 {
+        // One counting pass on the top bits of the offset, as many buckets
+        // as events (16 to 256), then the full-key insertion pass below
+        // finishes the order within each bucket.
+        let bits = (usize::BITS - (v.len() - 1).leading_zeros()).clamp(4, 8);
+        let shift = 16 - bits;
+        let mut cnt = [0u32; 256];
+        for e in v.iter() {
+            cnt[e.offset() >> shift] += 1;
+        }
+        let mut start = 0;
+        for c in cnt[..1 << bits].iter_mut() {
+            let n = *c;
+            *c = start;
+            start += n;
+        }
+        scratch.clear();
+        scratch.extend_from_slice(v);
+        let last = v.len() - 1;
+        for e in scratch.iter() {
+            let d = e.offset() >> shift;
+            v[last - cnt[d] as usize] = *e;
+            cnt[d] += 1;
+        }
         insertion_sort(v);
         return;
     }
@@ -439,6 +470,33 @@ mod tests {
         want[1..].sort();
         let got: Vec<(u64, u64)> = std::iter::from_fn(|| q.pop().map(|(t, e)| (t.0, e))).collect();
         assert_eq!(got, want);
+    }
+
+    /// Slots of every size class (insertion sort, one counting pass sized
+    /// to the slot, two-pass radix) pop in (time, sequence) order, with
+    /// equal times and offsets spread over the whole slot or bunched.
+    #[test]
+    fn slots_of_every_size_pop_in_time_then_sequence_order() {
+        for n in [2u64, 24, 25, 41, 100, 255, 256, 257, 600] {
+            for spread in [SLOT_PS, 64, 1] {
+                let mut q = EventQueue::new();
+                q.schedule(Time::ZERO, u64::MAX);
+                let mut want = vec![(0, u64::MAX)];
+                let mut x = 0x2545_f491_4f6c_dd1du64 ^ n;
+                for i in 0..n {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    let at = SLOT_PS * 5 + x % spread;
+                    q.schedule(Time(at), i);
+                    want.push((at, i));
+                }
+                want[1..].sort();
+                let got: Vec<(u64, u64)> =
+                    std::iter::from_fn(|| q.pop().map(|(t, e)| (t.0, e))).collect();
+                assert_eq!(got, want, "{n} events spread over {spread} ps");
+            }
+        }
     }
 
     /// The tiered queue pops exactly what one heap keyed by (time, seq)
