@@ -115,6 +115,12 @@ impl Rate {
     /// Time to serialise `bytes` at this rate, rounded up to the picosecond.
     #[inline]
     pub fn tx_time(self, bytes: u64) -> Time {
+        const BIT_PS: u64 = 8 * 1_000_000_000_000;
+        if bytes <= u64::MAX / BIT_PS {
+            // Every frame (up to 2.3 MB): one 64-bit division, the same
+            // result as the 128-bit one below.
+            return Time((bytes * BIT_PS).div_ceil(self.0));
+        }
         let num = bytes as u128 * 8 * 1_000_000_000_000u128;
         let den = self.0 as u128;
         Time(num.div_ceil(den) as u64)
@@ -150,6 +156,16 @@ mod tests {
     fn large_messages_do_not_overflow() {
         let t = Rate::gbps(1).tx_time(8 << 30); // 8 GiB at 1 Gb/s
         assert_eq!(t, Time::ps(68_719_476_736_000));
+    }
+
+    #[test]
+    fn both_division_paths_agree_at_their_boundary() {
+        // 2,305,843 bytes is the last size of the 64-bit path.
+        let r = Rate::bps(7_000_000_003);
+        for bytes in [2_305_842, 2_305_843, 2_305_844, 2_305_845] {
+            let exact = (bytes as u128 * 8_000_000_000_000).div_ceil(7_000_000_003);
+            assert_eq!(r.tx_time(bytes), Time::ps(exact as u64), "{bytes} B");
+        }
     }
 
     #[test]
