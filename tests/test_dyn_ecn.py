@@ -75,17 +75,24 @@ def test_bad_dynamic_ecn_settings(section, words, toml_file, cli):
 
 def test_eantc_alltoall_is_faster_with_dynamic_ecn():
     # The seed's headline (AllToAll 256 KiB 35 % and large sizes 44 % lower
-    # with dynamic ECN): here 64 KiB and 128 KiB AllToAll on 32 servers,
-    # 29 % and 19 % lower (2026-11-26, with READ responses beside the send
-    # queue and DCQCN's alpha once per period; 256 KiB the same and 512 KiB
-    # 13 % higher, docs/seeds.md); the
-    # 0-byte row does not touch the fabric.
-    t = {}
-    for fab in ("eantc-hpc", "eantc-hpc-dynamic"):
-        res = fabriclab.imb(["Alltoall"], np=32, npmin=32, msglog=(15, 17), fabric=fab)
-        df = res.df
-        t[fab] = df.set_index("bytes").t_avg_us
-    static, dynamic = t["eantc-hpc"], t["eantc-hpc-dynamic"]
-    assert dynamic[0] == static[0]
-    for size in (65536, 131072):
-        assert dynamic[size] < 0.85 * static[size], (size, static[size], dynamic[size])
+    # with dynamic ECN): here 64 KiB and 128 KiB AllToAll on 32 servers are
+    # lower on every seed, by 21-26 % and 12-26 % over seeds 1-5
+    # (2026-11-26, with switch queues counting stored frames; 256 KiB the
+    # same and 512 KiB higher, docs/seeds.md). One seed's figure moves by
+    # several points with any change of timing, so the mean of three is
+    # held to a 15 % reduction. The 0-byte row does not touch the fabric.
+    cuts: dict[int, list[float]] = {65536: [], 131072: []}
+    for seed in (1, 2, 3):
+        t = {}
+        for fab in ("eantc-hpc", "eantc-hpc-dynamic"):
+            res = fabriclab.imb(
+                ["Alltoall"], np=32, npmin=32, msglog=(15, 17), fabric=fab, seed=seed
+            )
+            t[fab] = res.df.set_index("bytes").t_avg_us
+        static, dynamic = t["eantc-hpc"], t["eantc-hpc-dynamic"]
+        assert dynamic[0] == static[0]
+        for size, c in cuts.items():
+            assert dynamic[size] < static[size], (seed, size, static[size], dynamic[size])
+            c.append(1 - dynamic[size] / static[size])
+    for size, c in cuts.items():
+        assert sum(c) / len(c) > 0.15, (size, c)

@@ -179,7 +179,7 @@ impl Net {
                     };
                     let queued: u64 = ports
                         .clone()
-                        .map(|p| self.ports[p as usize].qbytes[prio])
+                        .map(|p| self.queued_wire_bytes(p as usize, prio))
                         .sum();
                     let (rx, tx, dropped, lost) =
                         (sum(&a.rx), sum(&a.tx), sum(&a.dropped), sum(&a.lost));
@@ -252,7 +252,8 @@ pub struct AuditSummary {
     pub dropped_bytes: u64,
     /// Bytes lost inside switches to link failures.
     pub lost_bytes: u64,
-    /// Bytes still queued at switches.
+    /// Bytes still queued at switches, in wire bytes as the other totals
+    /// (queues themselves hold frames: see `Net::stored_bytes`).
     pub queued_bytes: u64,
     /// XOFF and XON frames sent by switches (state changes).
     pub xoff: u64,
@@ -277,7 +278,10 @@ impl Net {
             switch_tx_bytes: all(&a.tx),
             dropped_bytes: all(&a.dropped),
             lost_bytes: all(&a.lost),
-            queued_bytes: self.ports[first..].iter().map(|p| p.total_qbytes).sum(),
+            queued_bytes: (first..self.ports.len())
+                .flat_map(|p| (0..8).map(move |prio| (p, prio)))
+                .map(|(p, prio)| self.queued_wire_bytes(p, prio))
+                .sum(),
             xoff: all(&a.xoff),
             xon: all(&a.xon),
             messages_posted: a.posted.iter().sum(),

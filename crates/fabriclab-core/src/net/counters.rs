@@ -52,7 +52,8 @@ pub struct PortCounters {
     /// Total time any priority of this egress was paused, ps (summed over
     /// priorities).
     pub paused_ps: u64,
-    /// Peak egress queue depth (all priorities), bytes.
+    /// Peak egress queue depth (all priorities), bytes of frames stored
+    /// (no preamble or inter-frame gap).
     pub peak_queue_bytes: u64,
     /// Peak switch buffer held by packets that entered through this port,
     /// bytes.

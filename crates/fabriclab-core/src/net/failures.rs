@@ -203,13 +203,10 @@ impl Net {
         let switch = self.is_switch(node);
         for prio in 0..8 {
             while let Some(pkt) = self.ports[pi as usize].queues[prio].pop_front() {
-                let (wire, kind) = {
-                    let p = self.pkts.get(pkt);
-                    (p.wire as u64, p.kind)
-                };
+                let (stored, kind) = (self.stored_bytes(pkt), self.pkts.get(pkt).kind);
                 let port = &mut self.ports[pi as usize];
-                port.qbytes[prio] -= wire;
-                port.total_qbytes -= wire;
+                port.qbytes[prio] -= stored;
+                port.total_qbytes -= stored;
                 if switch {
                     self.release_switch_buffer(pi, pkt, prio);
                 } else if kind == PktKind::TcpData {

@@ -11,6 +11,9 @@
 //! only when headroom itself would overflow (a misconfiguration the model
 //! must be able to show). Lossy priorities never use headroom: they are
 //! tail-dropped when their egress queue exceeds the same dynamic threshold.
+//! Bytes are those a switch stores: the frame, header to FCS, without the
+//! preamble, SFD and inter-frame gap that a packet's wire size counts
+//! (`Net::stored_bytes`); ECN thresholds compare with the same bytes.
 //! Not modelled: per-pool service pools, egress accounting limits for the
 //! lossless class, ~1 KB cell rounding.
 

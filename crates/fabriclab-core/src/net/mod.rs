@@ -171,6 +171,10 @@ pub(crate) struct Params {
     pub cnp: Option<CnpPolicy>,
     /// InfiniBand links (IB wire overheads; credits in `Net::ib`).
     pub ib: bool,
+    /// Bytes of a packet's wire size that no queue or buffer holds: the
+    /// preamble, SFD and inter-frame gap on Ethernet (20), none on
+    /// InfiniBand, whose wire size has none.
+    pub framing: u32,
 }
 
 impl Params {
@@ -626,6 +630,11 @@ fn params(spec: &FabricSpec) -> Result<Params> {
         cc,
         cnp,
         ib,
+        framing: if ib {
+            0
+        } else {
+            crate::wire::PREAMBLE_SFD + crate::wire::IFG
+        },
     })
 }
 

@@ -468,10 +468,10 @@ impl Net {
         self.audit_pfc(pi, prio as u8, false, was);
         if drop {
             while let Some(pkt) = self.ports[pi as usize].queues[prio].pop_front() {
-                let wire = self.pkts.get(pkt).wire as u64;
+                let stored = self.stored_bytes(pkt);
                 let port = &mut self.ports[pi as usize];
-                port.qbytes[prio] -= wire;
-                port.total_qbytes -= wire;
+                port.qbytes[prio] -= stored;
+                port.total_qbytes -= stored;
                 self.release_switch_buffer(pi, pkt, prio);
                 self.watchdog_drop(pi, pkt, prio);
             }

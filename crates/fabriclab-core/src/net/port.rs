@@ -176,18 +176,31 @@ impl Port {
 }
 
 impl Net {
+    /// Bytes packet `pkt` occupies in a queue or a switch buffer: its frame,
+    /// without the preamble and gap that its wire size counts.
+    #[inline]
+    pub(crate) fn stored_bytes(&self, pkt: PktId) -> u64 {
+        (self.pkts.get(pkt).wire - self.p.framing) as u64
+    }
+
+    /// Wire bytes of the packets queued on port `pi` at priority `prio`
+    /// (the queue's stored bytes plus each packet's framing), for the books
+    /// kept in wire bytes.
+    pub(crate) fn queued_wire_bytes(&self, pi: usize, prio: usize) -> u64 {
+        let port = &self.ports[pi];
+        port.qbytes[prio] + self.p.framing as u64 * port.queues[prio].len() as u64
+    }
+
     /// Put a packet on a port's egress queue (no admission checks).
     #[inline]
     pub(crate) fn enqueue(&mut self, pi: PortIdx, pkt: PktId) {
-        let (prio, wire) = {
-            let p = self.pkts.get(pkt);
-            (p.prio as usize, p.wire as u64)
-        };
+        let prio = self.pkts.get(pkt).prio as usize;
+        let stored = self.stored_bytes(pkt);
         let port = &mut self.ports[pi as usize];
         port.queues[prio].push_back(pkt);
         port.nonempty |= 1 << prio;
-        port.qbytes[prio] += wire;
-        port.total_qbytes += wire;
+        port.qbytes[prio] += stored;
+        port.total_qbytes += stored;
         port.c.peak_queue_bytes = port.c.peak_queue_bytes.max(port.total_qbytes);
         if !port.busy || port.txdone_lazy {
             self.try_tx(pi);
@@ -285,9 +298,9 @@ impl Net {
         } else {
             port.nonempty &= !(1 << prio);
         }
-        let wire = self.pkts.get(pkt).wire as u64;
-        port.qbytes[prio] -= wire;
-        port.total_qbytes -= wire;
+        let stored = (self.pkts.get(pkt).wire - self.p.framing) as u64;
+        port.qbytes[prio] -= stored;
+        port.total_qbytes -= stored;
         let node = port.node;
         if self.is_switch(node) {
             self.on_switch_dequeue(pi, pkt, prio);

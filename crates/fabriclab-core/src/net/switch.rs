@@ -26,6 +26,8 @@ impl Net {
         p.ingress = in_port;
         let (src, dst, sport, dport) = (p.src, p.dst, p.sport, p.dport);
         let (prio, size) = (p.prio as usize, p.wire as u64);
+        // The buffer holds the frame; drop counters count wire bytes.
+        let stored = size - self.p.framing as u64;
         let node = self.ports[in_port as usize].node;
         let out = if self.ar.is_some() {
             self.adaptive_port(node, (src, dst, sport, dport), prio)
@@ -53,10 +55,10 @@ impl Net {
         }
         let sw = node as usize - self.topo.n_hosts;
         let admit = if self.p.lossless[prio] {
-            self.mmus[sw].admit_lossless(&mut self.ports[in_port as usize], prio, size)
+            self.mmus[sw].admit_lossless(&mut self.ports[in_port as usize], prio, stored)
         } else {
             let q = self.ports[out as usize].qbytes[prio];
-            self.mmus[sw].admit_lossy(&mut self.ports[in_port as usize], prio, size, q)
+            self.mmus[sw].admit_lossy(&mut self.ports[in_port as usize], prio, stored, q)
         };
         match admit {
             Admit::Drop => {
@@ -117,12 +119,9 @@ impl Net {
     /// Release the switch buffer a queued packet held (its ingress may
     /// send XON).
     pub(crate) fn release_switch_buffer(&mut self, out: PortIdx, pkt: PktId, prio: usize) {
-        let (in_port, wire) = {
-            let p = self.pkts.get(pkt);
-            (p.ingress, p.wire as u64)
-        };
+        let (in_port, stored) = (self.pkts.get(pkt).ingress, self.stored_bytes(pkt));
         let sw = self.ports[out as usize].node as usize - self.topo.n_hosts;
-        if self.mmus[sw].release(&mut self.ports[in_port as usize], prio, wire) {
+        if self.mmus[sw].release(&mut self.ports[in_port as usize], prio, stored) {
             self.send_pfc(in_port, prio as u8, false);
         }
     }

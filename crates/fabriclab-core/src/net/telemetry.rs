@@ -73,7 +73,8 @@ pub struct PortSample {
     pub time_ps: u64,
     /// Global port index ([`Net::port_ends`] names its two ends).
     pub port: u32,
-    /// Bytes queued for transmission now, all priorities.
+    /// Bytes queued for transmission now, all priorities (frames as
+    /// stored: no preamble or inter-frame gap).
     pub queue_bytes: u64,
     /// Bytes transmitted so far (wire bytes, as the port counters).
     pub tx_bytes: u64,
@@ -93,7 +94,8 @@ pub struct PortSampleRow {
     pub port: u32,
     /// Node at the other end of the link.
     pub peer: String,
-    /// Bytes queued for transmission, all priorities.
+    /// Bytes queued for transmission, all priorities (frames as stored:
+    /// no preamble or inter-frame gap).
     pub queue_bytes: u64,
     /// Wire bytes transmitted so far.
     pub tx_bytes: u64,
