@@ -20,7 +20,7 @@ from conftest import run_cli
 from fabriclab.errors import InvalidArgumentError, ParseError
 from fabriclab.lab import KINDS, LAB_DIR, Metric, Selector, load_lab, load_labs
 from fabriclab.lab_measure import QUICK_SKIPPED, VERDICTS, measure, verdict
-from fabriclab.lab_runs import LAB_COLUMNS, run_lab, scenario_of
+from fabriclab.lab_runs import LAB_COLUMNS, run_lab, scenario_of, table_text
 
 #: One lab per experiment row of docs/seeds.md (issue 14).
 SEED_LABS = {
@@ -311,3 +311,50 @@ def test_cli_html_report_has_an_index_and_a_section_per_lab(tmp_path):
     assert text.count('<table class="verdicts">') == 2
     assert re.search(r'<img src="data:image/png;base64,[A-Za-z0-9+/=]{100,}"', text)  # the ping-pong chart
     assert "calibrated" in text and "StackHPC blog, ping-pong table" in text
+
+
+# --------------------------------------------------------------------------
+# Repetitions
+
+
+def test_repetitions_average_each_figure_and_keep_its_extremes(tmp_path):
+    from fabriclab.lab_runs import _rows
+
+    path = copy_lab(tmp_path, "heps", "quick_runtime_s = 0.2\n", "quick_runtime_s = 0.2\nrepetitions = 3\n")
+    lab = load_lab(path)
+    assert lab.repetitions == 3
+    reps = [
+        {"heps": [("bandwidth", pd.DataFrame({"bw_avg_gbps": [bw]})), ("latency", pd.DataFrame({"t_avg_us": [3.72]}))]}
+        for bw in (90.0, 93.0, 99.0)
+    ]
+    rows = _rows(lab, reps, quick=False).set_index("metric")
+    bw = rows.loc["ib_write_bw across spines, 64 KiB"]
+    assert (bw.fabriclab, bw.fabriclab_min, bw.fabriclab_max) == (94.0, 90.0, 99.0)
+    # The verdict is the mean's: 94 is within 5 % of 92, though 99 is not.
+    assert bw.verdict == "reproduced" and bw.delta == pytest.approx(2.0)
+
+
+def test_a_lab_with_repetitions_runs_each_item_with_successive_seeds(tmp_path):
+    path = copy_lab(tmp_path, "heps", "quick_runtime_s = 0.2\n", "quick_runtime_s = 0.2\nrepetitions = 3\n")
+    seeds: list[tuple[str, int]] = []
+    r = run_lab(path, on_item=lambda lab, run, i, item: seeds.append((item.name, item.seed)))
+    assert seeds == [("bandwidth", 1), ("latency", 1), ("bandwidth", 2), ("latency", 2), ("bandwidth", 3), ("latency", 3)]
+    assert r.repetitions == 3
+    assert (r.rows.fabriclab_min <= r.rows.fabriclab).all() and (r.rows.fabriclab <= r.rows.fabriclab_max).all()
+    assert "mean of 3 repetitions (min-max)" in table_text(r)
+    # --quick runs one repetition.
+    quick: list[int] = []
+    q = run_lab(path, quick=True, on_item=lambda lab, run, i, item: quick.append(item.seed))
+    assert quick == [1, 1] and q.repetitions == 1
+    assert (q.rows.fabriclab_min == q.rows.fabriclab).all()
+    r = run_cli("lab", "run", str(path), "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["repetitions"] == 3
+
+
+@pytest.mark.parametrize("value", ["0", "2.5", "true", '"3"'])
+def test_bad_repetitions_name_the_key(tmp_path, value):
+    path = copy_lab(tmp_path, "heps", "quick_runtime_s = 0.2\n", f"quick_runtime_s = 0.2\nrepetitions = {value}\n")
+    with pytest.raises(ParseError, match=r"\[lab\] repetitions"):
+        load_lab(path)
+    assert_cli_error(run_cli("lab", "run", str(path)), "repetitions", "whole number")

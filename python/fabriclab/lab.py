@@ -17,6 +17,7 @@ The format::
     reproduces = "ib_write_bw and ib_write_lat across spines"
     runtime_s = 1.0               # measured wall time, full lab (2 cores)
     quick_runtime_s = 1.0         # the same with --quick
+    repetitions = 1               # optional: runs with seeds seed..seed+K-1
 
     [[run]]                       # a scenario: fabric, seed and [[run.KIND]] items
     name = "roce"
@@ -54,7 +55,10 @@ of the result's tables, :meth:`fabriclab.Result.tables`, such as
 reduces the pairs. ``scale`` and ``divide_by`` multiply and divide the
 result. ``quick = false`` marks a figure the ``--quick`` variant does not
 measure (it runs a smaller problem): with ``--quick`` its verdict is
-``not compared (quick)``. ``[[plot]]`` tables draw the seed's charts in the HTML report
+``not compared (quick)``. ``repetitions = K`` repeats every run with
+the seeds ``seed`` to ``seed + K - 1``, as a report repeats each test:
+a figure is then the mean of its K values (their minimum and maximum
+beside it), and ``--quick`` runs one repetition. ``[[plot]]`` tables draw the seed's charts in the HTML report
 (:mod:`fabriclab.lab_html`).
 
 Left out: arbitrary code in lab files (selectors are data), verdicts
@@ -91,7 +95,7 @@ AGGS = ("only", "mean", "min", "max", "sum")
 OPS = ("value", "difference", "ratio", "reduction_pct")
 PLOT_KINDS = ("lines", "bars")
 
-_LAB_KEYS = {"name", "seed", "title", "reproduces", "runtime_s", "quick_runtime_s", "notes"}
+_LAB_KEYS = {"name", "seed", "title", "reproduces", "runtime_s", "quick_runtime_s", "notes", "repetitions"}
 _RUN_KEYS = {"name", "fabric", "seed", "set", "quick", *ITEM_KINDS}
 _METRIC_KEYS = {
     "label", "unit", "published", "printed", "place", "kind", "tolerance_pct", "tolerance", "note",
@@ -213,6 +217,8 @@ class Lab:
     plots: tuple[Plot, ...]
     path: str
     notes: str = ""
+    #: Each run is repeated with seeds seed, seed + 1, ...; figures are means.
+    repetitions: int = 1
 
     def run(self, name: str) -> LabRun:
         return next(r for r in self.runs if r.name == name)
@@ -324,6 +330,9 @@ def _parse(path: str, text: str, doc: dict[str, Any]) -> Lab:
         raise w.error("[lab] name", f"{name!r} must be the file's name without .toml ({stem!r})")
     seed = _str(w, "[lab] seed", head["seed"])
     runtimes = {k: _number(w, f"[lab] {k}", head[k], positive=True) if k in head else None for k in ("runtime_s", "quick_runtime_s")}
+    repetitions = head.get("repetitions", 1)
+    if isinstance(repetitions, bool) or not isinstance(repetitions, int) or repetitions < 1:
+        raise w.error("[lab] repetitions", f"must be a whole number of runs, 1 or more, got {repetitions!r}")
 
     runs_doc = doc["run"]
     if not isinstance(runs_doc, list) or not runs_doc:
@@ -357,6 +366,7 @@ def _parse(path: str, text: str, doc: dict[str, Any]) -> Lab:
         plots=plots,
         path=path,
         notes=_str(w, "[lab] notes", head.get("notes", ""), empty=True),
+        repetitions=repetitions,
     )
 
 

@@ -26,7 +26,7 @@ from ._tables import tuples
 from .dashboards import Plotter, matplotlib_parts
 from .lab import Plot
 from .lab_measure import select_rows
-from .lab_runs import LabResult, delta_text, fmt
+from .lab_runs import LabResult, delta_text, fmt, value_text
 
 __all__ = ["write_report", "report_html"]
 
@@ -69,7 +69,7 @@ def _verdict_table(r: LabResult) -> str:
         cls = _VERDICT_CLASS.get(row.verdict, "skip")
         body.append(
             f"<tr><td>{i}</td><td>{html.escape(row.metric + unit)}</td><td>{html.escape(row.published)}</td>"
-            f"<td>{fmt(row.fabriclab)}</td><td>{html.escape(delta_text(row))}</td>"
+            f"<td>{html.escape(value_text(r, row))}</td><td>{html.escape(delta_text(row))}</td>"
             f'<td class="{cls}">{html.escape(row.verdict)}</td></tr>\n'
         )
     notes = []
@@ -171,6 +171,8 @@ def _plots(r: LabResult, plotter: Plotter) -> str:
 def _section(r: LabResult, plotter: Plotter) -> str:
     lab = r.lab
     mode = "--quick" if r.quick else "full"
+    if r.repetitions > 1:
+        mode += f", mean of {r.repetitions} repetitions (min-max)"
     meta = f"Seed {lab.seed}. Reproduces: {lab.reproduces}. Run: {mode}, {r.wall_s:.1f} s of wall time."
     return (
         f'<section id="{_anchor(lab.name)}">\n<h2>{html.escape(lab.name)}: {html.escape(lab.title)}</h2>\n'

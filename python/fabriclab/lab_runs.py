@@ -13,6 +13,12 @@ row per metric: ``metric | published | fabriclab | delta | verdict``.
 A run's overrides (``[run.set]``, and ``[run.quick]`` with ``quick=True``)
 are applied as ``fabriclab sweep`` applies its paths (:mod:`fabriclab.sweeps`).
 
+A lab with ``repetitions = K`` runs every item K times, with its seed, its
+seed + 1, ... (seeds change ECMP hashing and every random draw); each
+figure is the mean of its K values, with their minimum and maximum in
+``fabriclab_min`` and ``fabriclab_max``, and the verdict is the mean's.
+``--quick`` runs one repetition.
+
 Left out: parallel runs, caching results between labs, and any verdict
 not computed from the numbers.
 """
@@ -24,7 +30,7 @@ import math
 import os
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import pandas as pd
@@ -42,6 +48,7 @@ __all__ = ["LAB_COLUMNS", "LIST_COLUMNS", "LabResult", "dumps", "lab_list", "lab
 LAB_COLUMNS = (
     "metric", "unit", "published", "fabriclab", "delta", "verdict",
     "kind", "tolerance", "place", "published_low", "published_high",
+    "fabriclab_min", "fabriclab_max",
 )
 #: Columns of :func:`lab_list`'s DataFrame.
 LIST_COLUMNS = ("name", "seed", "title", "reproduces", "runtime_s", "quick_runtime_s", "metrics", "path")
@@ -60,7 +67,10 @@ class LabResult:
     quick: bool
     wall_s: float
     rows: pd.DataFrame
+    #: The first repetition's results (the plots draw them).
     results: dict[str, list[tuple[Any, Any]]] = field(default_factory=dict)
+    #: Repetitions run (1 with --quick).
+    repetitions: int = 1
 
 
 def scenario_of(lab: Lab, run: LabRun, quick: bool) -> Scenario:
@@ -93,30 +103,40 @@ def run_lab(
     before the first item runs."""
     lab = lab if isinstance(lab, Lab) else load_lab(lab)
     scenarios = [(run, scenario_of(lab, run, quick)) for run in lab.runs]
+    repetitions = 1 if quick else lab.repetitions
     start = time.perf_counter()
-    results: dict[str, list[tuple[Any, Any]]] = {}
-    for run, sc in scenarios:
-        results[run.name] = []
-        for i, item in enumerate(sc.items):
-            if on_item:
-                on_item(lab, run, i, item)
-            res = run_item(sc, item, progress=progress)
-            results[run.name].append((item.name, res))
-            if on_result:
-                on_result(lab, run, item, res)
+    reps: list[dict[str, list[tuple[Any, Any]]]] = []
+    for rep in range(repetitions):
+        results: dict[str, list[tuple[Any, Any]]] = {}
+        for run, sc in scenarios:
+            results[run.name] = []
+            for i, item in enumerate(sc.items):
+                item = replace(item, seed=item.seed + rep)
+                if on_item:
+                    on_item(lab, run, i, item)
+                res = run_item(sc, item, progress=progress)
+                results[run.name].append((item.name, res))
+                if on_result:
+                    on_result(lab, run, item, res)
+        reps.append(results)
     wall_s = time.perf_counter() - start
-    return LabResult(lab, quick, wall_s, _rows(lab, results, quick), results)
+    return LabResult(lab, quick, wall_s, _rows(lab, reps, quick), reps[0], repetitions)
 
 
-def _rows(lab: Lab, results: dict[str, list[tuple[Any, Any]]], quick: bool) -> pd.DataFrame:
+def _measured(m: Any, results: dict[str, list[tuple[Any, Any]]], quick: bool) -> float:
+    try:
+        return measure(m, results)
+    except InvalidArgumentError:
+        if not quick or m.quick:
+            raise
+        return math.nan  # the quick variant does not run what this figure needs
+
+
+def _rows(lab: Lab, reps: Sequence[dict[str, list[tuple[Any, Any]]]], quick: bool) -> pd.DataFrame:
     rows = []
     for m in lab.metrics:
-        try:
-            value = measure(m, results)
-        except InvalidArgumentError:
-            if not quick or m.quick:
-                raise
-            value = math.nan  # the quick variant does not run what this figure needs
+        values = [_measured(m, results, quick) for results in reps]
+        value = sum(values) / len(values)
         delta, v = verdict(m, value, quick)
         lo, hi = m.published if m.published is not None else (math.nan, math.nan)
         rows.append(
@@ -132,6 +152,8 @@ def _rows(lab: Lab, results: dict[str, list[tuple[Any, Any]]], quick: bool) -> p
                 "place": m.place,
                 "published_low": lo,
                 "published_high": hi,
+                "fabriclab_min": min(values),
+                "fabriclab_max": max(values),
             }
         )
     return pd.DataFrame(rows, columns=list(LAB_COLUMNS))
@@ -144,8 +166,10 @@ def lab_run(name: LabLike, quick: bool = False, progress: bool = False) -> pd.Da
     range in ``published_low`` / ``published_high``), fabriclab's value,
     ``delta`` = fabriclab - published (to the nearer end of a range, 0
     inside it) and the computed ``verdict``. ``quick`` runs the lab's
-    quick variant. ``df.attrs``: ``lab`` (name, seed, title, reproduces),
-    ``quick``, ``wall_s`` and ``text`` (the table as the CLI prints it).
+    quick variant. Over a lab's ``repetitions``, ``fabriclab`` is the mean
+    and ``fabriclab_min`` / ``fabriclab_max`` the extremes (all three equal
+    with one). ``df.attrs``: ``lab`` (name, seed, title, reproduces),
+    ``quick``, ``repetitions``, ``wall_s`` and ``text`` (the table as the CLI prints it).
     The tools' own results are on :func:`run_lab`'s :class:`LabResult`
     (``.results``: run -> [(item name, :class:`fabriclab.Result`)]), not
     in ``attrs``, which pandas copies with every operation."""
@@ -154,6 +178,7 @@ def lab_run(name: LabLike, quick: bool = False, progress: bool = False) -> pd.Da
     df.attrs.update(
         lab={"name": r.lab.name, "seed": r.lab.seed, "title": r.lab.title, "reproduces": r.lab.reproduces, "path": r.lab.path},
         quick=r.quick,
+        repetitions=r.repetitions,
         wall_s=r.wall_s,
         text=table_text(r),
     )
@@ -217,11 +242,19 @@ def delta_text(row: Any) -> str:
     return text
 
 
+def value_text(r: LabResult, row: Any) -> str:
+    """fabriclab's figure; over repetitions the mean, then ``(min-max)``."""
+    value = fmt(row.fabriclab)
+    if r.repetitions > 1 and value:
+        value += f" ({fmt(row.fabriclab_min)}-{fmt(row.fabriclab_max)})"
+    return value
+
+
 def _cells(r: LabResult) -> list[list[str]]:
     out = []
     for row in tuples(r.rows, index=False):
         unit = f" [{row.unit}]" if row.unit else ""
-        out.append([f"{row.metric}{unit}", row.published, fmt(row.fabriclab), delta_text(row), row.verdict])
+        out.append([f"{row.metric}{unit}", row.published, value_text(r, row), delta_text(row), row.verdict])
     return out
 
 
@@ -239,6 +272,8 @@ def table_text(r: LabResult) -> str:
         return " | ".join(c.ljust(w) for c, w in zip(cs, widths)).rstrip()
 
     mode = "quick" if r.quick else "full"
+    if r.repetitions > 1:
+        mode += f", mean of {r.repetitions} repetitions (min-max)"
     lines = [
         f"lab {lab.name} (seed {lab.seed}, {mode}, {r.wall_s:.1f} s): {lab.title}",
         line(head),
@@ -269,6 +304,7 @@ def to_json(r: LabResult) -> dict[str, Any]:
         "title": lab.title,
         "reproduces": lab.reproduces,
         "quick": r.quick,
+        "repetitions": r.repetitions,
         "wall_s": round(r.wall_s, 3),
         "metrics": [{k: _json_value(v) for k, v in row.items()} for row in r.rows.to_dict(orient="records")],
     }
