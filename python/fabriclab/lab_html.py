@@ -26,7 +26,7 @@ from ._tables import tuples
 from .dashboards import Plotter, matplotlib_parts
 from .lab import Plot
 from .lab_measure import select_rows
-from .lab_runs import LabResult, delta_text, fmt, value_text
+from .lab_runs import LabResult, delta_text, value_text
 
 __all__ = ["write_report", "report_html"]
 
