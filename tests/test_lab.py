@@ -19,7 +19,7 @@ import fabriclab
 from conftest import run_cli
 from fabriclab.errors import InvalidArgumentError, ParseError
 from fabriclab.lab import KINDS, LAB_DIR, Metric, Selector, load_lab, load_labs
-from fabriclab.lab_measure import QUICK_SKIPPED, VERDICTS, measure, verdict
+from fabriclab.lab_measure import QUICK_SKIPPED, VERDICTS, measure, measure_mean, verdict
 from fabriclab.lab_runs import LAB_COLUMNS, run_lab, scenario_of, table_text
 
 #: One lab per experiment row of docs/seeds.md (issue 14).
@@ -334,18 +334,40 @@ def test_repetitions_average_each_figure_and_keep_its_extremes(tmp_path):
     assert bw.verdict == "reproduced" and bw.delta == pytest.approx(2.0)
 
 
-def test_a_lab_with_repetitions_runs_each_item_with_successive_seeds(tmp_path):
+def test_a_reduction_over_repetitions_is_computed_from_the_means():
+    # As a report computes "the delta": from the average latencies, not as
+    # the average of each repetition's reduction.
+    m = Metric(
+        label="cut", unit="%", kind="compare", place="p", published=(10.0, 10.0), printed="10",
+        tolerance_pct=None, tolerance=5.0, select=Selector(run="r", item="a", column="t"),
+        base=Selector(run="r", item="b", column="t"), op="reduction_pct",
+    )
+    reps = [{"r": [("a", pd.DataFrame({"t": [a]})), ("b", pd.DataFrame({"t": [b]}))]} for a, b in ((90.0, 100.0), (40.0, 50.0))]
+    assert [measure(m, r) for r in reps] == [10.0, 20.0]
+    assert measure_mean(m, reps) == pytest.approx(100 * (75 - 65) / 75)
+
+
+def test_a_lab_with_repetitions_runs_each_item_with_successive_seeds(tmp_path, monkeypatch):
+    import fabriclab.lab_runs as lab_runs
+
     path = copy_lab(tmp_path, "heps", "quick_runtime_s = 0.2\n", "quick_runtime_s = 0.2\nrepetitions = 3\n")
     seeds: list[tuple[str, int]] = []
-    r = run_lab(path, on_item=lambda lab, run, i, item: seeds.append((item.name, item.seed)))
+    real_run_item = lab_runs.run_item
+
+    def recording_run_item(sc, item, progress=False):  # what the tools are actually given
+        seeds.append((item.name, item.seed))
+        return real_run_item(sc, item, progress=progress)
+
+    monkeypatch.setattr(lab_runs, "run_item", recording_run_item)
+    r = run_lab(path)
     assert seeds == [("bandwidth", 1), ("latency", 1), ("bandwidth", 2), ("latency", 2), ("bandwidth", 3), ("latency", 3)]
     assert r.repetitions == 3
     assert (r.rows.fabriclab_min <= r.rows.fabriclab).all() and (r.rows.fabriclab <= r.rows.fabriclab_max).all()
-    assert "mean of 3 repetitions (min-max)" in table_text(r)
+    assert "mean of 3 repetitions (min to max)" in table_text(r)
     # --quick runs one repetition.
-    quick: list[int] = []
-    q = run_lab(path, quick=True, on_item=lambda lab, run, i, item: quick.append(item.seed))
-    assert quick == [1, 1] and q.repetitions == 1
+    seeds.clear()
+    q = run_lab(path, quick=True)
+    assert [seed for _, seed in seeds] == [1, 1] and q.repetitions == 1
     assert (q.rows.fabriclab_min == q.rows.fabriclab).all()
     r = run_cli("lab", "run", str(path), "--json")
     assert r.returncode == 0, r.stderr

@@ -158,6 +158,8 @@ def _plots(r: LabResult, plotter: Plotter) -> str:
     for plot in r.lab.plots:
         src = (_lines if plot.kind == "lines" else _bars)(r, plot, plotter)
         caption = f"{plot.title}. The seed: {plot.place}."
+        if plot.kind == "lines" and r.repetitions > 1:
+            caption += " fabriclab's curves: the first repetition; the table gives the means."
         if src is None:
             out.append(f"<p class=\"meta\">{html.escape(caption)} Nothing to draw in this run.</p>\n")
             continue
@@ -172,7 +174,7 @@ def _section(r: LabResult, plotter: Plotter) -> str:
     lab = r.lab
     mode = "--quick" if r.quick else "full"
     if r.repetitions > 1:
-        mode += f", mean of {r.repetitions} repetitions (min-max)"
+        mode += f", mean of {r.repetitions} repetitions (min to max)"
     meta = f"Seed {lab.seed}. Reproduces: {lab.reproduces}. Run: {mode}, {r.wall_s:.1f} s of wall time."
     return (
         f'<section id="{_anchor(lab.name)}">\n<h2>{html.escape(lab.name)}: {html.escape(lab.title)}</h2>\n'

@@ -12,13 +12,17 @@ feed them any tables. A verdict is one of :data:`VERDICTS`:
   nothing; whatever the numbers, this is the verdict;
 - ``chart only``: the seed shows the figure as a chart with no number.
 
-Left out: statistics over repeated runs (one run, one value), and
-tolerances other than relative (% of the published figure) or absolute.
+Over repeated runs (a lab's ``repetitions``), :func:`measure_mean`
+averages each side of a figure over the runs before combining them.
+
+Left out: tolerances other than relative (% of the published figure) or
+absolute, and statistics over runs beyond mean, minimum and maximum.
 """
 
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -27,7 +31,7 @@ import pandas as pd
 from .errors import InvalidArgumentError
 from .lab import Metric, Selector
 
-__all__ = ["QUICK_SKIPPED", "VERDICTS", "Results", "measure", "verdict", "select_rows"]
+__all__ = ["QUICK_SKIPPED", "VERDICTS", "Results", "measure", "measure_mean", "verdict", "select_rows"]
 
 VERDICTS = ("reproduced", "not reproduced", "calibrated", "chart only")
 #: The verdict of a figure that a lab's --quick variant does not measure
@@ -101,31 +105,63 @@ def _combine(op: str, a: Any, b: Any) -> Any:
     return 100.0 * (b - a) / b  # reduction_pct
 
 
-def measure(metric: Metric, results: Results) -> float:
-    """fabriclab's value of ``metric`` from ``results``;
-    :class:`InvalidArgumentError` naming the metric when a selector matches
-    nothing (or more than one row where one is meant)."""
+def _sides(metric: Metric, results: Results) -> Any:
+    """What a metric is computed from in one run's results: its value (one
+    selector), the two reduced values (select, base), or the two series
+    paired on ``by``."""
     what = f"metric {metric.label!r}"
     if metric.base is None:
-        value = _reduce(_values(results, metric.select, what), metric.select.agg, what)
-    elif metric.by is None:
+        return _reduce(_values(results, metric.select, what), metric.select.agg, what)
+    if metric.by is None:
         a = _reduce(_values(results, metric.select, what), metric.select.agg, f"{what} select")
         b = _reduce(_values(results, metric.base, what), metric.base.agg, f"{what} base")
-        value = _combine(metric.op, a, b)
+        return a, b
+    pairs = []
+    for s, name in ((metric.select, "select"), (metric.base, "base")):
+        rows = select_rows(results, s.run, s.item, s.table, s.where, f"{what} {name}")
+        for col in (metric.by, s.column):
+            if col not in rows.columns:
+                raise InvalidArgumentError(f"{what} {name}: no column {col!r}")
+        pairs.append(pd.Series(pd.to_numeric(rows[s.column], errors="coerce").astype(float).to_numpy(), index=rows[metric.by].to_numpy()))
+    return tuple(pairs)
+
+
+def _finish(metric: Metric, sides: Any) -> float:
+    what = f"metric {metric.label!r}"
+    if metric.base is None:
+        value = sides
+    elif metric.by is None:
+        value = _combine(metric.op, *sides)
     else:
-        pairs = []
-        for s, name in ((metric.select, "select"), (metric.base, "base")):
-            rows = select_rows(results, s.run, s.item, s.table, s.where, f"{what} {name}")
-            for col in (metric.by, s.column):
-                if col not in rows.columns:
-                    raise InvalidArgumentError(f"{what} {name}: no column {col!r}")
-            pairs.append(pd.Series(pd.to_numeric(rows[s.column], errors="coerce").astype(float).to_numpy(), index=rows[metric.by].to_numpy()))
-        sel, base = pairs
+        sel, base = sides
         common = sel.index.intersection(base.index)
         if common.empty:
             raise InvalidArgumentError(f"{what}: select and base share no {metric.by} value")
         value = _reduce(_combine(metric.op, sel[common], base[common]), metric.agg, what)
-    return value * metric.scale / metric.divide_by
+    return float(value) * metric.scale / metric.divide_by
+
+
+def measure(metric: Metric, results: Results) -> float:
+    """fabriclab's value of ``metric`` from ``results``;
+    :class:`InvalidArgumentError` naming the metric when a selector matches
+    nothing (or more than one row where one is meant)."""
+    return _finish(metric, _sides(metric, results))
+
+
+def measure_mean(metric: Metric, reps: Sequence[Results]) -> float:
+    """``metric`` over repeated runs, as a report computes it: each side's
+    value averaged over the runs first (a reduction or ratio of the mean
+    latencies, not the mean of per-run reductions; series paired on
+    ``by`` averaged point by point). With one run, :func:`measure`."""
+    sides = [_sides(metric, r) for r in reps]
+    if len(sides) == 1:
+        return _finish(metric, sides[0])
+    if metric.base is None:
+        return _finish(metric, statistics.mean(sides))
+    if metric.by is None:
+        return _finish(metric, tuple(statistics.mean(side[i] for side in sides) for i in (0, 1)))
+    mean_series = tuple(pd.concat([side[i] for side in sides]).groupby(level=0).mean() for i in (0, 1))
+    return _finish(metric, mean_series)
 
 
 def verdict(metric: Metric, measured: float, quick: bool = False) -> tuple[float | None, str]:

@@ -15,8 +15,10 @@ are applied as ``fabriclab sweep`` applies its paths (:mod:`fabriclab.sweeps`).
 
 A lab with ``repetitions = K`` runs every item K times, with its seed, its
 seed + 1, ... (seeds change ECMP hashing and every random draw); each
-figure is the mean of its K values, with their minimum and maximum in
-``fabriclab_min`` and ``fabriclab_max``, and the verdict is the mean's.
+figure is the mean of its K values (a figure combining two measurements,
+such as a reduction, is computed from their means, as a report does),
+with the least and greatest single-repetition figure in
+``fabriclab_min`` and ``fabriclab_max``; the verdict is the mean's.
 ``--quick`` runs one repetition.
 
 Left out: parallel runs, caching results between labs, and any verdict
@@ -38,7 +40,7 @@ import pandas as pd
 from ._tables import tuples
 from .errors import FabriclabError, InvalidArgumentError
 from .lab import Lab, LabLike, LabRun, load_lab, load_labs
-from .lab_measure import measure, verdict
+from .lab_measure import measure, measure_mean, verdict
 from .scenario import Scenario, ScenarioItem, run_item
 from .sweep_scenario import SweptFile, load_point, parse_paths, point_doc
 
@@ -123,20 +125,26 @@ def run_lab(
     return LabResult(lab, quick, wall_s, _rows(lab, reps, quick), reps[0], repetitions)
 
 
-def _measured(m: Any, results: dict[str, list[tuple[Any, Any]]], quick: bool) -> float:
+def _measured(m: Any, reps: Sequence[dict[str, list[tuple[Any, Any]]]], quick: bool) -> tuple[float, float, float]:
+    """(figure over the repetitions, its least and greatest value in one
+    repetition); NaN when the quick variant does not run what it needs."""
     try:
-        return measure(m, results)
+        per_rep = [measure(m, results) for results in reps]
+        value = measure_mean(m, reps)
     except InvalidArgumentError:
         if not quick or m.quick:
             raise
-        return math.nan  # the quick variant does not run what this figure needs
+        return math.nan, math.nan, math.nan
+    finite = [x for x in per_rep if not math.isnan(x)]
+    if not finite:
+        return value, math.nan, math.nan
+    return value, min(finite), max(finite)
 
 
 def _rows(lab: Lab, reps: Sequence[dict[str, list[tuple[Any, Any]]]], quick: bool) -> pd.DataFrame:
     rows = []
     for m in lab.metrics:
-        values = [_measured(m, results, quick) for results in reps]
-        value = sum(values) / len(values)
+        value, lo_rep, hi_rep = _measured(m, reps, quick)
         delta, v = verdict(m, value, quick)
         lo, hi = m.published if m.published is not None else (math.nan, math.nan)
         rows.append(
@@ -152,8 +160,8 @@ def _rows(lab: Lab, reps: Sequence[dict[str, list[tuple[Any, Any]]]], quick: boo
                 "place": m.place,
                 "published_low": lo,
                 "published_high": hi,
-                "fabriclab_min": min(values),
-                "fabriclab_max": max(values),
+                "fabriclab_min": lo_rep,
+                "fabriclab_max": hi_rep,
             }
         )
     return pd.DataFrame(rows, columns=list(LAB_COLUMNS))
@@ -243,10 +251,10 @@ def delta_text(row: Any) -> str:
 
 
 def value_text(r: LabResult, row: Any) -> str:
-    """fabriclab's figure; over repetitions the mean, then ``(min-max)``."""
+    """fabriclab's figure; over repetitions the mean, then ``(min to max)``."""
     value = fmt(row.fabriclab)
     if r.repetitions > 1 and value:
-        value += f" ({fmt(row.fabriclab_min)}-{fmt(row.fabriclab_max)})"
+        value += f" ({fmt(row.fabriclab_min)} to {fmt(row.fabriclab_max)})"
     return value
 
 
@@ -273,7 +281,7 @@ def table_text(r: LabResult) -> str:
 
     mode = "quick" if r.quick else "full"
     if r.repetitions > 1:
-        mode += f", mean of {r.repetitions} repetitions (min-max)"
+        mode += f", mean of {r.repetitions} repetitions (min to max)"
     lines = [
         f"lab {lab.name} (seed {lab.seed}, {mode}, {r.wall_s:.1f} s): {lab.title}",
         line(head),

@@ -156,7 +156,11 @@ impl Net {
             for sw in self.topo.n_hosts..self.topo.nodes.len() {
                 let ports = self.node_ports[sw] as usize..self.node_ports[sw + 1] as usize;
                 let all = |v: &Vec<[u64; 8]>| -> u64 { v[ports.clone()].iter().flatten().sum() };
-                let queued: u64 = ports.clone().map(|p| self.ports[p].total_qbytes).sum();
+                let queued: u64 = ports
+                    .clone()
+                    .flat_map(|p| (0..8).map(move |prio| (p, prio)))
+                    .map(|(p, prio)| self.queued_wire_bytes(p, prio))
+                    .sum();
                 let waiting: u64 = ports
                     .clone()
                     .map(|p| ib.ports[p].wait_bytes.iter().sum::<u64>())

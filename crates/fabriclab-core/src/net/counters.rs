@@ -56,7 +56,7 @@ pub struct PortCounters {
     /// (no preamble or inter-frame gap).
     pub peak_queue_bytes: u64,
     /// Peak switch buffer held by packets that entered through this port,
-    /// bytes.
+    /// bytes of frames stored.
     pub peak_buffer_bytes: u64,
     /// Packets lost to a link failure at this port: on its wire when the
     /// link went down, in its queues, routed to it while it was down, or

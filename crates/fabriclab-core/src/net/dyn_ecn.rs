@@ -127,7 +127,8 @@ impl Net {
     }
 
     /// A packet of ECN priority `prio` left switch port `out`, leaving
-    /// `q` bytes behind, `marked` or not. Returns nothing; arms the
+    /// `q` bytes behind (wire bytes: the time the queue takes to drain at
+    /// line rate, as the target queue delay is counted), `marked` or not. Returns nothing; arms the
     /// interval timer if the queue was idle.
     #[inline(never)]
     pub(crate) fn dyn_ecn_departure(&mut self, out: PortIdx, prio: usize, q: u64, marked: bool) {

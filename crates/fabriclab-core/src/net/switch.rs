@@ -111,7 +111,10 @@ impl Net {
                 self.ports[out as usize].c.ecn_marks += 1;
             }
             if self.decn.is_some() {
-                self.dyn_ecn_departure(out, prio, q, mark);
+                // The controller compares the queue with the bytes the line
+                // carries in its target delay: wire bytes, framing included.
+                let q_wire = self.queued_wire_bytes(out as usize, prio);
+                self.dyn_ecn_departure(out, prio, q_wire, mark);
             }
         }
     }
