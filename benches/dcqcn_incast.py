@@ -68,6 +68,20 @@ def jain(x: list[float]) -> float:
     return s * s / (len(x) * sum(v * v for v in x)) if s > 0 else float("nan")
 
 
+def middle_half_shares(r: fabriclab.Result, end_ps: float) -> list[float]:
+    """Bytes each of h0's receiving QPs got in order over the middle half
+    of the run (from the QP samples)."""
+    s = r.samples
+    lo, hi = 0.25 * end_ps, 0.75 * end_ps
+    rx = s[s.qp.isin(r.qps.qp[r.qps.host == "h0"])]
+    shares = []
+    for _qp, g in rx.groupby("qp"):
+        a = g[g.time_ps <= lo].rx_bytes.max() if (g.time_ps <= lo).any() else 0
+        b = g[g.time_ps <= hi].rx_bytes.max() if (g.time_ps <= hi).any() else 0
+        shares.append(float(b - a))
+    return shares
+
+
 def run(name: str, cc: str, size: int, senders: int, sample_us: float) -> dict[str, object]:
     flows = [fabriclab.Flow(f"h{i}", "h0", size) for i in range(1, senders + 1)]
     t0 = time.time()
@@ -78,16 +92,8 @@ def run(name: str, cc: str, size: int, senders: int, sample_us: float) -> dict[s
     after = bott[bott.time_ps >= 1e9]
     end_ps = float(r.df.delivered_ps.max())
     ideal_ps = senders * size * 8 / LINE_BPS * 1e12
-    # Goodput per sender over the middle half of the run, from the receiving
-    # QPs' in-order bytes (the rows of h0's QPs in the QP samples).
-    s = r.samples
-    lo, hi = 0.25 * end_ps, 0.75 * end_ps
-    rx = s[s.qp.isin(r.qps.qp[r.qps.host == "h0"])]
-    shares = []
-    for _qp, g in rx.groupby("qp"):
-        a = g[g.time_ps <= lo].rx_bytes.max() if (g.time_ps <= lo).any() else 0
-        b = g[g.time_ps <= hi].rx_bytes.max() if (g.time_ps <= hi).any() else 0
-        shares.append(float(b - a))
+    # Goodput per sender over the middle half of the run.
+    shares = middle_half_shares(r, end_ps)
     shares = [x for x in shares if x > 0] or [0.0]
     cnps = int(r.qps.cnps_tx.sum())
     return {
@@ -169,14 +175,7 @@ def paper_testbed(senders: int, size: int, sample_us: float) -> dict[str, object
     mid = bott[(bott.time_ps >= 0.25 * end_ps) & (bott.time_ps <= 0.75 * end_ps)]
     span_s = (mid.time_ps.iloc[-1] - mid.time_ps.iloc[0]) / 1e12
     util = (mid.tx_bytes.iloc[-1] - mid.tx_bytes.iloc[0]) * 8 / span_s / 40e9
-    s = r.samples
-    lo, hi = 0.25 * end_ps, 0.75 * end_ps
-    rx = s[s.qp.isin(r.qps.qp[r.qps.host == "h0"])]
-    shares = []
-    for _qp, g in rx.groupby("qp"):
-        a = g[g.time_ps <= lo].rx_bytes.max() if (g.time_ps <= lo).any() else 0
-        b = g[g.time_ps <= hi].rx_bytes.max() if (g.time_ps <= hi).any() else 0
-        shares.append(float(b - a))
+    shares = middle_half_shares(r, end_ps)
     return {
         "senders": senders,
         "utilisation, middle half [%]": round(100 * util, 1),

@@ -215,6 +215,8 @@ def test_lab_list_from_python():
     assert set(SEED_LABS) <= set(df.name)
     assert {"name", "seed", "reproduces", "runtime_s", "quick_runtime_s"} <= set(df.columns)
     assert df.quick_runtime_s.notna().all(), "every lab records its measured --quick run time"
+    reps = df.set_index("name").repetitions
+    assert reps["eantc-imb"] == 5 and reps["eantc-fio"] == 3 and reps["heps"] == 1  # the reports' own repetitions
 
 
 def test_cli_lab_list_one_line_per_lab():

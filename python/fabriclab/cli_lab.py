@@ -49,9 +49,12 @@ def _runtime(v: float | None) -> str:
 def _cmd_list() -> None:
     labs = load_labs()
     w = max(len(lab.name) for lab in labs)
-    print(f"{'lab':<{w}}  seed  {'full':>7}  {'quick':>7}  reproduces")
+    print(f"{'lab':<{w}}  seed  {'full':>7}  {'quick':>7}  reps  reproduces")
     for lab in labs:
-        print(f"{lab.name:<{w}}  {lab.seed:<4}  {_runtime(lab.runtime_s):>7}  {_runtime(lab.quick_runtime_s):>7}  {lab.reproduces}")
+        print(
+            f"{lab.name:<{w}}  {lab.seed:<4}  {_runtime(lab.runtime_s):>7}  {_runtime(lab.quick_runtime_s):>7}  "
+            f"{lab.repetitions:>4}  {lab.reproduces}"
+        )
 
 
 def cmd_lab(a: argparse.Namespace, item_what: Callable[[Any], str], print_item: Callable[[str, Any], None]) -> None:
@@ -78,7 +81,8 @@ def cmd_lab(a: argparse.Namespace, item_what: Callable[[Any], str], print_item: 
     for lab in labs:
         if not a.json:
             mode = " (--quick)" if a.quick else ""
-            print(f"\n##### lab {lab.name}{mode}: {lab.title} (seed {lab.seed}) #####", flush=True)
+            reps = f", {lab.repetitions} repetitions" if lab.repetitions > 1 and not a.quick else ""
+            print(f"\n##### lab {lab.name}{mode}: {lab.title} (seed {lab.seed}{reps}) #####", flush=True)
         elif not a.quiet:
             print(f"running lab {lab.name}{' (--quick)' if a.quick else ''} ...", file=sys.stderr, flush=True)
         r = run_lab(

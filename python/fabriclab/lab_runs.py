@@ -53,7 +53,7 @@ LAB_COLUMNS = (
     "fabriclab_min", "fabriclab_max",
 )
 #: Columns of :func:`lab_list`'s DataFrame.
-LIST_COLUMNS = ("name", "seed", "title", "reproduces", "runtime_s", "quick_runtime_s", "metrics", "path")
+LIST_COLUMNS = ("name", "seed", "title", "reproduces", "runtime_s", "quick_runtime_s", "repetitions", "metrics", "path")
 
 #: Called before each item runs: (lab, run, item index from 0, the item).
 OnItem = Callable[[Lab, LabRun, int, ScenarioItem], None]
@@ -196,7 +196,7 @@ def lab_run(name: LabLike, quick: bool = False, progress: bool = False) -> pd.Da
 def lab_list() -> pd.DataFrame:
     """One row per lab shipped with the package (:data:`LIST_COLUMNS`):
     its seed, what it reproduces, its measured run time (full and
-    ``--quick``, seconds) and how many metrics it has."""
+    ``--quick``, seconds), its repetitions and how many metrics it has."""
     rows = [
         {
             "name": lab.name,
@@ -205,6 +205,7 @@ def lab_list() -> pd.DataFrame:
             "reproduces": lab.reproduces,
             "runtime_s": lab.runtime_s,
             "quick_runtime_s": lab.quick_runtime_s,
+            "repetitions": lab.repetitions,
             "metrics": len(lab.metrics),
             "path": lab.path,
         }
