@@ -1,0 +1,67 @@
+"""A/B timing of two builds of the packet engine's benchmark binary.
+
+Speed claims in docs/benchmarks.md compare two builds by interleaved runs
+(A, B, A, B, ...) on the same machine, so that a change of machine load
+hits both sides alike, and report each side's range and median. The runs
+must agree on every figure other than wall time (events, last completion,
+packets forwarded), or the two builds do not simulate the same thing and
+the timing proves nothing; the script says so and exits 1.
+
+    cargo build --release -p fabriclab-core --bin fabriclab-bench
+    cp target/release/fabriclab-bench /tmp/bench-a     # the build before
+    # ... change, rebuild ...
+    cp target/release/fabriclab-bench /tmp/bench-b
+    python benches/ab.py /tmp/bench-a /tmp/bench-b a2a-32 none --runs 10
+
+What it leaves out: CPU pinning and frequency control (the machines this
+runs on share cores), and any statistics beyond median and range.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+
+#: Figures both builds must agree on.
+SAME = ("events", "last_completion_us", "packets_forwarded")
+
+
+def run(binary: str, bench: str, cc: str) -> dict[str, float]:
+    out = subprocess.run([binary, bench, cc], check=True, capture_output=True, text=True).stdout
+    doc: dict[str, float] = json.loads(out)
+    return doc
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("a", help="benchmark binary of build A (fabriclab-bench)")
+    ap.add_argument("b", help="benchmark binary of build B")
+    ap.add_argument("bench", help="benchmark name, e.g. a2a-32")
+    ap.add_argument("cc", nargs="?", default="", help='congestion control: none, dcqcn or "" for the default')
+    ap.add_argument("--runs", type=int, default=8, help="runs per side (default 8)")
+    a = ap.parse_args()
+    if a.runs < 1:
+        ap.error("--runs must be at least 1")
+    walls: dict[str, list[float]] = {"A": [], "B": []}
+    figures: dict[str, tuple[float, ...]] = {}
+    for _ in range(a.runs):
+        for side, binary in (("A", a.a), ("B", a.b)):
+            d = run(binary, a.bench, a.cc)
+            walls[side].append(float(d["wall_s"]))
+            figures.setdefault(side, tuple(d[k] for k in SAME))
+    for side, w in walls.items():
+        print(f"{side}: median {statistics.median(w):.4f} s, range {min(w):.4f}-{max(w):.4f} s over {len(w)} runs")
+    ma, mb = statistics.median(walls["A"]), statistics.median(walls["B"])
+    print(f"B against A: {100 * (mb - ma) / ma:+.1f} % (median)")
+    if figures["A"] != figures["B"]:
+        print(f"the builds differ in {', '.join(SAME)}: {figures['A']} against {figures['B']}", file=sys.stderr)
+        return 1
+    print(f"same {', '.join(SAME)}: {figures['A']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
