@@ -30,8 +30,14 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser("lab", help="the seed experiments: list them, run one or all against the published figures")
     lsub = p.add_subparsers(dest="lab_command", metavar="SUBCOMMAND")
     lsub.required = True
-    lsub.add_parser("list", help="one line per lab: its seed, run time (full / --quick) and what it reproduces")
-    r = lsub.add_parser("run", help="run labs and compare with the published figures")
+    lsub.add_parser("list", help="one line per lab: its seed, run time (full / --quick), repetitions and what it reproduces")
+    r = lsub.add_parser(
+        "run",
+        help="run labs and compare with the published figures",
+        description="Run labs and compare with the published figures. A lab whose report repeated its tests "
+        "runs each item that many times with successive seeds and compares the mean, its minimum and maximum "
+        "beside it (`fabriclab lab list` shows the repetitions); --quick runs one.",
+    )
     r.add_argument("names", nargs="*", metavar="NAME", help="lab names (`fabriclab lab list`) or lab files")
     r.add_argument("--all", action="store_true", help="run every lab")
     r.add_argument("--quick", action="store_true", help="the labs' quick variants (smaller runs, for CI)")
