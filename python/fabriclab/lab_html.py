@@ -26,7 +26,7 @@ from ._tables import tuples
 from .dashboards import Plotter, matplotlib_parts
 from .lab import Plot
 from .lab_measure import select_rows
-from .lab_runs import LabResult, delta_text, value_text
+from .lab_runs import LabResult, delta_text, repetitions_text, value_text
 
 __all__ = ["write_report", "report_html"]
 
@@ -172,9 +172,7 @@ def _plots(r: LabResult, plotter: Plotter) -> str:
 
 def _section(r: LabResult, plotter: Plotter) -> str:
     lab = r.lab
-    mode = "--quick" if r.quick else "full"
-    if r.repetitions > 1:
-        mode += f", mean of {r.repetitions} repetitions (min to max)"
+    mode = ("--quick" if r.quick else "full") + repetitions_text(r)
     meta = f"Seed {lab.seed}. Reproduces: {lab.reproduces}. Run: {mode}, {r.wall_s:.1f} s of wall time."
     return (
         f'<section id="{_anchor(lab.name)}">\n<h2>{html.escape(lab.name)}: {html.escape(lab.title)}</h2>\n'

@@ -31,7 +31,7 @@ import pandas as pd
 from .errors import InvalidArgumentError
 from .lab import Metric, Selector
 
-__all__ = ["QUICK_SKIPPED", "VERDICTS", "Results", "measure", "measure_mean", "verdict", "select_rows"]
+__all__ = ["QUICK_SKIPPED", "VERDICTS", "Results", "measure", "measure_mean", "measure_reps", "verdict", "select_rows"]
 
 VERDICTS = ("reproduced", "not reproduced", "calibrated", "chart only")
 #: The verdict of a figure that a lab's --quick variant does not measure
@@ -148,20 +148,28 @@ def measure(metric: Metric, results: Results) -> float:
     return _finish(metric, _sides(metric, results))
 
 
-def measure_mean(metric: Metric, reps: Sequence[Results]) -> float:
-    """``metric`` over repeated runs, as a report computes it: each side's
-    value averaged over the runs first (a reduction or ratio of the mean
-    latencies, not the mean of per-run reductions; series paired on
-    ``by`` averaged point by point). With one run, :func:`measure`."""
+def measure_reps(metric: Metric, reps: Sequence[Results]) -> tuple[float, list[float]]:
+    """``metric`` over repeated runs, as a report computes it, and its value
+    in each run. Over the runs each side's value is averaged first (a
+    reduction or ratio of the mean latencies, not the mean of per-run
+    reductions; series paired on ``by`` averaged point by point); with one
+    run, :func:`measure`."""
     sides = [_sides(metric, r) for r in reps]
+    per_run = [_finish(metric, s) for s in sides]
     if len(sides) == 1:
-        return _finish(metric, sides[0])
+        return per_run[0], per_run
     if metric.base is None:
-        return _finish(metric, statistics.mean(sides))
-    if metric.by is None:
-        return _finish(metric, tuple(statistics.mean(side[i] for side in sides) for i in (0, 1)))
-    mean_series = tuple(pd.concat([side[i] for side in sides]).groupby(level=0).mean() for i in (0, 1))
-    return _finish(metric, mean_series)
+        mean = statistics.mean(sides)
+    elif metric.by is None:
+        mean = tuple(statistics.mean(side[i] for side in sides) for i in (0, 1))
+    else:
+        mean = tuple(pd.concat([side[i] for side in sides]).groupby(level=0).mean() for i in (0, 1))
+    return _finish(metric, mean), per_run
+
+
+def measure_mean(metric: Metric, reps: Sequence[Results]) -> float:
+    """``metric`` over repeated runs (:func:`measure_reps`' first value)."""
+    return measure_reps(metric, reps)[0]
 
 
 def verdict(metric: Metric, measured: float, quick: bool = False) -> tuple[float | None, str]:

@@ -40,7 +40,7 @@ import pandas as pd
 from ._tables import tuples
 from .errors import FabriclabError, InvalidArgumentError
 from .lab import Lab, LabLike, LabRun, load_lab, load_labs
-from .lab_measure import measure, measure_mean, verdict
+from .lab_measure import measure_reps, verdict
 from .scenario import Scenario, ScenarioItem, run_item
 from .sweep_scenario import SweptFile, load_point, parse_paths, point_doc
 
@@ -129,8 +129,7 @@ def _measured(m: Any, reps: Sequence[dict[str, list[tuple[Any, Any]]]], quick: b
     """(figure over the repetitions, its least and greatest value in one
     repetition); NaN when the quick variant does not run what it needs."""
     try:
-        per_rep = [measure(m, results) for results in reps]
-        value = measure_mean(m, reps)
+        value, per_rep = measure_reps(m, reps)
     except InvalidArgumentError:
         if not quick or m.quick:
             raise
@@ -251,6 +250,11 @@ def delta_text(row: Any) -> str:
     return text
 
 
+def repetitions_text(r: LabResult) -> str:
+    """``, mean of K repetitions (min to max)`` for a repeated lab, else ``""``."""
+    return f", mean of {r.repetitions} repetitions (min to max)" if r.repetitions > 1 else ""
+
+
 def value_text(r: LabResult, row: Any) -> str:
     """fabriclab's figure; over repetitions the mean, then ``(min to max)``."""
     value = fmt(row.fabriclab)
@@ -280,9 +284,7 @@ def table_text(r: LabResult) -> str:
     def line(cs: Sequence[str]) -> str:
         return " | ".join(c.ljust(w) for c, w in zip(cs, widths)).rstrip()
 
-    mode = "quick" if r.quick else "full"
-    if r.repetitions > 1:
-        mode += f", mean of {r.repetitions} repetitions (min to max)"
+    mode = ("quick" if r.quick else "full") + repetitions_text(r)
     lines = [
         f"lab {lab.name} (seed {lab.seed}, {mode}, {r.wall_s:.1f} s): {lab.title}",
         line(head),

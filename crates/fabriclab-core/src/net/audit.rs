@@ -156,11 +156,7 @@ impl Net {
             for sw in self.topo.n_hosts..self.topo.nodes.len() {
                 let ports = self.node_ports[sw] as usize..self.node_ports[sw + 1] as usize;
                 let all = |v: &Vec<[u64; 8]>| -> u64 { v[ports.clone()].iter().flatten().sum() };
-                let queued: u64 = ports
-                    .clone()
-                    .flat_map(|p| (0..8).map(move |prio| (p, prio)))
-                    .map(|(p, prio)| self.queued_wire_bytes(p, prio))
-                    .sum();
+                let queued: u64 = ports.clone().map(|p| self.port_queued_wire_bytes(p)).sum();
                 let waiting: u64 = ports
                     .clone()
                     .map(|p| ib.ports[p].wait_bytes.iter().sum::<u64>())
@@ -283,8 +279,7 @@ impl Net {
             dropped_bytes: all(&a.dropped),
             lost_bytes: all(&a.lost),
             queued_bytes: (first..self.ports.len())
-                .flat_map(|p| (0..8).map(move |prio| (p, prio)))
-                .map(|(p, prio)| self.queued_wire_bytes(p, prio))
+                .map(|p| self.port_queued_wire_bytes(p))
                 .sum(),
             xoff: all(&a.xoff),
             xon: all(&a.xon),

@@ -191,6 +191,11 @@ impl Net {
         port.qbytes[prio] + self.p.framing as u64 * port.queues[prio].len() as u64
     }
 
+    /// [`Net::queued_wire_bytes`] over every priority of port `pi`.
+    pub(crate) fn port_queued_wire_bytes(&self, pi: usize) -> u64 {
+        (0..8).map(|prio| self.queued_wire_bytes(pi, prio)).sum()
+    }
+
     /// Put a packet on a port's egress queue (no admission checks).
     #[inline]
     pub(crate) fn enqueue(&mut self, pi: PortIdx, pkt: PktId) {
