@@ -264,23 +264,40 @@ def ecmp_split(r: fabriclab.Result, bytes_per_flow: int = 524_288) -> list[tuple
     return out
 
 
+def seed_spread(ns3: dict[str, float], runs: list[dict[str, float]]) -> dict[str, dict[str, float]]:
+    """Per statistic, fabriclab's runs over seeds against ns-3's one run:
+    min, mean and max of the difference (%), the standard deviation over
+    the seeds (% of ns-3's value) and the rank of ns-3's value among the
+    seeds (the percentage of seeds below it: 50 is the middle, 0 or 100
+    outside every seed). ns-3's figure is one draw of its own random marks,
+    so the rank says whether it is a draw fabriclab makes too."""
+    out = {}
+    for k in STATS[1:]:
+        ours = np.array([r[k] for r in runs], dtype=np.float64)
+        diff = (ours / ns3[k] - 1) * 100
+        out[k] = {
+            "min": float(diff.min()),
+            "mean": float(diff.mean()),
+            "max": float(diff.max()),
+            "sd": float(ours.std() / ns3[k] * 100),
+            "rank": float((ours < ns3[k]).mean() * 100),
+        }
+    return out
+
+
 def seed_study(ref: Path, hosts: list[int], seeds: int) -> None:
     """Each case over seeds 1..N with the whole mapping (ns-3's paths for
     data and ACKs, payload+ACK-matched links): the spread of each
     statistic against ns-3's single run. With every path pinned the seed
     still draws the ECN marks (and so the DCQCN cuts) and the QPs' ports."""
-    print(f"\npacket, ns-3 paths, payload+ACK-matched, seeds 1-{seeds}: min / mean / max against ns-3\n")
+    print(f"\npacket, ns-3 paths, payload+ACK-matched, seeds 1-{seeds}: min / mean / max against ns-3 (sd over the seeds; rank of ns-3's run among them)\n")
     print("| hosts | mean | p50 | p90 | p99 | max |")
     print("|---|---|---|---|---|---|")
     for h in hosts:
         ns3, _ = reference(ref, h)
-        rows = []
-        for seed in range(1, seeds + 1):
-            r, _ = run_flows(h, "packet", ref, "ack", seed)
-            st = stats(fcts(r))
-            rows.append([(st[k] / ns3[k] - 1) * 100 for k in STATS[1:]])
-        arr = np.array(rows)
-        cells = [f"{lo:+.1f} / {mu:+.1f} / {hi:+.1f} %" for lo, mu, hi in zip(arr.min(0), arr.mean(0), arr.max(0))]
+        runs = [stats(fcts(run_flows(h, "packet", ref, "ack", seed)[0])) for seed in range(1, seeds + 1)]
+        spread = seed_spread(ns3, runs)
+        cells = [f"{c['min']:+.1f} / {c['mean']:+.1f} / {c['max']:+.1f} % (sd {c['sd']:.1f} %; rank {c['rank']:.0f})" for c in spread.values()]
         print(f"| {h} | " + " | ".join(cells) + " |", flush=True)
 
 

@@ -62,6 +62,23 @@ def _bench():
     return bench
 
 
+def test_the_seed_spread_ranks_ns3s_one_run_among_fabriclabs_seeds() -> None:
+    bench = _bench()
+    ns3 = {k: 100.0 for k in bench.STATS}
+    # Four seeds at 90, 95, 105 and 110 % of ns-3 on every statistic but
+    # the max, where all four are below it.
+    runs = [{k: v for k in bench.STATS} for v in (90.0, 95.0, 105.0, 110.0)]
+    for r, v in zip(runs, (80.0, 85.0, 90.0, 95.0)):
+        r["max"] = v
+    spread = bench.seed_spread(ns3, runs)
+    assert spread["mean"]["min"] == pytest.approx(-10.0) and spread["mean"]["max"] == pytest.approx(10.0)
+    assert spread["mean"]["mean"] == pytest.approx(0.0, abs=1e-12)
+    # Population sd of 90, 95, 105, 110: sqrt((100 + 25 + 25 + 100) / 4).
+    assert spread["p99"]["sd"] == pytest.approx(62.5**0.5)
+    assert spread["p50"]["rank"] == 50.0
+    assert spread["max"]["rank"] == 100.0 and spread["max"]["mean"] == pytest.approx(-12.5)
+
+
 def test_the_bench_hashes_like_murmur3() -> None:
     # MurmurHash3_x86_32's published verification values (SMHasher), for
     # keys of one little-endian word and the empty key.
