@@ -320,7 +320,7 @@ def test_cli_html_report_has_an_index_and_a_section_per_lab(tmp_path):
 
 
 def test_repetitions_average_each_figure_and_keep_its_extremes(tmp_path):
-    from fabriclab.lab_runs import _rows
+    from fabriclab.lab_runs import lab_rows
 
     path = copy_lab(tmp_path, "heps", "quick_runtime_s = 0.2\n", "quick_runtime_s = 0.2\nrepetitions = 3\n")
     lab = load_lab(path)
@@ -329,7 +329,7 @@ def test_repetitions_average_each_figure_and_keep_its_extremes(tmp_path):
         {"heps": [("bandwidth", pd.DataFrame({"bw_avg_gbps": [bw]})), ("latency", pd.DataFrame({"t_avg_us": [3.72]}))]}
         for bw in (90.0, 93.0, 99.0)
     ]
-    rows = _rows(lab, reps, quick=False).set_index("metric")
+    rows = lab_rows(lab, reps, quick=False).set_index("metric")
     bw = rows.loc["ib_write_bw across spines, 64 KiB"]
     assert (bw.fabriclab, bw.fabriclab_min, bw.fabriclab_max) == (94.0, 90.0, 99.0)
     # The verdict is the mean's: 94 is within 5 % of 92, though 99 is not.
@@ -382,3 +382,71 @@ def test_bad_repetitions_name_the_key(tmp_path, value):
     with pytest.raises(ParseError, match=r"\[lab\] repetitions"):
         load_lab(path)
     assert_cli_error(run_cli("lab", "run", str(path)), "repetitions", "whole number")
+
+
+# --------------------------------------------------------------------------
+# Labs on Dask workers (fabriclab.lab_dask, `lab run --workers N`)
+
+
+def _recording_callbacks(log: list) -> dict:
+    return {
+        "on_lab": lambda lab: log.append(("lab", lab.name)),
+        "on_item": lambda lab, run, i, item: log.append(("item", lab.name, run.name, i, item.name, item.seed)),
+        "on_result": lambda lab, run, item, res: log.append(("result", lab.name, item.name, type(res).__name__)),
+        "on_done": lambda r: log.append(("done", r.lab.name, r.repetitions)),
+    }
+
+
+def test_labs_on_dask_give_the_serial_figures_in_the_serial_order(tmp_path):
+    from cluster_help import local_client
+    from fabriclab.lab_dask import run_labs
+
+    repeated = copy_lab(tmp_path, "heps", "quick_runtime_s = 0.2\n", "quick_runtime_s = 0.2\nrepetitions = 3\n")
+    labs = [str(repeated), "stackhpc-pingpong"]
+    serial_log: list = []
+    serial = run_labs(labs, **_recording_callbacks(serial_log))
+    with local_client(2) as client:
+        dask_log: list = []
+        on_dask = run_labs(labs, client=client, **_recording_callbacks(dask_log))
+    # Each item with the serial run's seed (1, 2, 3 over the repetitions),
+    # the callbacks in the serial order though items finish in any order.
+    assert dask_log == serial_log
+    assert [e[5] for e in serial_log if e[0] == "item" and e[1] == "heps"] == [1, 1, 2, 2, 3, 3]
+    assert [e for e in serial_log if e[0] in ("lab", "done")] == [("lab", "heps"), ("done", "heps", 3), ("lab", "stackhpc-pingpong"), ("done", "stackhpc-pingpong", 1)]
+    for a, b in zip(serial, on_dask):
+        pd.testing.assert_frame_equal(a.rows, b.rows)
+        assert a.repetitions == b.repetitions and b.wall_s > 0
+        names = lambda r: {run: [name for name, _ in items] for run, items in r.results.items()}  # noqa: E731
+        assert names(a) == names(b)
+
+
+def test_lab_run_from_python_on_a_local_cluster_matches_the_serial_run():
+    serial = fabriclab.lab_run("heps", quick=True)
+    parallel = fabriclab.lab_run("heps", quick=True, workers=2)
+    pd.testing.assert_frame_equal(serial, parallel)
+    with pytest.raises(InvalidArgumentError, match="workers must be a positive integer"):
+        fabriclab.lab_run("heps", quick=True, workers=0)
+
+
+def test_cli_lab_run_with_workers_prints_the_same_verdicts():
+    r = run_cli("lab", "run", "heps", "stackhpc-pingpong", "--quick", "--workers", "2", "--json")
+    assert r.returncode == 0, r.stderr
+    assert "items of 2 lab(s) on a LocalCluster of 2 worker process(es)" in r.stderr and "4/4 items done" in r.stderr
+    serial = run_cli("lab", "run", "heps", "stackhpc-pingpong", "--quick", "--json", "--quiet")
+    assert serial.returncode == 0, serial.stderr
+    strip = lambda doc: [{k: v for k, v in lab.items() if k != "wall_s"} for lab in doc["labs"]]  # noqa: E731
+    assert strip(json.loads(r.stdout)) == strip(json.loads(serial.stdout))
+    # The tools' output and the tables print in the serial order.
+    text = run_cli("lab", "run", "heps", "stackhpc-pingpong", "--quick", "--workers", "2", "--quiet")
+    assert text.returncode == 0, text.stderr
+    out = text.stdout
+    order = [out.index(s) for s in ("##### lab heps", "ib_write_bw", "lab heps (seed 002", "##### lab stackhpc-pingpong", "Benchmarking PingPong", "lab stackhpc-pingpong (seed 001")]
+    assert order == sorted(order), order
+
+
+def test_cli_lab_run_bad_workers_or_scheduler_is_an_input_error(tmp_path):
+    assert_cli_error(run_cli("lab", "run", "heps", "--quick", "--workers", "0"), "workers must be a positive integer")
+    assert_cli_error(run_cli("lab", "run", "heps", "--quick", "--scheduler", "udp://x:1"), "tcp, tls, ws or wss")
+    # An item that fails on a worker stops the labs with the serial run's error.
+    bad = copy_lab(tmp_path, "heps", 'size = 2\n', 'size = 2\nno_such_key = 1\n')
+    assert_cli_error(run_cli("lab", "run", str(bad), "--workers", "2"), "no_such_key")

@@ -4,12 +4,15 @@
     fabriclab lab run heps                          # the tools' output, then the verdict table
     fabriclab lab run eantc-imb --quick --json
     fabriclab lab run --all --quick --html labs.html
+    fabriclab lab run --all --workers 2             # items in parallel (Dask)
 
 Each lab (:mod:`fabriclab.lab`) runs its scenarios as ``fabriclab run``
 does, printing each tool's own output, then a table ``metric | published
 | fabriclab | delta | verdict`` with each figure's place in the seed.
 ``--json`` prints only the verdicts, as JSON; ``--html FILE`` writes one
 report with an index and a section per lab (:mod:`fabriclab.lab_html`).
+``--workers N`` or ``--scheduler ADDRESS`` runs the items in parallel on
+Dask (:mod:`fabriclab.lab_dask`), printing them in the same order.
 A lab whose figures are not reproduced is a result, not an error: the
 exit status is 0.
 """
@@ -22,7 +25,8 @@ from typing import Any, Callable
 
 from .errors import InvalidArgumentError
 from .lab import Lab, LabRun, load_lab, load_labs
-from .lab_runs import LabResult, dumps, run_lab, table_text
+from .lab_dask import run_labs
+from .lab_runs import LabResult, dumps, table_text
 
 
 def add_parser(sub: Any) -> None:
@@ -44,6 +48,20 @@ def add_parser(sub: Any) -> None:
     r.add_argument("--html", metavar="FILE", help="write one HTML report: an index and a section per lab, with charts")
     r.add_argument("--json", action="store_true", help="print the verdicts as JSON (and not the tools' output)")
     r.add_argument("--quiet", action="store_true", help="no progress bar or lines on stderr")
+    where = r.add_mutually_exclusive_group()
+    where.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="run the items (every repetition of every lab) in parallel on a local Dask cluster of N worker "
+        "processes; the figures are those of a serial run",
+    )
+    where.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="run the items on an existing Dask scheduler, e.g. tcp://login1:8786 (dask-jobqueue on Slurm); "
+        "the workers must see the lab and fabric files at the same paths",
+    )
 
 
 def _runtime(v: float | None) -> str:
@@ -83,24 +101,29 @@ def cmd_lab(a: argparse.Namespace, item_what: Callable[[Any], str], print_item: 
         print_item(item.kind, res)
         sys.stdout.flush()
 
-    results: list[LabResult] = []
-    for lab in labs:
+    def on_lab(lab: Lab) -> None:
         if not a.json:
             mode = " (--quick)" if a.quick else ""
             reps = f", {lab.repetitions} repetitions" if lab.repetitions > 1 and not a.quick else ""
             print(f"\n##### lab {lab.name}{mode}: {lab.title} (seed {lab.seed}{reps}) #####", flush=True)
-        elif not a.quiet:
+        elif not a.quiet and a.workers is None and a.scheduler is None:
             print(f"running lab {lab.name}{' (--quick)' if a.quick else ''} ...", file=sys.stderr, flush=True)
-        r = run_lab(
-            lab,
-            a.quick,
-            progress=not a.quiet,
-            on_item=None if a.json else on_item,
-            on_result=None if a.json else on_result,
-        )
-        results.append(r)
+
+    def on_done(r: LabResult) -> None:
         if not a.json:
             print("\n" + table_text(r), end="", flush=True)
+
+    results = run_labs(
+        labs,
+        a.quick,
+        workers=a.workers,
+        client=a.scheduler,
+        progress=not a.quiet,
+        on_lab=on_lab,
+        on_item=None if a.json else on_item,
+        on_result=None if a.json else on_result,
+        on_done=on_done,
+    )
     if a.json:
         print(dumps(results, one=len(results) == 1 and not a.all))
     if a.html:

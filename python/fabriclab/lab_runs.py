@@ -21,8 +21,9 @@ with the least and greatest single-repetition figure in
 ``fabriclab_min`` and ``fabriclab_max``; the verdict is the mean's.
 ``--quick`` runs one repetition.
 
-Left out: parallel runs, caching results between labs, and any verdict
-not computed from the numbers.
+Parallel runs (Dask, ``fabriclab lab run --workers N``) are in
+:mod:`fabriclab.lab_dask`. Left out: caching results between labs, and
+any verdict not computed from the numbers.
 """
 
 from __future__ import annotations
@@ -122,7 +123,7 @@ def run_lab(
                     on_result(lab, run, item, res)
         reps.append(results)
     wall_s = time.perf_counter() - start
-    return LabResult(lab, quick, wall_s, _rows(lab, reps, quick), reps[0], repetitions)
+    return LabResult(lab, quick, wall_s, lab_rows(lab, reps, quick), reps[0], repetitions)
 
 
 def _measured(m: Any, reps: Sequence[dict[str, list[tuple[Any, Any]]]], quick: bool) -> tuple[float, float, float]:
@@ -140,7 +141,9 @@ def _measured(m: Any, reps: Sequence[dict[str, list[tuple[Any, Any]]]], quick: b
     return value, min(finite), max(finite)
 
 
-def _rows(lab: Lab, reps: Sequence[dict[str, list[tuple[Any, Any]]]], quick: bool) -> pd.DataFrame:
+def lab_rows(lab: Lab, reps: Sequence[dict[str, list[tuple[Any, Any]]]], quick: bool) -> pd.DataFrame:
+    """The metrics' rows (:data:`LAB_COLUMNS`) from the results of each
+    repetition (run name -> [(item name, result)])."""
     rows = []
     for m in lab.metrics:
         value, lo_rep, hi_rep = _measured(m, reps, quick)
@@ -166,7 +169,7 @@ def _rows(lab: Lab, reps: Sequence[dict[str, list[tuple[Any, Any]]]], quick: boo
     return pd.DataFrame(rows, columns=list(LAB_COLUMNS))
 
 
-def lab_run(name: LabLike, quick: bool = False, progress: bool = False) -> pd.DataFrame:
+def lab_run(name: LabLike, quick: bool = False, progress: bool = False, *, workers: int | None = None, client: Any = None) -> pd.DataFrame:
     """Run lab ``name`` (see ``fabriclab lab list``, or the path of a lab
     file) and return one row per metric (:data:`LAB_COLUMNS`): the
     published figure as the seed prints it (``published``; its value or
@@ -179,8 +182,16 @@ def lab_run(name: LabLike, quick: bool = False, progress: bool = False) -> pd.Da
     ``quick``, ``repetitions``, ``wall_s`` and ``text`` (the table as the CLI prints it).
     The tools' own results are on :func:`run_lab`'s :class:`LabResult`
     (``.results``: run -> [(item name, :class:`fabriclab.Result`)]), not
-    in ``attrs``, which pandas copies with every operation."""
-    r = run_lab(name, quick, progress=progress)
+    in ``attrs``, which pandas copies with every operation. ``workers``
+    (a local Dask cluster of that many processes) or ``client`` (a Dask
+    scheduler's address or client) runs the items in parallel, with the
+    same figures (:mod:`fabriclab.lab_dask`)."""
+    if workers is None and client is None:
+        r = run_lab(name, quick, progress=progress)
+    else:
+        from .lab_dask import run_labs
+
+        r = run_labs([name], quick, workers=workers, client=client, progress=progress)[0]
     df = r.rows
     df.attrs.update(
         lab={"name": r.lab.name, "seed": r.lab.seed, "title": r.lab.title, "reproduces": r.lab.reproduces, "path": r.lab.path},

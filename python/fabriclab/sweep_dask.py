@@ -162,11 +162,13 @@ def _where(client: Any) -> str:
 
 
 class SweepProgress:
-    """Progress lines on stderr: points done / total, elapsed, an estimate
-    of the time left; at most one a second, and always the last."""
+    """Progress lines on stderr: points (or ``unit``) done / total,
+    elapsed, an estimate of the time left; at most one a second, and
+    always the last; each starts with ``prefix:``."""
 
-    def __init__(self, total: int, enabled: bool):
+    def __init__(self, total: int, enabled: bool, prefix: str = "sweep", unit: str = "points"):
         self.total, self.enabled = total, enabled
+        self.prefix, self.unit = prefix, unit
         self.start = self.last = time.monotonic()
         self.done = self.failed = 0
 
@@ -177,7 +179,7 @@ class SweepProgress:
     def note(self, text: str) -> None:
         """A line of its own."""
         if self.enabled:
-            print(f"sweep: {text}", file=sys.stderr, flush=True)
+            print(f"{self.prefix}: {text}", file=sys.stderr, flush=True)
 
     def update(self, failed: bool) -> None:
         """One more point done."""
@@ -188,7 +190,7 @@ class SweepProgress:
             return
         self.last = now
         elapsed = now - self.start
-        line = f"{self.done}/{self.total} points done"
+        line = f"{self.done}/{self.total} {self.unit} done"
         if self.failed:
             line += f" ({self.failed} with errors)"
         line += f", {elapsed:.1f} s elapsed"
