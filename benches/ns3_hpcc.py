@@ -267,10 +267,11 @@ def ecmp_split(r: fabriclab.Result, bytes_per_flow: int = 524_288) -> list[tuple
 def seed_spread(ns3: dict[str, float], runs: list[dict[str, float]]) -> dict[str, dict[str, float]]:
     """Per statistic, fabriclab's runs over seeds against ns-3's one run:
     min, mean and max of the difference (%), the standard deviation over
-    the seeds (% of ns-3's value) and the rank of ns-3's value among the
-    seeds (the percentage of seeds below it: 50 is the middle, 0 or 100
-    outside every seed). ns-3's figure is one draw of its own random marks,
-    so the rank says whether it is a draw fabriclab makes too."""
+    the seeds (population sd, % of ns-3's value) and the rank of ns-3's
+    value among the seeds (the percentage of seeds strictly below it: 50
+    is the middle, 100 above every seed, 0 at or below every seed). ns-3's
+    figure is one draw of its own random marks, so the rank says whether it
+    is a draw fabriclab makes too. A NaN statistic makes its row NaN."""
     out = {}
     for k in STATS[1:]:
         ours = np.array([r[k] for r in runs], dtype=np.float64)

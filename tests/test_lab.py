@@ -447,6 +447,53 @@ def test_cli_lab_run_with_workers_prints_the_same_verdicts():
 def test_cli_lab_run_bad_workers_or_scheduler_is_an_input_error(tmp_path):
     assert_cli_error(run_cli("lab", "run", "heps", "--quick", "--workers", "0"), "workers must be a positive integer")
     assert_cli_error(run_cli("lab", "run", "heps", "--quick", "--scheduler", "udp://x:1"), "tcp, tls, ws or wss")
-    # An item that fails on a worker stops the labs with the serial run's error.
+    # A malformed item is refused before anything runs.
     bad = copy_lab(tmp_path, "heps", 'size = 2\n', 'size = 2\nno_such_key = 1\n')
     assert_cli_error(run_cli("lab", "run", str(bad), "--workers", "2"), "no_such_key")
+    # A scheduler out of reach is an input error, not a traceback.
+    assert_cli_error(run_cli("lab", "run", "heps", "--quick", "--scheduler", "tcp://127.0.0.1:9"), "cannot reach the Dask scheduler")
+
+
+def test_an_item_that_fails_on_a_worker_stops_the_labs_in_the_serial_order(tmp_path):
+    from cluster_help import local_client
+    from fabriclab.errors import UnknownHostError
+    from fabriclab.lab_dask import run_labs
+
+    # The second item (latency) fails when it runs, on the worker: its
+    # scenario loads, but the fabric has no host h999.
+    bad = copy_lab(tmp_path, "heps", 'server = "h4"\nsize = 2\n', 'server = "h999"\nsize = 2\n')
+    with local_client(2) as client:
+        for labs in ([str(bad)], ["stackhpc-pingpong", str(bad)]):
+            log: list = []
+            with pytest.raises(UnknownHostError, match=r"lab heps: run 'heps' \[2\]: the fabric has no host \"h999\""):
+                run_labs(labs, client=client, **_recording_callbacks(log))
+            # Everything before the failing item was handed on, in order.
+            assert log[-3:] == [
+                ("item", "heps", "heps", 0, "bandwidth", 1),
+                ("result", "heps", "bandwidth", "Result"),
+                ("item", "heps", "heps", 1, "latency", 1),
+            ]
+            if len(labs) == 2:
+                assert ("done", "stackhpc-pingpong", 1) in log
+    # The same error, with the same words, on the serial path and the CLI.
+    with pytest.raises(UnknownHostError, match=r"lab heps: run 'heps' \[2\]"):
+        run_labs([str(bad)])
+    assert_cli_error(run_cli("lab", "run", str(bad), "--workers", "2"), "lab heps: run 'heps' [2]", "h999")
+
+
+def test_lab_tasks_carry_the_clients_audit_setting(monkeypatch):
+    import os
+
+    from fabriclab.lab import load_lab
+    from fabriclab.lab_dask import run_lab_item
+
+    seen = []
+    monkeypatch.setattr("fabriclab.lab_dask.run_item", lambda sc, item: seen.append(os.environ.get("FABRICLAB_AUDIT")))
+    monkeypatch.delenv("FABRICLAB_AUDIT", raising=False)
+    lab = load_lab("heps")
+    run_lab_item(lab, 0, True, 0, 0, "1")
+    run_lab_item(lab, 0, True, 0, 0, None)
+    assert seen == ["1", None] and "FABRICLAB_AUDIT" not in os.environ
+    monkeypatch.setenv("FABRICLAB_AUDIT", "1")
+    run_lab_item(lab, 0, True, 0, 0, None)
+    assert seen[-1] is None and os.environ["FABRICLAB_AUDIT"] == "1"

@@ -625,3 +625,25 @@ def test_the_main_guard_is_read_from_the_script() -> None:
     assert not _guarded(tree, 2)
     assert _guarded(tree, 4)
     assert _guarded(tree, 7)
+
+
+def test_a_points_items_run_under_the_clients_audit_setting(tmp_path, monkeypatch):
+    # A running cluster's workers do not inherit the client's environment:
+    # the task carries FABRICLAB_AUDIT (`fabriclab --audit sweep ...`).
+    from fabriclab import sweep_rows
+
+    seen = []
+    real = sweep_rows.run_item
+
+    def recording(sc, item):
+        seen.append(os.environ.get("FABRICLAB_AUDIT"))
+        return real(sc, item)
+
+    monkeypatch.setattr(sweep_rows, "run_item", recording)
+    monkeypatch.delenv("FABRICLAB_AUDIT", raising=False)
+    rows = sweep_rows.run_point(scenario_text(), str(tmp_path), "1")
+    assert seen and set(seen) == {"1"} and "FABRICLAB_AUDIT" not in os.environ
+    assert not any(r.get(sweep_rows.ERROR) for r in rows)
+    seen.clear()
+    sweep_rows.run_point(scenario_text(), str(tmp_path))
+    assert set(seen) == {None}

@@ -24,7 +24,8 @@
     fabriclab compare A.toml [B.toml] [--set PATH=VALUE ...] [--repeat K]  (see cli_compare)
     fabriclab dashboard PORTS.csv [-o FILE.html] [--fabric F] [--title T]
     fabriclab lab list
-    fabriclab lab run NAME ... | --all [--quick] [--html FILE] [--json]  (see cli_lab)
+    fabriclab lab run NAME ... | --all [--quick] [--html FILE] [--json]
+                      [--workers N | --scheduler ADDRESS]  (see cli_lab)
 
 Sizes (BYTES, -s) are integers, optionally with a K, M or G suffix (powers
 of 1024). Errors print ``fabriclab: error: MESSAGE`` and exit with status 2;

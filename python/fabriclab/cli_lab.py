@@ -23,6 +23,7 @@ import argparse
 import sys
 from typing import Any, Callable
 
+from .cli_sweep import cluster_errors
 from .errors import InvalidArgumentError
 from .lab import Lab, LabRun, load_lab, load_labs
 from .lab_dask import run_labs
@@ -113,17 +114,18 @@ def cmd_lab(a: argparse.Namespace, item_what: Callable[[Any], str], print_item: 
         if not a.json:
             print("\n" + table_text(r), end="", flush=True)
 
-    results = run_labs(
-        labs,
-        a.quick,
-        workers=a.workers,
-        client=a.scheduler,
-        progress=not a.quiet,
-        on_lab=on_lab,
-        on_item=None if a.json else on_item,
-        on_result=None if a.json else on_result,
-        on_done=on_done,
-    )
+    with cluster_errors():
+        results = run_labs(
+            labs,
+            a.quick,
+            workers=a.workers,
+            client=a.scheduler,
+            progress=not a.quiet,
+            on_lab=on_lab,
+            on_item=None if a.json else on_item,
+            on_result=None if a.json else on_result,
+            on_done=on_done,
+        )
     if a.json:
         print(dumps(results, one=len(results) == 1 and not a.all))
     if a.html:

@@ -61,8 +61,8 @@ a figure is then the mean of its K values (their minimum and maximum
 beside it), and ``--quick`` runs one repetition. ``[[plot]]`` tables draw the seed's charts in the HTML report
 (:mod:`fabriclab.lab_html`).
 
-Left out: arbitrary code in lab files (selectors are data), verdicts
-written by hand, runs in parallel (runs and items run one after another).
+Left out: arbitrary code in lab files (selectors are data) and verdicts
+written by hand. (Runs in parallel: :mod:`fabriclab.lab_dask`.)
 """
 
 from __future__ import annotations

@@ -14,25 +14,35 @@ files named by a lab must be readable at the same path on the workers (a
 shared file system, as on Slurm clusters). Each item's figures are those
 of the serial run: same scenario, same seed.
 
-Left out: retrying a failed item (the first error stops the labs, as in a
-serial run; Dask re-runs an item whose worker died), and progress bars of
-single items on workers (progress lines count items instead).
+A lab's ``wall_s`` is the time its items ran on the workers (their sum,
+comparable with a serial run's time); the client's ``FABRICLAB_AUDIT``
+(``fabriclab --audit``) holds on every worker. The first error in the
+serial order stops the labs after everything before it was handed on, and
+names the lab, the run and the item.
+
+Left out: retrying a failed item (Dask re-runs an item whose worker died),
+progress bars of single items on workers (progress lines count items
+instead), and keeping results that finished but wait behind an unfinished
+earlier item when the run is interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
 
+import os
 import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
+from .errors import InvalidArgumentError
 from .lab import Lab, LabLike, load_lab
-from .lab_runs import LabResult, OnItem, OnResult, lab_rows, run_lab, scenario_of
+from .lab_runs import LabResult, OnItem, OnResult, lab_rows, raise_in_lab, run_lab, scenario_of
 from .scenario import ScenarioItem, run_item
 from .sweep_dask import SweepProgress, dask_client, distributed, worker_count
+from .sweep_rows import audit_env
 
-__all__ = ["OnDone", "OnLab", "run_labs"]
+__all__ = ["ItemFailed", "OnDone", "OnLab", "run_lab_item", "run_labs"]
 
 #: Called before a lab's first item (in the serial order).
 OnLab = Callable[[Lab], None]
@@ -50,12 +60,30 @@ class _Task:
     item: int
 
 
-def run_lab_item(lab: Lab, run_index: int, quick: bool, item_index: int, rep: int) -> Any:
+@dataclass(frozen=True)
+class ItemFailed:
+    """What a task returns when its item raised: the error, handed back as
+    a value so that the worker does not log it as a failed task."""
+
+    error: BaseException
+
+
+def run_lab_item(lab: Lab, run_index: int, quick: bool, item_index: int, rep: int, audit: str | None = None) -> tuple[Any, float] | ItemFailed:
     """On a worker: item ``item_index`` of run ``run_index`` of ``lab``, in
-    repetition ``rep`` (its seed plus ``rep``), as the serial run runs it."""
-    sc = scenario_of(lab, lab.runs[run_index], quick)
-    item = sc.items[item_index]
-    return run_item(sc, replace(item, seed=item.seed + rep))
+    repetition ``rep`` (its seed plus ``rep``), as the serial run runs it,
+    under the client's ``FABRICLAB_AUDIT`` setting; the result and the
+    seconds it took, or :class:`ItemFailed`."""
+    try:
+        sc = scenario_of(lab, lab.runs[run_index], quick)
+        item = _item(sc.items[item_index], rep)
+        t0 = time.perf_counter()
+        with audit_env(audit):
+            res = run_item(sc, item)
+        return res, time.perf_counter() - t0
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as e:  # a Rust panic arrives as pyo3's PanicException, a BaseException
+        return ItemFailed(e)
 
 
 def run_labs(
@@ -74,10 +102,16 @@ def run_labs(
     return their :class:`LabResult` in order. With ``workers`` (a local
     Dask cluster of that many processes) or ``client`` (a scheduler's
     address, or a ``distributed.Client``) the items run as Dask tasks; a
-    lab's ``wall_s`` is then the time from the start until its last item
-    finished. Every lab and every run's scenario is loaded and checked
-    before anything runs."""
+    lab's ``wall_s`` is then the time its items ran on the workers (their
+    sum, comparable with a serial run's), not the time it waited. Every lab
+    and every run's scenario is loaded and checked before anything runs.
+    An item's error stops the labs as a serial run would: the labs and
+    items before it in the serial order are handed to the callbacks first,
+    and the error names the lab, the run and the item."""
+    if workers is not None and client is not None:
+        raise InvalidArgumentError("give workers (a local Dask cluster) or client (a running one), not both")
     loaded = [lab if isinstance(lab, Lab) else load_lab(lab) for lab in labs]
+    scenarios = [[scenario_of(lab, run, quick) for run in lab.runs] for lab in loaded]
     if workers is None and client is None:
         out = []
         for lab in loaded:
@@ -88,84 +122,124 @@ def run_labs(
                 on_done(r)
             out.append(r)
         return out
-    return _run_on_dask(loaded, quick, workers, client, progress, on_lab, on_item, on_result, on_done)
+    # A relative lab path would be resolved against each worker's directory.
+    loaded = [replace(lab, path=os.path.abspath(lab.path)) for lab in loaded]
+    return _Batch(loaded, scenarios, quick, on_lab, on_item, on_result, on_done).run(workers, client, progress)
 
 
-def _run_on_dask(
-    labs: list[Lab],
-    quick: bool,
-    workers: int | None,
-    client: Any,
-    progress: bool,
-    on_lab: OnLab | None,
-    on_item: OnItem | None,
-    on_result: OnResult | None,
-    on_done: OnDone | None,
-) -> list[LabResult]:
-    scenarios = [[scenario_of(lab, run, quick) for run in lab.runs] for lab in labs]
-    reps = [1 if quick else lab.repetitions for lab in labs]
-    tasks = [
-        _Task(li, rep, ri, ii)
-        for li, lab in enumerate(labs)
-        for rep in range(reps[li])
-        for ri in range(len(lab.runs))
-        for ii in range(len(scenarios[li][ri].items))
-    ]
-    n = worker_count(workers, len(tasks)) if client is None else 0
-    prog = SweepProgress(len(tasks), progress, prefix="lab", unit="items")
-    results: dict[_Task, Any] = {}
-    done_at: dict[int, float] = {}
-    flushed = 0
-    out: list[LabResult] = []
-    dd = distributed()
-    with dask_client(client, n) as (c, where):
-        prog.note(f"{len(tasks)} items of {len(labs)} lab(s) on {where}")
-        prog.begin()
-        start = time.perf_counter()
-        token = uuid.uuid4().hex[:8]
-        futures = {
-            c.submit(run_lab_item, labs[t.lab], t.run, quick, t.item, t.rep, key=f"fabriclab-lab-{token}-{k}", pure=False): t
-            for k, t in enumerate(tasks)
-        }
-        try:
-            for fut in dd.as_completed(list(futures), loop=c.loop):
-                t = futures[fut]
-                results[t] = fut.result()  # an item's error stops the labs, as in a serial run
-                fut.release()
-                done_at[t.lab] = time.perf_counter() - start
-                prog.update(False)
-                while flushed < len(tasks) and tasks[flushed] in results:
-                    t = tasks[flushed]
-                    lab, run = labs[t.lab], labs[t.lab].runs[t.run]
-                    item = _item(scenarios[t.lab][t.run].items[t.item], t.rep)
-                    if on_lab and (flushed == 0 or tasks[flushed - 1].lab != t.lab):
-                        on_lab(lab)
-                    if on_item:
-                        on_item(lab, run, t.item, item)
-                    if on_result:
-                        on_result(lab, run, item, results[t])
-                    flushed += 1
-                    if flushed == len(tasks) or tasks[flushed].lab != t.lab:
-                        r = _lab_result(lab, quick, reps[t.lab], done_at[t.lab], scenarios[t.lab], results, t.lab)
-                        if on_done:
-                            on_done(r)
-                        out.append(r)
-        finally:
-            pending = [f for f in futures if not f.done()]
-            if pending:
-                c.cancel(pending)
-    return out
+class _Batch:
+    """The labs' items as Dask tasks, handed back in the serial order."""
+
+    def __init__(
+        self,
+        labs: list[Lab],
+        scenarios: list[list[Any]],
+        quick: bool,
+        on_lab: OnLab | None,
+        on_item: OnItem | None,
+        on_result: OnResult | None,
+        on_done: OnDone | None,
+    ):
+        self.labs, self.scenarios, self.quick = labs, scenarios, quick
+        self.on_lab, self.on_item, self.on_result, self.on_done = on_lab, on_item, on_result, on_done
+        self.reps = [1 if quick else lab.repetitions for lab in labs]
+        #: Per lab, its tasks in the serial order.
+        self.tasks = [
+            [_Task(li, rep, ri, ii) for rep in range(self.reps[li]) for ri, sc in enumerate(scs) for ii in range(len(sc.items))]
+            for li, scs in enumerate(scenarios)
+        ]
+        #: A finished task's result and seconds, or the exception it raised.
+        self.done: dict[_Task, tuple[Any, float] | BaseException] = {}
+        self.next_lab = self.next_task = 0
+        self.out: list[LabResult] = []
+
+    def run(self, workers: int | None, client: Any, progress: bool) -> list[LabResult]:
+        dd = distributed()
+        every = [t for lt in self.tasks for t in lt]
+        order = {t: k for k, t in enumerate(every)}
+        n = worker_count(workers, len(every)) if client is None else 0
+        prog = SweepProgress(len(every), progress, prefix="lab", unit="items")
+        audit = os.environ.get("FABRICLAB_AUDIT")
+        with dask_client(client, n, what="labs on a local Dask cluster") as (c, where):
+            prog.note(f"{len(every)} items of {len(self.labs)} lab(s) on {where}")
+            prog.begin()
+            token = uuid.uuid4().hex[:8]
+            futures = {
+                c.submit(run_lab_item, self.labs[t.lab], t.run, self.quick, t.item, t.rep, audit, key=f"fabriclab-lab-{token}-{k}", pure=False): t
+                for k, t in enumerate(every)
+            }
+            try:
+                self.flush()  # labs without items
+                for fut in dd.as_completed(list(futures), loop=c.loop):
+                    t = futures[fut]
+                    try:
+                        got = fut.result()
+                        self.done[t] = got.error if isinstance(got, ItemFailed) else got
+                    except (KeyboardInterrupt, SystemExit):
+                        raise
+                    except BaseException as e:  # a dead worker, a cancelled task
+                        self.done[t] = e
+                    if isinstance(self.done[t], BaseException):
+                        # Nothing after it in the serial order will be shown.
+                        c.cancel([f for f, u in futures.items() if order[u] > order[t] and not f.done()])
+                    fut.release()
+                    prog.update(isinstance(self.done[t], BaseException))
+                    self.flush()
+            finally:
+                pending = [f for f in futures if not f.done()]
+                if pending:
+                    c.cancel(pending)
+        return self.out
+
+    def flush(self) -> None:
+        """Hand every finished task whose predecessors are all handed on to
+        the callbacks; a lab's result once its last task is; raise the
+        first error in the serial order when its turn comes."""
+        while self.next_lab < len(self.labs):
+            li = self.next_lab
+            lab, tasks = self.labs[li], self.tasks[li]
+            while self.next_task < len(tasks) and tasks[self.next_task] in self.done:
+                t = tasks[self.next_task]
+                run = lab.runs[t.run]
+                item = _item(self.scenarios[li][t.run].items[t.item], t.rep)
+                if self.next_task == 0 and self.on_lab:
+                    self.on_lab(lab)
+                if self.on_item:
+                    self.on_item(lab, run, t.item, item)
+                got = self.done[t]
+                if isinstance(got, BaseException):
+                    raise_in_lab(lab, run, t.item, got)
+                if self.on_result:
+                    self.on_result(lab, run, item, got[0])
+                self.next_task += 1
+            if self.next_task < len(tasks):
+                return
+            if not tasks and self.on_lab:
+                self.on_lab(lab)
+            r = self._result(li)
+            if self.on_done:
+                self.on_done(r)
+            self.out.append(r)
+            self.next_lab += 1
+            self.next_task = 0
+
+    def _result(self, li: int) -> LabResult:
+        lab = self.labs[li]
+        per_rep: list[dict[str, list[tuple[Any, Any]]]] = []
+        wall_s = 0.0
+        for rep in range(self.reps[li]):
+            per_run: dict[str, list[tuple[Any, Any]]] = {}
+            for ri, (run, sc) in enumerate(zip(lab.runs, self.scenarios[li])):
+                per_run[run.name] = []
+                for ii, item in enumerate(sc.items):
+                    got = self.done.pop(_Task(li, rep, ri, ii))
+                    assert not isinstance(got, BaseException)  # flush raised it
+                    res, seconds = got
+                    per_run[run.name].append((item.name, res))
+                    wall_s += seconds
+            per_rep.append(per_run)
+        return LabResult(lab, self.quick, wall_s, lab_rows(lab, per_rep, self.quick), per_rep[0], self.reps[li])
 
 
 def _item(item: ScenarioItem, rep: int) -> ScenarioItem:
     return replace(item, seed=item.seed + rep)
-
-
-def _lab_result(lab: Lab, quick: bool, reps: int, wall_s: float, scenarios: list[Any], results: dict[_Task, Any], li: int) -> LabResult:
-    per_rep: list[dict[str, list[tuple[Any, Any]]]] = []
-    for rep in range(reps):
-        per_run: dict[str, list[tuple[Any, Any]]] = {}
-        for ri, (run, sc) in enumerate(zip(lab.runs, scenarios)):
-            per_run[run.name] = [(item.name, results.pop(_Task(li, rep, ri, ii))) for ii, item in enumerate(sc.items)]
-        per_rep.append(per_run)
-    return LabResult(lab, quick, wall_s, lab_rows(lab, per_rep, quick), per_rep[0], reps)

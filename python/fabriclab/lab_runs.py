@@ -34,7 +34,7 @@ import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 import pandas as pd
 
@@ -117,13 +117,26 @@ def run_lab(
                 item = replace(item, seed=item.seed + rep)
                 if on_item:
                     on_item(lab, run, i, item)
-                res = run_item(sc, item, progress=progress)
+                try:
+                    res = run_item(sc, item, progress=progress)
+                except FabriclabError as e:
+                    raise_in_lab(lab, run, i, e)
                 results[run.name].append((item.name, res))
                 if on_result:
                     on_result(lab, run, item, res)
         reps.append(results)
     wall_s = time.perf_counter() - start
     return LabResult(lab, quick, wall_s, lab_rows(lab, reps, quick), reps[0], repetitions)
+
+
+def raise_in_lab(lab: Lab, run: LabRun, index: int, error: BaseException) -> NoReturn:
+    """Raise ``error``, an item's, naming the lab, the run and the item
+    (from 1) when it is fabriclab's own (its type and attributes kept)."""
+    if isinstance(error, FabriclabError):
+        named = type(error)(f"lab {lab.name}: run {run.name!r} [{index + 1}]: {error}")
+        named.__dict__.update(error.__dict__)
+        raise named from None
+    raise error
 
 
 def _measured(m: Any, reps: Sequence[dict[str, list[tuple[Any, Any]]]], quick: bool) -> tuple[float, float, float]:

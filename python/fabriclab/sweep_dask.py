@@ -47,7 +47,8 @@ def distributed() -> Any:
         import distributed
     except ImportError as e:  # pragma: no cover - a dependency of the package
         raise ImportError(
-            "fabriclab.sweep needs Dask's distributed scheduler: pip install 'dask[distributed]'"
+            "fabriclab's parallel runs (sweep, compare, lab run --workers) need Dask's distributed scheduler: "
+            "pip install 'dask[distributed]'"
         ) from e
     return distributed
 
@@ -77,7 +78,7 @@ def _guarded(tree: ast.Module, line: int) -> bool:
     return False
 
 
-def check_main_guard() -> None:
+def check_main_guard(what: str = "a sweep on a local Dask cluster") -> None:
     """Refuse, with the fix, a sweep started from a script's top level
     outside ``if __name__ == "__main__":``. Dask's worker processes are
     started by re-running the main script (the ``spawn`` method), which
@@ -97,9 +98,9 @@ def check_main_guard() -> None:
                 return
             if not _guarded(tree, frame.f_lineno):
                 raise InvalidArgumentError(
-                    f"{path}, line {frame.f_lineno}: a sweep on a local Dask cluster must be started under "
+                    f"{path}, line {frame.f_lineno}: {what} must be started under "
                     '`if __name__ == "__main__":` (its worker processes re-run the script from the top, '
-                    "and would start the sweep again); indent the call under that line, or pass client= "
+                    "and would start it again); indent the call under that line, or pass client= "
                     "a running cluster's address"
                 )
             return
@@ -107,14 +108,14 @@ def check_main_guard() -> None:
 
 
 @contextlib.contextmanager
-def dask_client(client: Any, n: int) -> Iterator[tuple[Any, str]]:
+def dask_client(client: Any, n: int, what: str = "a sweep on a local Dask cluster") -> Iterator[tuple[Any, str]]:
     """The client to submit to, and a description of where it runs: a
     LocalCluster of ``n`` workers started (and closed) here, a client
     connected (and closed) here to a scheduler address, or the caller's
     client as it is."""
     dd = distributed()
     if client is None:
-        check_main_guard()
+        check_main_guard(what)
         import dask
 
         with dask.config.set({"distributed.scheduler.allowed-failures": RETRIES_ON_WORKER_DEATH}), dd.LocalCluster(
@@ -150,7 +151,7 @@ def _check_address(address: str) -> None:
     try:
         scheme, location = parse_address(address)
         if scheme not in ("tcp", "tls", "ws", "wss"):
-            raise InvalidArgumentError(f"sweeps connect over tcp, tls, ws or wss, not {scheme}")
+            raise InvalidArgumentError(f"a Dask scheduler is reached over tcp, tls, ws or wss, not {scheme}")
         parse_host_port(location)
     except ValueError as e:
         raise InvalidArgumentError(f"scheduler address {address!r}: {e}; write tcp://HOST:PORT") from None
@@ -206,7 +207,7 @@ def run_all(client: Any, points: Sequence[SweepPoint], origin: str, writer: Writ
     dd = distributed()
     token = uuid.uuid4().hex[:8]
     futures = {
-        client.submit(run_point, p.toml, origin, key=f"fabriclab-sweep-{token}-{p.index}", pure=False): p
+        client.submit(run_point, p.toml, origin, os.environ.get("FABRICLAB_AUDIT"), key=f"fabriclab-sweep-{token}-{p.index}", pure=False): p
         for p in points
     }
     done: dict[int, list[dict[str, Any]]] = {}

@@ -12,7 +12,9 @@ Left out: where points run (:mod:`fabriclab.sweep_dask`) and files
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import contextlib
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -24,7 +26,7 @@ from .sweep_grid import SweepPoint
 from .sweep_scenario import scenario_from_text
 
 __all__ = [
-    "ERROR", "LEADING_COLUMNS", "ITEM_COLUMNS", "run_point", "error_text", "param_columns", "columns",
+    "ERROR", "LEADING_COLUMNS", "ITEM_COLUMNS", "audit_env", "run_point", "error_text", "param_columns", "columns",
     "cell", "point_records", "rows_frame",
 ]
 
@@ -50,13 +52,39 @@ def _result_rows(label: str, kind: str, name: str | None, res: Result) -> list[d
     return [{**rec, **extra, **head} for rec in recs]  # the leading columns win any clash
 
 
-def run_point(text: str, origin: str) -> list[dict[str, Any]]:
-    """Run every item of one point's scenario text; one record per result
-    row. An item that fails gives one record with its error; the others run."""
+@contextlib.contextmanager
+def audit_env(value: str | None) -> Iterator[None]:
+    """On a worker: ``FABRICLAB_AUDIT`` set to the client's ``value`` (or
+    unset) while a task runs, then restored. A LocalCluster's workers
+    inherit the client's environment, a running cluster's do not; the core
+    reads the variable when it builds a network."""
+    old = os.environ.get("FABRICLAB_AUDIT")
+    if value is None:
+        os.environ.pop("FABRICLAB_AUDIT", None)
+    else:
+        os.environ["FABRICLAB_AUDIT"] = value
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("FABRICLAB_AUDIT", None)
+        else:
+            os.environ["FABRICLAB_AUDIT"] = old
+
+
+def run_point(text: str, origin: str, audit: str | None = None) -> list[dict[str, Any]]:
+    """Run every item of one point's scenario text, under the client's
+    ``FABRICLAB_AUDIT`` setting (``audit``); one record per result row. An
+    item that fails gives one record with its error; the others run."""
     try:
         sc = scenario_from_text(text, origin)
     except Exception as e:  # checked before the sweep started: should not happen
         return [{"item": None, "kind": None, "name": None, ERROR: error_text(e)}]
+    with audit_env(audit):
+        return _run_items(sc)
+
+
+def _run_items(sc: Any) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     counters = {k: 0 for k in KINDS}
     for item in sc.items:
