@@ -311,10 +311,10 @@ def test_failed_points_do_not_lose_the_others(scenario, client, monkeypatch):
     # a point whose task fails outside the items (a worker lost, say): one error row
     real = sweep_dask.run_point
 
-    def flaky(text, origin):
+    def flaky(text, origin, audit=None):
         if "seed = 2" in text:
             raise RuntimeError("worker lost")
-        return real(text, origin)
+        return real(text, origin, audit)
 
     monkeypatch.setattr(sweep_dask, "run_point", flaky)
     df = fabriclab.sweep(scenario, {"seed": [1, 2, 3]}, client=client)
