@@ -160,6 +160,13 @@ pub fn flows_json(
 ) -> Result<String> {
     let spec = resolve_fabric(fabric)?;
     let specs: Vec<FlowSpec> = serde_json::from_str(flows).map_err(|e| options_err("flows", &e))?;
+    if !specs.is_empty() && specs.iter().all(|s| s.repeat) && limit_us.is_none() {
+        return Err(Error::InvalidArgument(
+            "every flow repeats, so nothing would end the run: give a time limit \
+             (--limit-us, limit_us=) or a flow that does not repeat"
+                .into(),
+        ));
+    }
     let mut net = Net::new(&spec, seed)?;
     let app = Flows::new(&net, &specs)?;
     if let Some(s) = sample_us {
@@ -175,6 +182,13 @@ pub fn flows_json(
         Some(l) if !(l.is_finite() && l > 0.0) => {
             return Err(Error::InvalidArgument(format!(
                 "time limit must be positive, got {l} us"
+            )))
+        }
+        Some(l) if l > crate::config::MAX_SETTING_US => {
+            return Err(Error::InvalidArgument(format!(
+                "time limit {} us is longer than any run (at most {:e} us)",
+                crate::config::show_f64(l),
+                crate::config::MAX_SETTING_US
             )))
         }
         Some(l) => Some(Time::from_ns_f64(l * 1e3)),

@@ -19,7 +19,12 @@ fn impossible_fabrics_are_rejected_with_the_field_to_change() {
         // A product that wrapped in u32 (a panic in debug builds).
         ("spines = 1\nleaves = 1\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 100\n[qos]\ndwrr_weights = [1, 1, 1, 70000, 1, 1, 1, 1]\ndwrr_quantum_bytes = 65536", "70000 x qos.dwrr_quantum_bytes 65536"),
         // Values that would wrap the picosecond clock or divide by zero.
-        ("spines = 1\nleaves = 1\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 100\n[switch]\nlatency_ns = 1e20", "switch.latency_ns = 100000000000000000000 is beyond"),
+        ("spines = 1\nleaves = 1\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 100\n[switch]\nlatency_ns = 1e20", "switch.latency_ns = 1e20 is beyond"),
+        // Host and transport times past any run (sums of them wrapped the clock).
+        ("spines = 1\nleaves = 1\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 100\n[mpi]\nsend_overhead_ns = 1e15", "mpi.send_overhead_ns = 1e15 ns is longer than any run"),
+        ("spines = 1\nleaves = 1\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 100\n[tcp]\ntx_latency_ns = 1e300", "tcp.tx_latency_ns = 1e300 ns"),
+        ("spines = 1\nleaves = 1\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 100\n[tcp]\nrto_max_ms = 1e300", "tcp.rto_max_ms = 1e300 ms"),
+        ("spines = 1\nleaves = 1\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 100\n[[link_failures]]\na = \"leaf0\"\nb = \"spine0\"\ndown_us = 1e300", "down_us = 1e300 us is longer than any run"),
         ("spines = 1\nleaves = 1\nhosts_per_leaf = 2\nhost_link_gbps = 1e-12\nuplink_gbps = 100", "below 1 kb/s"),
         // Memory rates that round to 0 b/s (a division by zero at run time).
         ("spines = 1\nleaves = 1\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 100\n[mpi]\nmemcpy_gbps = 1e-300", "give a memory rate between 1e-6 and 1e7 GB/s"),
@@ -134,6 +139,24 @@ fn perftest_rejects_unknown_hosts_and_bad_options() {
         ..base()
     });
     assert!(e.to_string().contains("two hosts"), "{e}");
+    // -D 1e300 ran until killed; -Q 0 was run as 1 without a word.
+    let e = bad(Options {
+        duration_s: Some(1e300),
+        ..base()
+    });
+    assert!(
+        e.to_string().contains("-D 1e300 s is longer than any run"),
+        "{e}"
+    );
+    let e = bad(Options {
+        cq_mod: Some(0),
+        ..base()
+    });
+    assert!(
+        e.to_string()
+            .contains("-Q (CQ moderation) must be at least 1"),
+        "{e}"
+    );
     assert!(Test::parse("ib_write_speed")
         .unwrap_err()
         .to_string()
@@ -262,4 +285,37 @@ fn leaf_spine_toml() -> String {
     fabriclab_core::config::preset_toml("leaf-spine")
         .unwrap()
         .to_string()
+}
+
+#[test]
+fn flows_that_could_never_end_or_start_are_refused() {
+    use fabriclab_core::front::flows_json;
+    let heps = fabriclab_core::config::preset_toml("heps").unwrap();
+    let run = |flows: &str, limit: Option<f64>| flows_json(heps, flows, 1, None, limit, None);
+    // Only repeating flows and no time limit: nothing would end the run.
+    let repeat = r#"[{"src": "h0", "dst": "h4", "bytes": 1024, "repeat": true}]"#;
+    let e = run(repeat, None).unwrap_err();
+    assert!(
+        matches!(e, Error::InvalidArgument(_)) && e.to_string().contains("give a time limit"),
+        "{e}"
+    );
+    assert!(run(repeat, Some(20.0)).is_ok());
+    // A start past the picosecond clock wrapped to a negative FCT.
+    let late = r#"[{"src": "h0", "dst": "h4", "bytes": 1024, "start_us": 1e30}]"#;
+    let e = run(late, None).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("start_us = 1e30 us is later than any run"),
+        "{e}"
+    );
+    let e = run(
+        r#"[{"src": "h0", "dst": "h4", "bytes": 1024}]"#,
+        Some(1e300),
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("time limit 1e300 us is longer than any run"),
+        "{e}"
+    );
 }

@@ -245,6 +245,14 @@ fn bad_options_say_what_to_change() {
             "target_latency_us",
         ),
         (opts(&["h0"], &["h0"]), "both a client and a target"),
+        (
+            opts(&["h0", "h0"], &["h12"]),
+            "h0 is listed twice as a client",
+        ),
+        (
+            opts(&["h0"], &["h12", "h13", "h12"]),
+            "h12 is listed twice as a target",
+        ),
         (opts(&[], &["h1"]), "at least one client"),
         (opts(&["h0"], &["h9"]), "h9"),
     ];

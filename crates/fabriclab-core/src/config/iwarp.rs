@@ -137,6 +137,7 @@ impl IwarpSpec {
             if !(v.is_finite() && v > 0.0) {
                 return fabric_err(format!("{field} must be a positive time in ms, got {v}"));
             }
+            super::time_ms(field, v)?;
         }
         if self.rto_max_ms < self.rto_min_ms {
             return fabric_err("iwarp.rto_max_ms must be at least iwarp.rto_min_ms");
@@ -147,6 +148,7 @@ impl IwarpSpec {
                 self.delayed_ack_ms
             ));
         }
+        super::time_ms("iwarp.delayed_ack_ms", self.delayed_ack_ms)?;
         Ok(())
     }
 }

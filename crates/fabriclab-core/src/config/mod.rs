@@ -729,16 +729,43 @@ pub const MAX_SETTING_US: f64 = 1e9;
 /// `v` (us) is a time a run can reach: finite, zero or positive, at most
 /// [`MAX_SETTING_US`].
 pub(crate) fn time_us(field: &str, v: f64) -> Result<()> {
+    time_in(field, v, "us", 1.0)
+}
+
+/// [`time_us`] for a setting in ns.
+pub(crate) fn time_ns(field: &str, v: f64) -> Result<()> {
+    time_in(field, v, "ns", 1e3)
+}
+
+/// [`time_us`] for a setting in ms.
+pub(crate) fn time_ms(field: &str, v: f64) -> Result<()> {
+    time_in(field, v, "ms", 1e-3)
+}
+
+/// `v` in `unit`, of which `per_us` make a microsecond.
+fn time_in(field: &str, v: f64, unit: &str, per_us: f64) -> Result<()> {
     if !(v.is_finite() && v >= 0.0) {
         return fabric_err(format!("{field} must be zero or positive, got {v}"));
     }
-    if v > MAX_SETTING_US {
+    let max = MAX_SETTING_US * per_us;
+    if v > max {
         return fabric_err(format!(
-            "{field} = {v} us is longer than any run (at most {MAX_SETTING_US:e} us); \
-             use a shorter time"
+            "{field} = {} {unit} is longer than any run (at most {max:e} {unit}); \
+             use a shorter time",
+            show_f64(v)
         ));
     }
     Ok(())
+}
+
+/// A number for a message: plain, or in exponent form when huge (1e300
+/// would print as 301 digits).
+pub(crate) fn show_f64(v: f64) -> String {
+    if v.is_finite() && v.abs() >= 1e15 {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
 }
 
 fn positive_rate(field: &str, gbps: f64) -> Result<()> {
@@ -766,7 +793,8 @@ fn non_negative(field: &str, v: f64) -> Result<()> {
     }
     if v > MAX_SETTING_US * 1e3 {
         return fabric_err(format!(
-            "{field} = {v} is beyond anything a run can reach (at most 1e12); use a smaller value"
+            "{field} = {} is beyond anything a run can reach (at most 1e12); use a smaller value",
+            show_f64(v)
         ));
     }
     Ok(())

@@ -155,11 +155,13 @@ fn memory_rate(field: &str, gbytes_per_s: f64) -> Result<()> {
     Ok(())
 }
 
+/// A time in ns: zero or more, and no longer than any run
+/// ([`super::MAX_SETTING_US`]), so that sums of overheads cannot wrap.
 fn non_negative(field: &str, v: f64) -> Result<()> {
     if !(v.is_finite() && v >= 0.0) {
         return fabric_err(format!("mpi.{field} must be zero or more, got {v}"));
     }
-    Ok(())
+    super::time_ns(&format!("mpi.{field}"), v)
 }
 
 impl MpiSpec {

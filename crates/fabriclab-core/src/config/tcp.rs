@@ -149,19 +149,14 @@ impl TcpSpec {
             if !(v.is_finite() && v > 0.0) {
                 return fabric_err(format!("{field} must be positive, got {v}"));
             }
+            super::time_ms(field, v)?;
         }
         if self.rto_max_ms < self.rto_min_ms {
             return fabric_err("tcp.rto_max_ms must be at least tcp.rto_min_ms");
         }
-        for (field, v) in [
-            ("tcp.delayed_ack_ms", self.delayed_ack_ms),
-            ("tcp.tx_latency_ns", self.tx_latency_ns),
-            ("tcp.rx_latency_ns", self.rx_latency_ns),
-        ] {
-            if !(v.is_finite() && v >= 0.0) {
-                return fabric_err(format!("{field} must be zero or positive, got {v}"));
-            }
-        }
+        super::time_ms("tcp.delayed_ack_ms", self.delayed_ack_ms)?;
+        super::time_ns("tcp.tx_latency_ns", self.tx_latency_ns)?;
+        super::time_ns("tcp.rx_latency_ns", self.rx_latency_ns)?;
         Ok(())
     }
 }

@@ -177,6 +177,17 @@ impl Options {
         if self.clients.is_empty() || self.targets.is_empty() {
             return arg_err("fio needs at least one client host and one target host");
         }
+        for (what, hosts) in [("client", &self.clients), ("target", &self.targets)] {
+            if let Some((_, h)) = hosts
+                .iter()
+                .enumerate()
+                .find(|(i, h)| hosts[..*i].contains(h))
+            {
+                return arg_err(format!(
+                    "{h} is listed twice as a {what}; name each host once"
+                ));
+            }
+        }
         if let Some(h) = self.clients.iter().find(|c| self.targets.contains(c)) {
             return arg_err(format!(
                 "{h} is both a client and a target; storage goes over the network between two hosts"

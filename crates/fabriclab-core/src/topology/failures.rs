@@ -41,6 +41,7 @@ pub(crate) fn resolve(f: &LinkFailure, i: usize, topo: &Topology) -> Result<Vec<
             f.down_us
         ));
     }
+    crate::config::time_us(&format!("{what}: down_us"), f.down_us)?;
     if let Some(up) = f.up_us {
         if !(up.is_finite() && up > f.down_us) {
             return fabric_err(format!(
@@ -48,6 +49,7 @@ pub(crate) fn resolve(f: &LinkFailure, i: usize, topo: &Topology) -> Result<Vec<
                 f.down_us
             ));
         }
+        crate::config::time_us(&format!("{what}: up_us"), up)?;
     }
     match f.index {
         None => Ok(links),

@@ -143,6 +143,13 @@ impl Flows {
                     s.start_us
                 ));
             }
+            if s.start_us > crate::config::MAX_SETTING_US {
+                return arg_err(format!(
+                    "flow start_us = {} us is later than any run reaches (at most {:e} us)",
+                    crate::config::show_f64(s.start_us),
+                    crate::config::MAX_SETTING_US
+                ));
+            }
             if s.src == s.dst {
                 return arg_err(format!(
                     "flow from {} to itself; pick two different hosts",

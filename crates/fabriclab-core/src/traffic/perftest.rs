@@ -278,6 +278,16 @@ pub fn run(fabric: &FabricSpec, opts: &Options, seed: u64) -> Result<Report> {
         if !(d.is_finite() && d > 0.0) {
             return arg_err(format!("-D must be a positive number of seconds, got {d}"));
         }
+        if d * 1e6 > crate::config::MAX_SETTING_US {
+            return arg_err(format!(
+                "-D {} s is longer than any run (at most {} s of simulated time)",
+                crate::config::show_f64(d),
+                crate::config::MAX_SETTING_US / 1e6
+            ));
+        }
+    }
+    if opts.cq_mod == Some(0) {
+        return arg_err("-Q (CQ moderation) must be at least 1");
     }
     let mut tx_depth = opts.tx_depth.unwrap_or(if test.is_bw() { 128 } else { 1 });
     if tx_depth == 0 {
