@@ -406,3 +406,37 @@ def test_tables_are_built_from_rows_or_from_columns():
     for empty in ([], {}, {"a": [], "b": []}):
         df = frame(empty, ["a", "b"])
         assert df.empty and list(df.columns) == ["a", "b"]
+
+
+def test_bad_argument_types_found_by_a_hunt_are_fabriclab_errors(tmp_path):
+    """Arguments that reached Python's own errors (2026-11-26): an integer
+    taken for a file descriptor (Fabric.load(1) closed stdout), a
+    non-UTF-8 fabric file, a title or metric of the wrong type, a circular
+    argument."""
+    import sys
+
+    for bad in (1, 0, None, 2.5):
+        with pytest.raises(errors.ArgumentTypeError, match="fabric file must be a path"):
+            fabriclab.Fabric.load(bad)
+    assert not sys.stdout.closed
+    binary = tmp_path / "bin.toml"
+    binary.write_bytes(b"\xff\xfe\x00name = 1")
+    with pytest.raises(errors.ParseError, match=f"fabric file {binary}: not a UTF-8 text file"):
+        fabriclab.Fabric.load(binary)
+    with pytest.raises(errors.ArgumentTypeError, match="scenario file must be a path"):
+        fabriclab.run_scenario(None)
+    loop: list = []
+    loop.append(loop)
+    with pytest.raises(errors.InvalidArgumentError, match="refers to itself"):
+        fabriclab.perftest("ib_write_bw", "h0", "h4", iters=10, background=[{"src": "h1", "dst": "h4", "bytes": 10, "x": loop}])
+    from fabriclab.comparisons import _metric_list
+
+    with pytest.raises(errors.ArgumentTypeError, match="metric must be"):
+        _metric_list(5)  # type: ignore[arg-type]
+    with pytest.raises(errors.ArgumentTypeError, match="metric must be"):
+        _metric_list([1, 2])  # type: ignore[list-item]
+    samples = pd.DataFrame({c: [] for c in PORT_SAMPLE_COLUMNS})
+    with pytest.raises(errors.ArgumentTypeError, match="title must be a string"):
+        fabriclab.dashboard(samples, tmp_path / "d.html", title=5)  # type: ignore[arg-type]
+    with pytest.raises(errors.InvalidArgumentError, match="is a directory"):
+        fabriclab.dashboard(samples, tmp_path)

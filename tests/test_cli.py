@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -369,3 +370,53 @@ def test_quiet_silences_progress_and_progress_is_on_by_default():
     assert loud.stdout == quiet.stdout
     bench = run_cli("bench", "a2a-32", "--cc", "none", "--quiet", "--json")
     assert bench.returncode == 0 and bench.stderr == "", bench.stderr
+
+
+def test_every_help_text_formats_without_a_stray_percent():
+    # argparse %-formats help strings: a bare "%" crashed `fabriclab --help`;
+    # a description is not formatted, so "%%" there prints as it is.
+    import argparse
+
+    from fabriclab.cli import _parser
+
+    def walk(p: argparse.ArgumentParser):
+        yield p
+        for a in p._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                for sub in a.choices.values():
+                    yield from walk(sub)
+
+    parsers = list(walk(_parser()))
+    assert len(parsers) > 20
+    for p in parsers:
+        text = p.format_help()
+        assert "%%" not in text, (p.prog, text)
+    r = run_cli("--help")
+    assert r.returncode == 0 and "usage:" in r.stdout and "Traceback" not in r.stderr, r.stderr
+
+
+def test_bad_input_found_by_a_hunt_is_refused_with_exit_2(tmp_path):
+    """Cases a bad-input hunt (2026-11-26) found ending in a traceback, a
+    hang or a silent wrong result; each is now `fabriclab: error:`, exit 2."""
+    bw = ("perftest", "ib_write_bw", "--client", "h0", "--server", "h4", "-s", "4096", "-n", "10")
+    # A file that cannot be written (a full disk) or read (an I/O error).
+    if Path("/dev/full").exists():
+        assert_cli_error(run_cli(*bw, "--out_json_file", "/dev/full"), "cannot write --out_json_file /dev/full")
+    assert_cli_error(run_cli(*bw, "--out_json_file", ""), "--out_json_file needs a file name")
+    if Path("/proc/self/mem").exists():
+        assert_cli_error(run_cli("run", "/proc/self/mem"), "/proc/self/mem")
+    # Options past what perftest takes, or past any run.
+    assert_cli_error(run_cli(*bw, "-Q", "0"), "-Q (CQ moderation) must be at least 1")
+    assert_cli_error(run_cli("perftest", "ib_write_bw", "--client", "h0", "--server", "h4", "-D", "1e300"), "longer than any run")
+    # Flows that never end (all repeat) or start past the clock.
+    assert_cli_error(run_cli("flows", "--flow", "h0:h4:1K:repeat"), "every flow repeats", "--limit-us")
+    r = run_cli("flows", "--flow", "h0:h4:1K:repeat", "--limit-us", "20")
+    assert r.returncode == 0, r.stderr
+    assert_cli_error(run_cli("flows", "--flow", "h0:h4:1K:1e30"), "later than any run")
+    # fio with a host named twice ran it twice.
+    assert_cli_error(run_cli("fio", "--clients", "h0,h0", "--targets", "h12"), "h0 is listed twice as a client")
+    # A lab named twice, and an --html path that cannot be written, before anything runs.
+    assert_cli_error(run_cli("lab", "run", "heps", "heps", "--quick"), "lab heps is named twice")
+    r = run_cli("lab", "run", "heps", "--quick", "--html", str(tmp_path / "no" / "such" / "r.html"))
+    assert r.returncode == 2 and "no such directory" in r.stderr and "ib_write_bw" not in r.stdout, r.stdout + r.stderr
+    assert_cli_error(run_cli("imb", "PingPong", "-np", "2", "--telemetry-us", "10", "--telemetry-csv", str(tmp_path)), "is a directory")

@@ -177,6 +177,17 @@ def test_measure_pairs_rows_by_size_and_reduces_them():
     with pytest.raises(InvalidArgumentError, match="allreduce 8 B, IB"):
         measure(lab.metrics[4], {"ib": [("allreduce", ib.iloc[1:])], "roce": []})
 
+    # A base of 0 leaves the reduction undefined: an error naming the metric.
+    zero = pd.DataFrame({"bytes": [8, 16, 256], "avg_us": [0.0, 10.0, 20.0]})
+    with pytest.raises(InvalidArgumentError, match="base is 0"):
+        measure(smallest, {"ib": [("allreduce", zero), ("alltoall", zero)], "roce": [("allreduce", roce), ("alltoall", roce)]})
+    ratio = Metric(
+        label="r", unit="", kind="compare", place="p", published=(1.0, 1.0), printed="1", tolerance_pct=5.0, tolerance=None,
+        select=Selector(run="r", item="a", column="t"), base=Selector(run="r", item="b", column="t"), op="ratio",
+    )
+    with pytest.raises(InvalidArgumentError, match="metric 'r': its base is 0 in this run, so the ratio is undefined"):
+        measure(ratio, {"r": [("a", pd.DataFrame({"t": [3.0]})), ("b", pd.DataFrame({"t": [0.0]}))]})
+
 
 # --------------------------------------------------------------------------
 # Running labs: Python and the command line

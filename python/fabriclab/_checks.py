@@ -17,12 +17,13 @@ import dataclasses
 import json
 import math
 import operator
+import os
 from collections.abc import Mapping
 from typing import Any
 
 from .errors import ArgumentTypeError, InvalidArgumentError
 
-__all__ = ["as_int", "as_seed", "as_float", "as_bool", "as_str", "as_list", "as_mapping", "dumps"]
+__all__ = ["as_int", "as_seed", "as_float", "as_bool", "as_str", "as_list", "as_mapping", "as_path", "check_out_path", "dumps", "read_file"]
 
 
 def as_int(name: str, value: Any) -> int:
@@ -77,6 +78,37 @@ def as_list(name: str, value: Any, what: str) -> list[Any]:
         raise ArgumentTypeError(f"{name} must be a list of {what}, not {type(value).__name__}") from None
 
 
+def as_path(name: str, value: Any) -> str:
+    """A file's path: a string or an ``os.PathLike`` (not an integer, which
+    ``open`` would take for a file descriptor), as a string."""
+    if isinstance(value, (bool, int)) or not isinstance(value, (str, os.PathLike)):
+        raise ArgumentTypeError(f"{name} must be a path (str or os.PathLike), not {type(value).__name__}")
+    return os.fspath(value)
+
+
+def read_file(path: str) -> bytes:
+    """The bytes of file ``path``; an error while reading (``/proc``, a
+    device) names the file, as an error while opening it does."""
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        if e.filename is None:
+            raise OSError(e.errno, e.strerror or str(e), path) from None
+        raise
+
+
+def check_out_path(path: str, option: str) -> None:
+    """An output file a command writes when its runs end: a path that is a
+    folder, or in a folder that does not exist, is refused before they
+    start, not after."""
+    if os.path.isdir(path):
+        raise InvalidArgumentError(f"{option} {path}: is a directory; give a file name")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise InvalidArgumentError(f"{option} {path}: no such directory {folder}")
+
+
 def as_mapping(name: str, value: Any) -> Mapping[str, Any]:
     """``value`` if it is a dict, else an ArgumentTypeError."""
     if not isinstance(value, Mapping):
@@ -101,7 +133,9 @@ def dumps(obj: Any) -> str:
     an :class:`~fabriclab.errors.InvalidArgumentError` naming where."""
     try:
         return json.dumps(obj, default=_json_default, allow_nan=False)
-    except ValueError:
+    except ValueError as e:
+        if "Circular reference" in str(e):
+            raise InvalidArgumentError("an argument refers to itself (a circular list or dict)") from None
         raise InvalidArgumentError(
             f"an argument is NaN or infinite ({_non_finite(obj)}): give a finite number"
         ) from None

@@ -28,7 +28,7 @@ from typing import Any, Union
 import pandas as pd
 
 from . import _core
-from ._checks import as_bool, as_float, as_int, as_list, as_seed, as_str, dumps
+from ._checks import as_bool, as_float, as_int, as_list, as_path, as_seed, as_str, dumps, read_file
 from ._tables import frame
 from .errors import ArgumentTypeError, FabriclabError, ParseError
 from .progress import ProgressArg, progress_callback
@@ -166,8 +166,11 @@ def preset_toml(name: str) -> str:
 def _read_fabric_file(path: str | os.PathLike[str]) -> str:
     """A fabric file's text; a file that is not TOML is a ``ParseError``
     naming the file (the core, which gets only the text, cannot)."""
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
+    path = as_path("fabric file", path)
+    try:
+        text = read_file(path).decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ParseError(f"fabric file {path}: not a UTF-8 text file ({e.reason})") from None
     try:
         tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -283,7 +286,8 @@ class Fabric:
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Fabric:
         """A fabric from a TOML file (``FileNotFoundError`` if it is absent)."""
-        return cls(_read_fabric_file(path), path=os.fspath(path), _preset=False)
+        text = _read_fabric_file(path)
+        return cls(text, path=os.fspath(path), _preset=False)
 
     def __repr__(self) -> str:
         return (

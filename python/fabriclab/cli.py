@@ -367,6 +367,8 @@ def _names(names: Sequence[str], limit: int = 12) -> str:
 
 
 def _cmd_perftest(a: argparse.Namespace) -> None:
+    if a.out_json_file is not None and not a.out_json_file.strip():
+        raise InvalidArgumentError("--out_json_file needs a file name")
     res = api.perftest(
         a.test,
         a.client,
@@ -388,8 +390,11 @@ def _cmd_perftest(a: argparse.Namespace) -> None:
     _print_perftest(res, a.counters)
     if a.out_json or a.out_json_file:
         path = a.out_json_file or "perftest_out.json"
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(res.extras["out_json"].rstrip("\n") + "\n")
+        try:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(res.extras["out_json"].rstrip("\n") + "\n")
+        except OSError as e:
+            raise InvalidArgumentError(f"cannot write --out_json_file {path}: {e.strerror or e}") from None
         print(f"JSON results written to {path}", file=sys.stderr)
 
 
@@ -653,6 +658,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    except OSError as e:
+        # Any other failure to read or write a file the user named (a full
+        # disk, /proc, an I/O error): the file and the reason.
+        return _fail(f"{e.filename}: {e.strerror or e}" if e.filename is not None else str(e.strerror or e))
     except KeyboardInterrupt as e:
         # A stopped MPI tool hands over what it completed (the tool's own
         # text for the measurements done): print it, then say it stopped.

@@ -16,13 +16,13 @@ item failed (the figures leave it out, stderr names it); 2 on bad input
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
 
+from ._checks import check_out_path
 from .cli_sweep import cell_text, cluster_errors, cluster_opts, set_spec, short_error, text_table
 from .comparisons import compare, delta_text, pct_text, row_label, sides_text, value_text
 from .errors import InvalidArgumentError
@@ -34,7 +34,7 @@ def add_parser(sub: Any) -> None:
     """Add the ``compare`` subcommand to ``sub``."""
     p = sub.add_parser(
         "compare",
-        help="A/B: two configurations, K runs each (seeds 1..K): min/avg/max, delta and %",
+        help="A/B: two configurations, K runs each (seeds 1..K): min/avg/max, delta and %%",
         description="Run side A (A.toml) and side B (B.toml, or A.toml with the --set overrides) "
         "K times each with seeds 1..K, on Dask as fabriclab sweep does, and compare every item, "
         "row (message size, benchmark, flow, host, HPL test) and metric.",
@@ -78,14 +78,6 @@ def _overrides(sets: Sequence[tuple[str, list[Any]]]) -> dict[str, Any]:
     return out
 
 
-def _check_writable(path: str | None, option: str) -> None:
-    if path is None:
-        return
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise InvalidArgumentError(f"{option} {path}: no such directory {folder}")
-
-
 def table_text(df: pd.DataFrame) -> str:
     """The comparison as the EANTC report tabulates it: one line per item,
     row and metric; A and B (without / with) min, avg, max; delta; %."""
@@ -103,8 +95,9 @@ def table_text(df: pd.DataFrame) -> str:
 def cmd_compare(a: argparse.Namespace) -> int:
     """Run ``fabriclab compare``; the exit status (0, or 1 if runs failed)."""
     overrides = _overrides(a.sets)
-    _check_writable(a.csv, "--csv")
-    _check_writable(a.html, "--html")
+    for path, option in ((a.csv, "--csv"), (a.html, "--html")):
+        if path is not None:
+            check_out_path(path, option)
     with cluster_errors():
         df = compare(
             a.a, a.b, overrides, repeat=a.repeat, metric=a.metric, client=a.scheduler, workers=a.workers,

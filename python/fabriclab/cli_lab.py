@@ -20,9 +20,11 @@ exit status is 0.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any, Callable
 
+from ._checks import check_out_path
 from .cli_sweep import cluster_errors
 from .errors import InvalidArgumentError
 from .lab import Lab, LabRun, load_lab, load_labs
@@ -93,6 +95,12 @@ def cmd_lab(a: argparse.Namespace, item_what: Callable[[Any], str], print_item: 
     if not a.all and not a.names:
         raise InvalidArgumentError("say which lab to run (`fabriclab lab list`), or --all")
     labs = load_labs() if a.all else [load_lab(n) for n in a.names]  # every name checked before anything runs
+    seen = [os.path.abspath(lab.path) for lab in labs]
+    for i, lab_path in enumerate(seen):
+        if lab_path in seen[:i]:
+            raise InvalidArgumentError(f"lab {labs[i].name} is named twice; name each lab once")
+    if a.html:
+        check_out_path(a.html, "--html")  # before minutes of runs, not after
 
     def on_item(lab: Lab, run: LabRun, i: int, item: Any) -> None:
         label = f" {item.name!r}" if item.name else ""
@@ -132,7 +140,7 @@ def cmd_lab(a: argparse.Namespace, item_what: Callable[[Any], str], print_item: 
         from .lab_html import write_report
 
         try:
-            path = write_report(results, a.html)
+            written = write_report(results, a.html)
         except OSError as e:
             raise InvalidArgumentError(f"cannot write the report to {a.html}: {e.strerror or e}") from None
-        print(f"lab report written to {path}", file=sys.stderr)
+        print(f"lab report written to {written}", file=sys.stderr)

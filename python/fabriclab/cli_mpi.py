@@ -11,6 +11,7 @@ import sys
 from typing import Any, Callable
 
 from . import mpi
+from ._checks import check_out_path
 from .bisection import CBENCH_TESTS, cbench
 from .errors import InvalidArgumentError
 from .results import Result
@@ -121,6 +122,9 @@ def check_telemetry(a: argparse.Namespace) -> None:
     """Outputs of telemetry need a sampling period: say so before running."""
     if (a.telemetry_csv or a.dashboard) and a.telemetry_us is None:
         raise InvalidArgumentError("--telemetry-csv and --dashboard need --telemetry-us (the sampling period in us)")
+    for path, option in ((a.telemetry_csv, "--telemetry-csv"), (a.dashboard, "--dashboard")):
+        if path:
+            check_out_path(path, option)
 
 
 def write_telemetry(a: argparse.Namespace, res: Result, title: str) -> None:

@@ -22,7 +22,7 @@ def add_parser(sub: Any) -> None:
             "have NVLink SHARP, gpu.nvls). Not modelled: CollNet and PAT, "
             "buffer-slot flow control, GPU compute contention. With --backend flow, calls across servers "
             "run as one fluid coflow per channel (max-min shares, no messages; refuses background traffic "
-            "and link failures); within 3 %% of the packet core on large calls (docs/nccl.md)."
+            "and link failures); within 3 % of the packet core on large calls (docs/nccl.md)."
         ),
     )
     p.add_argument("test", metavar="PROGRAM", help=" ".join(gpu.NCCL_TESTS))

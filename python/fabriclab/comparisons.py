@@ -38,10 +38,11 @@ from typing import Any
 
 import pandas as pd
 
+from ._checks import as_list
 from ._toml import toml_value
 from .api import BW_COLUMNS, FLOW_COLUMNS, LAT_COLUMNS
 from .bisection import CBENCH_COLUMNS
-from .errors import InvalidArgumentError
+from .errors import ArgumentTypeError, InvalidArgumentError
 from .gpu import NCCL_COLUMNS
 from .kinds import NAMES as ITEM_KINDS
 from .lab_runs import fmt
@@ -135,8 +136,10 @@ def _overrides(overrides: Mapping[str, Any] | None) -> dict[str, Any]:
 def _metric_list(metric: str | Iterable[str] | None) -> list[str] | None:
     if metric is None:
         return None
-    items = metric.split(",") if isinstance(metric, str) else list(metric)
-    out = [str(m).strip() for m in items if str(m).strip()]
+    items = metric.split(",") if isinstance(metric, str) else as_list("metric", metric, "column names")
+    if not all(isinstance(m, str) for m in items):
+        raise ArgumentTypeError("metric must be a column name, a comma-separated text or a list of column names")
+    out = [m.strip() for m in items if m.strip()]
     if not out:
         raise InvalidArgumentError("metric is empty: give a column name such as t_avg_us, or leave it out")
     return out

@@ -39,6 +39,7 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
+from ._checks import as_path, as_str
 from ._tables import tuples
 from .api import PORT_SAMPLE_COLUMNS, FabricLike, as_fabric
 from .errors import InvalidArgumentError
@@ -427,6 +428,10 @@ def dashboard(
     Gb/s. ``title`` heads the page (say what the run was). Needs matplotlib
     (``pip install 'fabriclab[plot]'``).
     """
+    path = Path(as_path("out", out))
+    title = as_str("title", title)
+    if path.is_dir():
+        raise InvalidArgumentError(f"out {path}: is a directory; give a file name such as {path / 'dashboard.html'}")
     p = panels(port_samples, fabric)
     plot = Plotter(int(p.times[0]), int(p.times[-1]))
     many = len(p.host_gbps.columns) > 10
@@ -450,8 +455,10 @@ def dashboard(
         f"{len(p.hosts)} hosts, {len(p.switches)} switches, {p.ports} ports; "
         + (f"fabric {p.fabric_name}." if p.fabric_name else "no fabric given: link utilisation in Gb/s.")
     )
-    path = Path(out)
-    path.write_text(html_page(title or "fabriclab port telemetry", meta, sections), encoding="utf-8")
+    try:
+        path.write_text(html_page(title or "fabriclab port telemetry", meta, sections), encoding="utf-8")
+    except OSError as e:
+        raise InvalidArgumentError(f"cannot write the dashboard to {path}: {e.strerror or e}") from None
     return path
 
 

@@ -97,9 +97,11 @@ def _reduce(values: pd.Series, agg: str, what: str) -> float:
     return float(getattr(values, agg)())
 
 
-def _combine(op: str, a: Any, b: Any) -> Any:
+def _combine(op: str, a: Any, b: Any, what: str) -> Any:
     if op == "difference":
         return a - b
+    if bool((pd.Series(b, dtype=float) == 0).any()):
+        raise InvalidArgumentError(f"{what}: its base is 0 in this run, so the {op} is undefined (pick another base column)")
     if op == "ratio":
         return a / b
     return 100.0 * (b - a) / b  # reduction_pct
@@ -131,13 +133,14 @@ def _finish(metric: Metric, sides: Any) -> float:
     if metric.base is None:
         value = sides
     elif metric.by is None:
-        value = _combine(metric.op, *sides)
+        a, b = sides
+        value = _combine(metric.op, a, b, what)
     else:
         sel, base = sides
         common = sel.index.intersection(base.index)
         if common.empty:
             raise InvalidArgumentError(f"{what}: select and base share no {metric.by} value")
-        value = _reduce(_combine(metric.op, sel[common], base[common]), metric.agg, what)
+        value = _reduce(_combine(metric.op, sel[common], base[common], what), metric.agg, what)
     return float(value) * metric.scale / metric.divide_by
 
 

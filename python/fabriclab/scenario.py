@@ -95,6 +95,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import api
+from ._checks import as_path, read_file
 from ._toml import toml_dumps
 from .errors import ArgumentTypeError, ParseError
 from .kinds import NAMES, Result, kind_of
@@ -160,8 +161,7 @@ def _seed(where: str, v: Any) -> int:
 def read_toml(path: str) -> tuple[str, dict[str, Any]]:
     """A scenario file's text and parsed document (``ParseError`` if it is
     not UTF-8 TOML; ``FileNotFoundError`` if absent)."""
-    with open(path, "rb") as f:
-        raw = f.read()
+    raw = read_file(path)
     try:
         text = raw.decode("utf-8")
         return text, tomllib.loads(text)
@@ -189,7 +189,7 @@ def _checked_order(order: Sequence[str], counts: Mapping[str, int], kinds: Seque
 
 def load_scenario(path: str | os.PathLike[str]) -> Scenario:
     """Read and check a scenario file (``FileNotFoundError`` if absent)."""
-    path = os.fspath(path)
+    path = as_path("scenario file", path)
     text, doc = read_toml(path)
     return scenario_from_dict(doc, origin=path, order=item_headers(text))
 
