@@ -88,8 +88,7 @@ pub fn fabric_info_json(fabric: &str) -> Result<String> {
 /// Run perftest; `options` is the JSON form of [`perftest::Options`].
 pub fn perftest_json(fabric: &str, options: &str, seed: u64) -> Result<String> {
     let spec = resolve_fabric(fabric)?;
-    let opts: perftest::Options =
-        serde_json::from_str(options).map_err(|e| options_err("perftest options", &e))?;
+    let opts: perftest::Options = parse_options("perftest options", options)?;
     let r = perftest::run(&spec, &opts, seed)?;
     report_json(
         &spec,
@@ -132,8 +131,7 @@ fn report_json<const N: usize>(
 /// document, the report, and port and TCP counter tables.
 pub fn iperf_json(fabric: &str, options: &str, seed: u64) -> Result<String> {
     let spec = resolve_fabric(fabric)?;
-    let opts: crate::traffic::iperf::Options =
-        serde_json::from_str(options).map_err(|e| options_err("iperf options", &e))?;
+    let opts: crate::traffic::iperf::Options = parse_options("iperf options", options)?;
     let r = crate::traffic::iperf::run(&spec, &opts, seed)?;
     report_json(
         &spec,
@@ -159,7 +157,7 @@ pub fn flows_json(
     mut progress: OnTick<'_>,
 ) -> Result<String> {
     let spec = resolve_fabric(fabric)?;
-    let specs: Vec<FlowSpec> = serde_json::from_str(flows).map_err(|e| options_err("flows", &e))?;
+    let specs: Vec<FlowSpec> = parse_options("flows", flows)?;
     if !specs.is_empty() && specs.iter().all(|s| s.repeat) && limit_us.is_none() {
         return Err(Error::InvalidArgument(
             "every flow repeats, so nothing would end the run: give a time limit \
@@ -325,8 +323,7 @@ where
     O: serde::de::DeserializeOwned,
 {
     let spec = resolve_fabric(fabric)?;
-    let opts: O =
-        serde_json::from_str(options).map_err(|e| options_err(&format!("{tool} options"), &e))?;
+    let opts: O = parse_options(&format!("{tool} options"), options)?;
     // HPL runs one long phase whose calls are the progress; the others
     // one phase per measurement.
     let unit = if tool == "HPL" {
@@ -472,8 +469,7 @@ pub fn hpl_json(fabric: &str, options: &str, seed: u64, progress: OnTick<'_>) ->
 pub fn fio_json(fabric: &str, options: &str, seed: u64, progress: OnTick<'_>) -> Result<String> {
     use crate::tools::fio;
     let spec = resolve_fabric(fabric)?;
-    let opts: fio::Options =
-        serde_json::from_str(options).map_err(|e| options_err("fio options", &e))?;
+    let opts: fio::Options = parse_options("fio options", options)?;
     let total_ms = (opts.ramp_time_s + opts.runtime_s) * 1e3;
     let mut p = progress.map(|f| {
         move |t: Time, ev: u64| {
@@ -504,20 +500,94 @@ pub fn fio_json(fabric: &str, options: &str, seed: u64, progress: OnTick<'_>) ->
 /// JSON is written by the Python layer, not by the user, so its line and
 /// column say nothing, and "unknown variant" is the parser's word for a
 /// value that is not one of the choices.
+/// A tool's options from their JSON; an error names the option (its path,
+/// as `size` or `background[0].bytes`) and says what it takes, in words
+/// rather than Rust types or JSON positions.
+fn parse_options<T: serde::de::DeserializeOwned>(what: &str, json: &str) -> Result<T> {
+    let mut de = serde_json::Deserializer::from_str(json);
+    serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let path = e.path().to_string();
+        let err = options_err(what, e.inner());
+        match (err, path.as_str()) {
+            (Error::InvalidArgument(msg), p) if p != "." && p != "?" => {
+                let tail = msg
+                    .strip_prefix(&format!("{what}: "))
+                    .unwrap_or(&msg)
+                    .to_string();
+                Error::InvalidArgument(format!("{what}: {p}: {tail}"))
+            }
+            (err, _) => err,
+        }
+    })
+}
+
 fn options_err(what: &str, e: &serde_json::Error) -> Error {
     let mut msg = e.to_string();
     if let Some(i) = msg.rfind(" at line ") {
         msg.truncate(i);
     }
-    let msg = msg
+    let mut msg = msg
         .replace("unknown variant `", "unknown value `")
         .replace("`, expected one of ", "`; use one of ")
         .replace("`, expected `", "`; use `");
+    for (rust, words) in [
+        (
+            "expected u64",
+            "expected a whole number from 0 to 18446744073709551615",
+        ),
+        (
+            "expected u32",
+            "expected a whole number from 0 to 4294967295",
+        ),
+        ("expected u16", "expected a whole number from 0 to 65535"),
+        ("expected u8", "expected a whole number from 0 to 255"),
+        ("expected usize", "expected a whole number of 0 or more"),
+        ("expected i64", "expected a whole number"),
+        (
+            "expected i32",
+            "expected a whole number from -2147483648 to 2147483647",
+        ),
+        ("expected f64", "expected a number"),
+    ] {
+        if msg.ends_with(rust) {
+            msg = format!("{}{words}", &msg[..msg.len() - rust.len()]);
+        }
+    }
     Error::InvalidArgument(format!("{what}: {msg}"))
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_option_error_names_the_option_and_what_it_takes() {
+        let heps = crate::config::preset_toml("heps").unwrap();
+        let e = super::perftest_json(
+            heps,
+            r#"{"test": "ib_write_bw", "client": "h0", "server": "h1", "size": -1}"#,
+            1,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("perftest options: size: invalid value: integer `-1`, expected a whole number from 0 to"),
+            "{e}"
+        );
+        let e = super::flows_json(
+            heps,
+            r#"[{"src": "h0", "dst": "h1", "bytes": 1}, {"src": "h0", "dst": "h1", "bytes": 1.5}]"#,
+            1,
+            None,
+            None,
+            None,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("flows: [1].bytes: invalid type: floating point `1.5`"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn option_errors_speak_of_values_not_json_positions() {
         let e = super::perftest_json(
