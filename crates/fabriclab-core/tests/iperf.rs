@@ -165,6 +165,22 @@ fn bad_options_are_clear_errors() {
     ] {
         assert!(matches!(bad(o), Error::InvalidArgument(_)));
     }
+    // iperf3's own limit on a TCP write, and a test too short to measure
+    // (both printed rates of tens of Tb/s).
+    let e = bad(Options {
+        length: (1 << 20) + 1,
+        ..opts("h0", "h1")
+    });
+    assert!(
+        e.to_string()
+            .contains("block size too large (maximum = 1048576 bytes)"),
+        "{e}"
+    );
+    let e = bad(Options {
+        time_s: 1e-12,
+        ..opts("h0", "h1")
+    });
+    assert!(e.to_string().contains("at least 1 us"), "{e}");
     assert!(matches!(bad(opts("h0", "h99")), Error::UnknownHost(_)));
 }
 

@@ -105,6 +105,9 @@ impl Options {
                 self.time_s
             ));
         }
+        if self.time_s < 1e-6 {
+            return arg_err(format!("-t {}: a test lasts at least 1 us", self.time_s));
+        }
         if self.time_s > 3600.0 {
             return arg_err(format!(
                 "-t {}: at most an hour of simulated time",
@@ -129,9 +132,15 @@ impl Options {
                 self.interval_s
             ));
         }
-        if self.length == 0 || self.length > 1 << 30 {
+        if self.length == 0 {
+            return arg_err("-l 0: the write length must be at least 1 byte");
+        }
+        // iperf3's MAX_BLOCKSIZE for TCP. A larger write would also be
+        // counted by the sender at once, where a real write() blocks until
+        // the socket buffer has taken it all.
+        if self.length > 1 << 20 {
             return arg_err(format!(
-                "-l {}: the write length must be between 1 byte and 1 GiB",
+                "-l {}: block size too large (maximum = 1048576 bytes), as iperf3",
                 self.length
             ));
         }
