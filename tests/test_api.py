@@ -440,3 +440,5 @@ def test_bad_argument_types_found_by_a_hunt_are_fabriclab_errors(tmp_path):
         fabriclab.dashboard(samples, tmp_path / "d.html", title=5)  # type: ignore[arg-type]
     with pytest.raises(errors.InvalidArgumentError, match="is a directory"):
         fabriclab.dashboard(samples, tmp_path)
+    with pytest.raises(errors.ArgumentTypeError, match="quick must be True or False"):
+        fabriclab.lab_run("heps", quick="yes")  # type: ignore[arg-type]

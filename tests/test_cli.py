@@ -420,3 +420,8 @@ def test_bad_input_found_by_a_hunt_is_refused_with_exit_2(tmp_path):
     r = run_cli("lab", "run", "heps", "--quick", "--html", str(tmp_path / "no" / "such" / "r.html"))
     assert r.returncode == 2 and "no such directory" in r.stderr and "ib_write_bw" not in r.stdout, r.stdout + r.stderr
     assert_cli_error(run_cli("imb", "PingPong", "-np", "2", "--telemetry-us", "10", "--telemetry-csv", str(tmp_path)), "is a directory")
+    # A flow option given twice kept the last; compare with nothing to compare.
+    assert_cli_error(run_cli("flows", "--flow", "h0:h20:1K:via=spine0:via=spine1"), "via is given twice")
+    tiny = tmp_path / "tiny.toml"
+    tiny.write_text('fabric = "heps"\n[[flows]]\nflows = [{src = "h0", dst = "h4", bytes = 1024}]\n')
+    assert_cli_error(run_cli("compare", str(tiny), "--repeat", "1"), "B would be A itself")

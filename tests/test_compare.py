@@ -158,6 +158,9 @@ def test_bad_input_is_refused_before_anything_runs(tiny, tmp_path):
         fabriclab.compare(tiny, metric="gflops", client=NoClient())
     with pytest.raises(InvalidArgumentError, match="a client or scheduler brings its own workers"):
         fabriclab.compare(tiny, client=NoClient(), workers=2)
+    # One file and no overrides: B would be A, the same runs.
+    with pytest.raises(InvalidArgumentError, match="B would be A itself"):
+        fabriclab.compare(tiny, client=NoClient())
 
 
 # --------------------------------------------------------------------------

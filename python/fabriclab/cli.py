@@ -88,8 +88,13 @@ def _flow_spec(text: str, what: str, allow_start: bool) -> dict[str, Any]:
         form = "SRC:DST:BYTES[:START_US]" if allow_start else "SRC:DST:BYTES[:repeat]"
         raise argparse.ArgumentTypeError(f"invalid {what} {text!r}: expected {form}")
     flow: dict[str, Any] = {"src": parts[0], "dst": parts[1], "bytes": _size(parts[2])}
+    given: set[str] = set()
     for extra in parts[3:]:
         e = extra.strip().lower()
+        field = e.split("=", 1)[0] if "=" in e else "op" if e in _OPS else "repeat" if e == "repeat" else "start_us"
+        if field in given:
+            raise argparse.ArgumentTypeError(f"invalid {what} {text!r}: {field} is given twice; give it once")
+        given.add(field)
         if e == "repeat":
             flow["repeat"] = True
         elif e.startswith("via="):

@@ -38,7 +38,7 @@ from typing import Any
 
 import pandas as pd
 
-from ._checks import as_list
+from ._checks import as_list, as_path
 from ._toml import toml_value
 from .api import BW_COLUMNS, FLOW_COLUMNS, LAT_COLUMNS
 from .bisection import CBENCH_COLUMNS
@@ -220,14 +220,19 @@ def run_sides(
     k = _repeat(repeat)
     overrides = _overrides(set)
     metrics = _metric_list(metric)
-    path_a = os.fspath(a)
-    path_b = path_a if b is None else os.fspath(b)
+    path_a = as_path("a", a)
+    path_b = path_a if b is None else as_path("b", b)
     if client is not None and workers is not None:
         raise InvalidArgumentError(
             "workers sizes the LocalCluster that compare starts; a client or scheduler brings its own workers"
         )
     items = _check_same_items(path_a, path_b)
     _check_metrics(metrics, items)
+    if b is None and not overrides:
+        raise InvalidArgumentError(
+            "B would be A itself (same file, same seeds, the same runs): give a second scenario file, "
+            "or --set overrides for side B"
+        )
     seeds = list(range(1, k + 1))
     grid_a: dict[str, list[Any]] = {"seed": seeds}
     grid_b: dict[str, list[Any]] = {**{p: [v] for p, v in overrides.items()}, "seed": seeds}

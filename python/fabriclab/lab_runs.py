@@ -38,6 +38,7 @@ from typing import Any, Callable, NoReturn
 
 import pandas as pd
 
+from ._checks import as_bool
 from ._tables import tuples
 from .errors import FabriclabError, InvalidArgumentError
 from .lab import Lab, LabLike, LabRun, load_lab, load_labs
@@ -199,6 +200,7 @@ def lab_run(name: LabLike, quick: bool = False, progress: bool = False, *, worke
     (a local Dask cluster of that many processes) or ``client`` (a Dask
     scheduler's address or client) runs the items in parallel, with the
     same figures (:mod:`fabriclab.lab_dask`)."""
+    quick, progress = as_bool("quick", quick), as_bool("progress", progress)
     if workers is None and client is None:
         r = run_lab(name, quick, progress=progress)
     else:

@@ -122,7 +122,10 @@ impl QpFailure {
     /// One line for an error message.
     pub fn describe(&self) -> String {
         format!(
-            "transport retry counter exceeded on QP {} ({} -> {}) at {:.3} us: {} retransmission              timeouts in a row without an acknowledgement (nic.retry_cnt = {}); {} work              request(s) completed in error. The peer is unreachable (a link failure that cut              it off, or a stuck host)",
+            "transport retry counter exceeded on QP {} ({} -> {}) at {:.3} us: {} retransmission \
+             timeouts in a row without an acknowledgement (nic.retry_cnt = {}); {} work \
+             request(s) completed in error. The peer is unreachable (a link failure that cut \
+             it off, or a stuck host)",
             self.qp,
             self.host,
             self.peer,
