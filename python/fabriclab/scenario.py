@@ -250,6 +250,8 @@ def scenario_from_dict(
         item_seed = _seed(where, t.pop("seed", seed))
         kind_of(kind).check_table(where, t, base)
         items.append(ScenarioItem(kind, name, item_seed, t))
+    if not items:
+        raise ParseError(f"{label}: the scenario runs nothing; add an item table such as [[perftest]] or [[imb]] ({', '.join(NAMES)})")
     return Scenario(fabric=fabric, seed=seed, items=items, path=path)
 
 
