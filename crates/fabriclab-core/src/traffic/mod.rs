@@ -12,3 +12,4 @@ pub mod flows;
 pub mod iperf;
 pub mod iperf_stats;
 pub mod perftest;
+pub mod perftest_peak;

@@ -487,6 +487,9 @@ struct BwApp {
     nqps: u32,
     duration: Option<Time>,
     qps: Vec<QpId>,
+    /// Index in `qps` of each QP id, by id (a completion finds its QP in
+    /// O(1); a scan of `qps` made `-q 20000` quadratic).
+    slot_of: std::collections::HashMap<QpId, usize>,
     posted: Vec<u64>,
     tposted: Vec<Time>,
     tcompleted: Vec<Time>,
@@ -547,6 +550,7 @@ impl BwApp {
             nqps,
             duration,
             qps: Vec::new(),
+            slot_of: std::collections::HashMap::new(),
             posted: Vec::new(),
             tposted: Vec::new(),
             tcompleted: Vec::new(),
@@ -594,21 +598,9 @@ impl BwApp {
         let bps = size as f64 * n as f64 / secs;
         // Peak: the best average over windows [post i, completion j], with
         // completions seen at CQ-moderation boundaries (and the last one).
-        let q = cq_mod.max(1) as usize;
-        let mut best = (self.tcompleted[0] - self.tposted[0]).0;
-        for i in 0..n {
-            let first = (i + 1).div_ceil(q) * q - 1;
-            let mut j = first;
-            while j < n {
-                if self.tcompleted[j] >= self.tposted[i] {
-                    best = best.min((self.tcompleted[j] - self.tposted[i]).0 / (j - i + 1) as u64);
-                }
-                j += q;
-            }
-            if n % q != 0 && self.tcompleted[n - 1] >= self.tposted[i] {
-                best = best.min((self.tcompleted[n - 1] - self.tposted[i]).0 / (n - i) as u64);
-            }
-        }
+        let tp: Vec<u64> = self.tposted[..n].iter().map(|t| t.0).collect();
+        let tc: Vec<u64> = self.tcompleted.iter().map(|t| t.0).collect();
+        let best = super::perftest_peak::peak_window_ps(&tp, &tc, cq_mod.max(1) as usize);
         let peak_bps = size as f64 / (best.max(1) as f64 / 1e12);
         BwRow {
             bytes: size,
@@ -627,6 +619,7 @@ impl App for BwApp {
             let (a, _) = net
                 .connect(self.src, self.dst, me, me, None)
                 .expect("validated hosts");
+            self.slot_of.insert(a, self.qps.len());
             self.qps.push(a);
             self.posted.push(0);
         }
@@ -645,13 +638,13 @@ impl App for BwApp {
             AppEvent::Completed { qp, .. } if self.failed.is_none() => {
                 self.tcompleted.push(net.now());
                 self.done_count += 1;
-                let k = self.qps.iter().position(|&q| q == qp).expect("own QP");
+                let k = self.slot_of[&qp];
                 if self.duration.is_some() || self.posted[k] < self.iters {
                     self.post(net, k);
                 }
             }
             AppEvent::Failed { qp, status, .. } if self.failed.is_none() => {
-                let k = self.qps.iter().position(|&q| q == qp).unwrap_or(0);
+                let k = self.slot_of.get(&qp).copied().unwrap_or(0);
                 self.failed = Some(WcError {
                     status,
                     wr_id: k as u64,
