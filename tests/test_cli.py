@@ -401,7 +401,7 @@ def test_bad_input_found_by_a_hunt_is_refused_with_exit_2(tmp_path):
     bw = ("perftest", "ib_write_bw", "--client", "h0", "--server", "h4", "-s", "4096", "-n", "10")
     # A file that cannot be written (a full disk) or read (an I/O error).
     if Path("/dev/full").exists():
-        assert_cli_error(run_cli(*bw, "--out_json_file", "/dev/full"), "cannot write --out_json_file /dev/full")
+        assert_cli_error(run_cli(*bw, "--out_json_file", "/dev/full"), "cannot write /dev/full (--out_json_file)")
     assert_cli_error(run_cli(*bw, "--out_json_file", ""), "--out_json_file needs a file name")
     if Path("/proc/self/mem").exists():
         assert_cli_error(run_cli("run", "/proc/self/mem"), "/proc/self/mem")
@@ -422,6 +422,7 @@ def test_bad_input_found_by_a_hunt_is_refused_with_exit_2(tmp_path):
     assert_cli_error(run_cli("imb", "PingPong", "-np", "2", "--telemetry-us", "10", "--telemetry-csv", str(tmp_path)), "is a directory")
     # A flow option given twice kept the last; compare with nothing to compare.
     assert_cli_error(run_cli("flows", "--flow", "h0:h20:1K:via=spine0:via=spine1"), "via is given twice")
+    assert_cli_error(run_cli("flows", "--flow", "h0:h4:1K:5:wirte"), "'wirte' is not repeat")
     tiny = tmp_path / "tiny.toml"
     tiny.write_text('fabric = "heps"\n[[flows]]\nflows = [{src = "h0", dst = "h4", bytes = 1024}]\n')
     assert_cli_error(run_cli("compare", str(tiny), "--repeat", "1"), "B would be A itself")

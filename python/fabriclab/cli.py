@@ -45,6 +45,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NoReturn, cast
 
 from . import api, cli_compare, cli_dashboard, cli_fio, cli_hpl, cli_iperf, cli_lab, cli_mpi, cli_nccl, cli_sweep
+from ._checks import check_out_path
 from .errors import AuditError, DeadlockError, FabriclabError, InvalidArgumentError, RunFailedError, TransportRetryError
 from .kinds import kind_of
 from .results import Result
@@ -92,7 +93,9 @@ def _flow_spec(text: str, what: str, allow_start: bool) -> dict[str, Any]:
     for extra in parts[3:]:
         e = extra.strip().lower()
         field = e.split("=", 1)[0] if "=" in e else "op" if e in _OPS else "repeat" if e == "repeat" else "start_us"
-        if field in given:
+        if field == "start_us" and not _is_number(e):
+            field = ""  # not a start time: the branches below say what it is not
+        if field and field in given:
             raise argparse.ArgumentTypeError(f"invalid {what} {text!r}: {field} is given twice; give it once")
         given.add(field)
         if e == "repeat":
@@ -399,7 +402,8 @@ def _cmd_perftest(a: argparse.Namespace) -> None:
             with open(path, "w", encoding="utf-8") as f:
                 f.write(res.extras["out_json"].rstrip("\n") + "\n")
         except OSError as e:
-            raise InvalidArgumentError(f"cannot write --out_json_file {path}: {e.strerror or e}") from None
+            option = "--out_json_file" if a.out_json_file else "--out_json (to perftest_out.json)"
+            raise InvalidArgumentError(f"cannot write {path} ({option}): {e.strerror or e}") from None
         print(f"JSON results written to {path}", file=sys.stderr)
 
 
@@ -443,8 +447,18 @@ def _cmd_flows(a: argparse.Namespace) -> None:
         )
 
 
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _cmd_run(a: argparse.Namespace) -> None:
     sc = load_scenario(a.scenario)
+    if a.dashboard:
+        check_out_path(f"{a.dashboard}-1.html", "--dashboard")  # before the runs, not after
     if a.backend is not None:
         sc.fabric = api.Fabric(api.fabric_arg(sc.fabric, backend=a.backend))
     _out(f"scenario {a.scenario}: fabric {sc.fabric.name or '(unnamed)'}, {len(sc.items)} item(s)")
@@ -666,7 +680,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as e:
         # Any other failure to read or write a file the user named (a full
         # disk, /proc, an I/O error): the file and the reason.
-        return _fail(f"{e.filename}: {e.strerror or e}" if e.filename is not None else str(e.strerror or e))
+        reason = str(e.strerror or e) or type(e).__name__
+        return _fail(f"{e.filename}: {reason}" if e.filename is not None else reason)
     except KeyboardInterrupt as e:
         # A stopped MPI tool hands over what it completed (the tool's own
         # text for the measurements done): print it, then say it stopped.

@@ -40,7 +40,7 @@ def add_parser(sub: Any) -> None:
         "row (message size, benchmark, flow, host, HPL test) and metric.",
     )
     p.add_argument("a", metavar="A.toml", help="side A: a scenario file")
-    p.add_argument("b", metavar="B.toml", nargs="?", help="side B: a scenario file with the same items (default: A.toml)")
+    p.add_argument("b", metavar="B.toml", nargs="?", help="side B: a scenario file with the same items (default: A.toml with the --set overrides, which are then needed)")
     p.add_argument(
         "--set",
         dest="sets",

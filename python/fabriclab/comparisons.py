@@ -231,7 +231,7 @@ def run_sides(
     if b is None and not overrides:
         raise InvalidArgumentError(
             "B would be A itself (same file, same seeds, the same runs): give a second scenario file, "
-            "or --set overrides for side B"
+            "or overrides for side B (--set PATH=VALUE; set= in Python)"
         )
     seeds = list(range(1, k + 1))
     grid_a: dict[str, list[Any]] = {"seed": seeds}

@@ -496,16 +496,12 @@ pub fn fio_json(fabric: &str, options: &str, seed: u64, progress: OnTick<'_>) ->
     )
 }
 
-/// An option the JSON front door could not take, in the user's terms: the
-/// JSON is written by the Python layer, not by the user, so its line and
-/// column say nothing, and "unknown variant" is the parser's word for a
-/// value that is not one of the choices.
-/// A tool's options from their JSON; an error names the option (its path,
-/// as `size` or `background[0].bytes`) and says what it takes, in words
-/// rather than Rust types or JSON positions.
+/// A tool's options from their JSON (nothing may follow it); an error
+/// names the option (its path, as `size` or `background[0].bytes`) and
+/// says what it takes, in words rather than Rust types or JSON positions.
 fn parse_options<T: serde::de::DeserializeOwned>(what: &str, json: &str) -> Result<T> {
     let mut de = serde_json::Deserializer::from_str(json);
-    serde_path_to_error::deserialize(&mut de).map_err(|e| {
+    let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let path = e.path().to_string();
         let err = options_err(what, e.inner());
         match (err, path.as_str()) {
@@ -518,9 +514,15 @@ fn parse_options<T: serde::de::DeserializeOwned>(what: &str, json: &str) -> Resu
             }
             (err, _) => err,
         }
-    })
+    })?;
+    de.end().map_err(|e| options_err(what, &e))?;
+    Ok(value)
 }
 
+/// An option the JSON front door could not take, in the user's terms: the
+/// JSON is written by the Python layer, not by the user, so its line and
+/// column say nothing, and "unknown variant" is the parser's word for a
+/// value that is not one of the choices.
 fn options_err(what: &str, e: &serde_json::Error) -> Error {
     let mut msg = e.to_string();
     if let Some(i) = msg.rfind(" at line ") {
@@ -586,6 +588,10 @@ mod tests {
             e.contains("flows: [1].bytes: invalid type: floating point `1.5`"),
             "{e}"
         );
+        // Nothing may follow the options (serde_json::from_str's rule).
+        let trailing =
+            r#"{"test": "ib_write_bw", "client": "h0", "server": "h1", "iters": 5} junk"#;
+        assert!(super::perftest_json(heps, trailing, 1).is_err());
     }
 
     #[test]

@@ -758,10 +758,10 @@ fn time_in(field: &str, v: f64, unit: &str, per_us: f64) -> Result<()> {
     Ok(())
 }
 
-/// A number for a message: plain, or in exponent form when huge (1e300
-/// would print as 301 digits).
+/// A number for a message: plain, or in exponent form when huge or tiny
+/// (1e300 would print as 301 digits, 1e-300 as 300 zeros).
 pub(crate) fn show_f64(v: f64) -> String {
-    if v.is_finite() && v.abs() >= 1e15 {
+    if v.is_finite() && v != 0.0 && !(1e-6..1e15).contains(&v.abs()) {
         format!("{v:e}")
     } else {
         format!("{v}")

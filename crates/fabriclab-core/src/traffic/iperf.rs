@@ -106,7 +106,10 @@ impl Options {
             ));
         }
         if self.time_s < 1e-6 {
-            return arg_err(format!("-t {}: a test lasts at least 1 us", self.time_s));
+            return arg_err(format!(
+                "-t {}: a test lasts at least 1 us",
+                crate::config::show_f64(self.time_s)
+            ));
         }
         if self.time_s > 3600.0 {
             return arg_err(format!(
