@@ -444,5 +444,5 @@ def test_bad_argument_types_found_by_a_hunt_are_fabriclab_errors(tmp_path):
         fabriclab.lab_run("heps", quick="yes")  # type: ignore[arg-type]
     empty = tmp_path / "empty.toml"
     empty.write_text('fabric = "heps"\n')
-    with pytest.raises(errors.ParseError, match="the scenario runs nothing"):
+    with pytest.raises(errors.ParseError, match="it runs nothing"):
         fabriclab.run_scenario(empty)

@@ -191,7 +191,12 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
     """Read and check a scenario file (``FileNotFoundError`` if absent)."""
     path = as_path("scenario file", path)
     text, doc = read_toml(path)
-    return scenario_from_dict(doc, origin=path, order=item_headers(text))
+    sc = scenario_from_dict(doc, origin=path, order=item_headers(text))
+    if not sc.items:
+        # A file that runs nothing is a mistake (from_dict allows it, for
+        # items made by hand).
+        raise ParseError(f"scenario {path}: it runs nothing; add an item table such as [[perftest]] or [[imb]] ({', '.join(NAMES)})")
+    return sc
 
 
 def scenario_from_dict(
@@ -250,8 +255,6 @@ def scenario_from_dict(
         item_seed = _seed(where, t.pop("seed", seed))
         kind_of(kind).check_table(where, t, base)
         items.append(ScenarioItem(kind, name, item_seed, t))
-    if not items:
-        raise ParseError(f"{label}: the scenario runs nothing; add an item table such as [[perftest]] or [[imb]] ({', '.join(NAMES)})")
     return Scenario(fabric=fabric, seed=seed, items=items, path=path)
 
 
