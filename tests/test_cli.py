@@ -423,6 +423,10 @@ def test_bad_input_found_by_a_hunt_is_refused_with_exit_2(tmp_path):
     # A flow option given twice kept the last; compare with nothing to compare.
     assert_cli_error(run_cli("flows", "--flow", "h0:h20:1K:via=spine0:via=spine1"), "via is given twice")
     assert_cli_error(run_cli("flows", "--flow", "h0:h4:1K:5:wirte"), "'wirte' is not repeat")
+    # An option the core refuses is named by its flag on the command line.
+    assert_cli_error(run_cli(*bw[:-4], "-s", "-1"), "perftest options: -s/--size (size): invalid value: integer `-1`")
+    assert_cli_error(run_cli("imb", "PingPong", "-np", "-1"), "IMB options: -np/--np (job.np)")
+    assert_cli_error(run_cli("hpl", "-N", "-5"), "HPL options: -N/--n (n[0])")
     tiny = tmp_path / "tiny.toml"
     tiny.write_text('fabric = "heps"\n[[flows]]\nflows = [{src = "h0", dst = "h4", bytes = 1024}]\n')
     assert_cli_error(run_cli("compare", str(tiny), "--repeat", "1"), "B would be A itself")

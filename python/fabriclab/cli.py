@@ -40,6 +40,7 @@ import argparse
 import difflib
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NoReturn, cast
@@ -576,6 +577,25 @@ def _fail(message: str, status: int = 2) -> int:
     return status
 
 
+#: An option error of the core: "perftest options: size: ...", "IMB
+#: options: job.np: ...", "HPL options: n[0]: ...".
+_OPTION_ERROR = re.compile(r"^(?P<what>[\w -]+ options|flows): (?P<path>[\w.\[\]]+): (?P<rest>.*)$", re.S)
+
+
+def _with_flags(message: str, sub: argparse.ArgumentParser) -> str:
+    """An option error names the API's field (``size``, ``job.np``); on the
+    command line, name the flag too (``-s/--size (size)``), found by the
+    field's name among the command's argument destinations."""
+    m = _OPTION_ERROR.match(message)
+    if not m:
+        return message
+    field = re.sub(r"\[\d+\]", "", m["path"]).split(".")[-1]
+    flags = {a.dest: "/".join(a.option_strings) for a in sub._actions if a.option_strings}
+    if field not in flags:
+        return message
+    return f"{m['what']}: {flags[field]} ({m['path']}): {m['rest']}"
+
+
 def _command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
     """The (sub)command's own parser: its usage is the one to show."""
     p = parser
@@ -657,7 +677,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(e.tool_output, file=sys.stderr)
         return _fail(str(e), status=3)
     except FabriclabError as e:
-        return _fail(str(e))
+        return _fail(_with_flags(str(e), _command_parser(parser, args)))
     except FileNotFoundError as e:
         return _fail(f"{e.filename}: no such file" if e.filename else str(e))
     except IsADirectoryError as e:
