@@ -347,6 +347,24 @@ fn bad_failures_are_refused_with_what_to_change() {
         e.contains("failover.converge_us (5) must be at least"),
         "{e}"
     );
+    // The same link taken down twice at overlapping times (an identical
+    // entry given twice was accepted).
+    let twice = "[[link_failures]]\na = \"leaf0\"\nb = \"spine0\"\ndown_us = 1\n";
+    let e = err(&format!("{twice}{twice}"));
+    assert!(e.contains("link_failures[0] and link_failures[1] take the link leaf0 - spine0 down at times that overlap"), "{e}");
+    let e = err(
+        "[[link_failures]]\na = \"leaf0\"\nb = \"spine0\"\ndown_us = 1\nup_us = 10\n\
+                 [[link_failures]]\na = \"spine0\"\nb = \"leaf0\"\ndown_us = 5\n",
+    );
+    assert!(e.contains("overlap"), "{e}");
+    // Down, up, down again: a flap, legal.
+    assert!(FabricSpec::from_toml(
+        "[topology]\nkind = \"leaf_spine\"\nspines = 2\nleaves = 2\nhosts_per_leaf = 2\n\
+         host_link_gbps = 100\nuplink_gbps = 100\n\
+         [[link_failures]]\na = \"leaf0\"\nb = \"spine0\"\ndown_us = 1\nup_us = 10\n\
+         [[link_failures]]\na = \"leaf0\"\nb = \"spine0\"\ndown_us = 20\n"
+    )
+    .is_ok());
     let e = err("[[link_failures]]\na = \"leaf0\"\nb = \"spine0\"\ndown_us = 1\nwhen = 2\n");
     assert!(e.contains("unknown field `when`"), "{e}");
     let ib = FabricSpec::from_toml(

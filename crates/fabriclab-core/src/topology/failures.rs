@@ -83,12 +83,27 @@ pub(crate) fn validate(
         );
     }
     let mut gone = vec![false; topo.links.len()];
+    // Per link, the failures that take it down: (down, up, entry).
+    let mut down: Vec<Vec<(f64, f64, usize)>> = vec![Vec::new(); topo.links.len()];
     for (i, f) in failures.iter().enumerate() {
         let links = resolve(f, i, topo)?;
-        if f.up_us.is_none() {
-            for li in links {
+        for li in links {
+            down[li].push((f.down_us, f.up_us.unwrap_or(f64::INFINITY), i));
+            if f.up_us.is_none() {
                 gone[li] = true;
             }
+        }
+    }
+    for spans in &mut down {
+        spans.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.2.cmp(&y.2)));
+        if let Some(w) = spans.windows(2).find(|w| w[1].0 < w[0].1) {
+            let (a, b) = (&failures[w[0].2], &failures[w[1].2]);
+            return fabric_err(format!(
+                "link_failures[{}] and link_failures[{}] take the link {} - {} down at times that \
+                 overlap (from {} us and from {} us); a link that is down cannot fail again: \
+                 give the first an up_us before the second's down_us, or remove one",
+                w[0].2, w[1].2, a.a, a.b, w[0].0, b.down_us
+            ));
         }
     }
     if !iwarp {
