@@ -148,6 +148,15 @@ fn perftest_rejects_unknown_hosts_and_bad_options() {
         e.to_string().contains("-D 1e300 s is longer than any run"),
         "{e}"
     );
+    // -D so short that nothing completes printed 0 iterations and 0 Gb/s.
+    let e = bad(Options {
+        duration_s: Some(1e-9),
+        ..base()
+    });
+    assert!(
+        e.to_string().contains("no 65536 B message completed"),
+        "{e}"
+    );
     let e = bad(Options {
         cq_mod: Some(0),
         ..base()

@@ -451,6 +451,13 @@ pub fn run(fabric: &FabricSpec, opts: &Options, seed: u64) -> Result<Report> {
                 row.msg_rate_mpps += other.msg_rate_mpps;
                 row.bw_avg_gbps += other.bw_avg_gbps;
             }
+            if let (Some(d), 0) = (opts.duration_s, row.iters) {
+                return arg_err(format!(
+                    "-D {} s: no {size} B message completed in the measured middle half of the \
+                     run (perftest counts from a quarter to three quarters of -D); give a longer -D",
+                    crate::config::show_f64(d)
+                ));
+            }
             report.bw.push(row);
         } else {
             let app = sim.app::<LatApp>(fg[0]).expect("lat app");
