@@ -246,15 +246,17 @@ fn bad_options_say_what_to_change() {
         ),
         (opts(&["h0"], &["h0"]), "both a client and a target"),
         (
-            opts(&["h0", "h0"], &["h12"]),
+            opts(&["h0", "h0"], &["h1"]),
             "h0 is listed twice as a client",
         ),
         (
-            opts(&["h0"], &["h12", "h13", "h12"]),
-            "h12 is listed twice as a target",
+            opts(&["h0"], &["h1", "h2", "h1"]),
+            "h1 is listed twice as a target",
         ),
         (opts(&[], &["h1"]), "at least one client"),
         (opts(&["h0"], &["h9"]), "h9"),
+        // An unknown host is named before the ranges' overlap.
+        (opts(&["h0", "h1", "h9"], &["h1"]), "no host \"h9\""),
     ];
     for (o, needle) in cases {
         match fio::run(&fab, &o, 1) {

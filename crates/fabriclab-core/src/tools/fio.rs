@@ -281,7 +281,8 @@ impl Fio {
 
     /// A run of `opts` on `net` (hosts resolved, options checked).
     pub fn new(net: &Net, opts: &Options) -> Result<Fio> {
-        opts.validate()?;
+        // Unknown hosts first: `--clients h0-h99` on 16 hosts is about h16,
+        // not about the client ranges overlapping the targets.
         let clients = opts
             .clients
             .iter()
@@ -292,6 +293,7 @@ impl Fio {
             .iter()
             .map(|h| net.host(h))
             .collect::<Result<Vec<_>>>()?;
+        opts.validate()?;
         for &c in &clients {
             for &t in &targets {
                 net.check_reachable(c, t)?;
