@@ -37,8 +37,8 @@ from typing import Any, Callable
 
 from .errors import InvalidArgumentError
 from .lab import Lab, LabLike, load_lab
-from .lab_runs import LabResult, OnItem, OnResult, lab_rows, raise_in_lab, run_lab, scenario_of
-from .scenario import ScenarioItem, run_item
+from .lab_runs import LabResult, OnItem, OnResult, item_in_rep, lab_rows, raise_in_lab, run_lab, scenario_of
+from .scenario import run_item
 from .sweep_dask import SweepProgress, dask_client, distributed, worker_count
 from .sweep_rows import audit_env
 
@@ -75,7 +75,7 @@ def run_lab_item(lab: Lab, run_index: int, quick: bool, item_index: int, rep: in
     seconds it took, or :class:`ItemFailed`."""
     try:
         sc = scenario_of(lab, lab.runs[run_index], quick)
-        item = _item(sc.items[item_index], rep)
+        item = item_in_rep(sc.items[item_index], rep)
         t0 = time.perf_counter()
         with audit_env(audit):
             res = run_item(sc, item)
@@ -201,7 +201,7 @@ class _Batch:
             while self.next_task < len(tasks) and tasks[self.next_task] in self.done:
                 t = tasks[self.next_task]
                 run = lab.runs[t.run]
-                item = _item(self.scenarios[li][t.run].items[t.item], t.rep)
+                item = item_in_rep(self.scenarios[li][t.run].items[t.item], t.rep)
                 if self.next_task == 0 and self.on_lab:
                     self.on_lab(lab)
                 if self.on_item:
@@ -239,7 +239,3 @@ class _Batch:
                     wall_s += seconds
             per_rep.append(per_run)
         return LabResult(lab, self.quick, wall_s, lab_rows(lab, per_rep, self.quick), per_rep[0], self.reps[li])
-
-
-def _item(item: ScenarioItem, rep: int) -> ScenarioItem:
-    return replace(item, seed=item.seed + rep)

@@ -115,7 +115,7 @@ def run_lab(
         for run, sc in scenarios:
             results[run.name] = []
             for i, item in enumerate(sc.items):
-                item = replace(item, seed=item.seed + rep)
+                item = item_in_rep(item, rep)
                 if on_item:
                     on_item(lab, run, i, item)
                 try:
@@ -128,6 +128,11 @@ def run_lab(
         reps.append(results)
     wall_s = time.perf_counter() - start
     return LabResult(lab, quick, wall_s, lab_rows(lab, reps, quick), reps[0], repetitions)
+
+
+def item_in_rep(item: ScenarioItem, rep: int) -> ScenarioItem:
+    """``item`` as repetition ``rep`` (from 0) runs it: its seed plus ``rep``."""
+    return replace(item, seed=item.seed + rep)
 
 
 def raise_in_lab(lab: Lab, run: LabRun, index: int, error: BaseException) -> NoReturn:

@@ -28,25 +28,19 @@ pub fn peak_window_ps(tp: &[u64], tc: &[u64], q: usize) -> u64 {
     let mut best = tc[0] - tp[0];
     // Lower hull of the candidate points, leftmost last (a stack).
     let mut hull: Vec<(i128, i128)> = Vec::new();
-    let last = (n - 1) as i128;
-    let extra = n % q != 0;
-    let mut next = if n >= q { (n / q) * q - 1 } else { usize::MAX };
-    // The boundaries from `first` on are in the hull; walk posts down.
-    let mut added_last = false;
+    // The last completion, a candidate of every post when it is not a
+    // boundary itself (then the hull is never empty).
+    if n % q != 0 {
+        push_left(&mut hull, ((n - 1) as i128, tc[n - 1] as i128));
+    }
+    // The largest boundary; walking posts down, the boundaries from
+    // `first` on join the hull.
+    let mut next = (n / q).checked_mul(q).and_then(|b| b.checked_sub(1));
     for i in (0..n).rev() {
         let first = (i + 1).div_ceil(q) * q - 1;
-        if !added_last && extra {
-            push_left(&mut hull, (last, tc[n - 1] as i128));
-            added_last = true;
-        }
-        while next != usize::MAX && next >= first {
-            if next < n && (!extra || next != n - 1) {
-                push_left(&mut hull, (next as i128, tc[next] as i128));
-            }
-            next = next.checked_sub(q).unwrap_or(usize::MAX);
-        }
-        if hull.is_empty() {
-            continue;
+        while let Some(j) = next.filter(|&j| j >= first) {
+            push_left(&mut hull, (j as i128, tc[j] as i128));
+            next = j.checked_sub(q);
         }
         let p = (i as i128 - 1, tp[i] as i128);
         let (x, y) = least_slope_vertex(&hull, p);
