@@ -39,7 +39,7 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from ._checks import as_path, as_str, check_out_path
+from ._checks import as_path, as_str
 from ._tables import tuples
 from .api import PORT_SAMPLE_COLUMNS, FabricLike, as_fabric
 from .errors import InvalidArgumentError
@@ -430,7 +430,8 @@ def dashboard(
     """
     path = Path(as_path("out", out))
     title = as_str("title", title)
-    check_out_path(str(path), "out")
+    if path.is_dir():
+        raise InvalidArgumentError(f"out {path}: is a directory; give a file name such as {path / 'dashboard.html'}")
     p = panels(port_samples, fabric)
     plot = Plotter(int(p.times[0]), int(p.times[-1]))
     many = len(p.host_gbps.columns) > 10
