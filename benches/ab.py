@@ -1,4 +1,4 @@
-"""A/B timing of two builds of the packet engine's benchmark binary.
+"""A/B timing of two builds of the packet engine.
 
 Speed claims in docs/benchmarks.md compare two builds by interleaved runs
 (A, B, A, B, ...) on the same machine, so that a change of machine load
@@ -13,6 +13,17 @@ the timing proves nothing; the script says so and exits 1.
     cp target/release/fabriclab-bench /tmp/bench-b
     python benches/ab.py /tmp/bench-a /tmp/bench-b a2a-32 none --runs 10
 
+A side may also be a directory holding a copy of an installed `fabriclab`
+package (the folder that contains `fabriclab/`): that side runs `fabriclab
+bench NAME --cc CC --json` with it first on the Python path. That is how
+the Python extension's builds are compared, e.g. the plain build against
+the PGO build of `scripts/install_pgo.sh` (whose profile does not fit the
+bench binary):
+
+    cp -r "$(python -c 'import fabriclab, os; print(os.path.dirname(fabriclab.__file__))')" /tmp/pkg-a/
+    # ... bash scripts/install_pgo.sh, then the same copy to /tmp/pkg-b/ ...
+    python benches/ab.py /tmp/pkg-a /tmp/pkg-b a2a-32 none --runs 10
+
 What it leaves out: CPU pinning and frequency control (the machines this
 runs on share cores), and any statistics beyond median and range.
 """
@@ -21,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -29,16 +41,27 @@ import sys
 SAME = ("events", "last_completion_us", "packets_forwarded")
 
 
-def run(binary: str, bench: str, cc: str) -> dict[str, float]:
-    out = subprocess.run([binary, bench, cc], check=True, capture_output=True, text=True).stdout
+#: Runs the command line of the package found first on the Python path.
+CLI = "import sys; from fabriclab.cli import main; sys.exit(main())"
+
+
+def run(build: str, bench: str, cc: str) -> dict[str, float]:
+    if os.path.isdir(build):
+        if not os.path.isdir(os.path.join(build, "fabriclab")):
+            raise SystemExit(f"ab.py: {build} is a directory without a fabriclab package in it")
+        cmd = [sys.executable, "-c", CLI, "bench", bench, "--json"] + (["--cc", cc] if cc else [])
+        env = dict(os.environ, PYTHONPATH=os.path.abspath(build))
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
+    else:
+        out = subprocess.run([build, bench, cc], check=True, capture_output=True, text=True).stdout
     doc: dict[str, float] = json.loads(out)
     return doc
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("a", help="benchmark binary of build A (fabriclab-bench)")
-    ap.add_argument("b", help="benchmark binary of build B")
+    ap.add_argument("a", help="build A: a fabriclab-bench binary, or a directory holding a fabriclab package")
+    ap.add_argument("b", help="build B, the same way")
     ap.add_argument("bench", help="benchmark name, e.g. a2a-32")
     ap.add_argument("cc", nargs="?", default="", help='congestion control: none, dcqcn or "" for the default')
     ap.add_argument("--runs", type=int, default=8, help="runs per side (default 8)")

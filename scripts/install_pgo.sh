@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Install fabriclab built with profile-guided optimisation (PGO): the
+# packet engine is about 10 % faster than a plain `pip install .`
+# (docs/benchmarks.md), with results identical to the digit.
+#
+# Three steps: install a build instrumented to count branches and calls
+# (-Cprofile-generate), run a training set of fabriclab's own workloads on
+# it (packet engine with and without DCQCN, RoCE, InfiniBand, iWARP, TCP,
+# MPI collectives, the flow backend), then rebuild with those counts
+# (-Cprofile-use) and install that. It takes about three plain builds.
+#
+# It needs llvm-profdata of the LLVM version rustc is built on: rustup's
+# llvm-tools component (added here when rustup is present), or one found
+# on PATH with the same major version. Without one, it says so and
+# installs the plain build.
+# The profile is the Python extension's: it does not fit the separately
+# built `fabriclab-bench` binary (other symbol hashes), so PGO figures are
+# measured with `fabriclab bench`.
+#
+#   bash scripts/install_pgo.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ $# -gt 0 ]; then
+  echo "install_pgo.sh: error: it takes no arguments (got '$1')" >&2
+  exit 2
+fi
+
+pip_install() {
+  python3 -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps .
+}
+
+llvm_major=$(rustc -vV | sed -n 's/^LLVM version: \([0-9]*\).*/\1/p')
+host=$(rustc -vV | sed -n 's/^host: //p')
+tool="$(rustc --print sysroot)/lib/rustlib/$host/bin/llvm-profdata"
+if [ ! -x "$tool" ] && command -v rustup >/dev/null 2>&1; then
+  timeout 300 rustup component add llvm-tools >/dev/null 2>&1 || true
+fi
+if [ ! -x "$tool" ]; then
+  tool=$(command -v "llvm-profdata-$llvm_major" || command -v llvm-profdata || true)
+  if [ -n "$tool" ] && ! "$tool" merge --version 2>/dev/null | grep -q "LLVM version $llvm_major\."; then
+    tool=""
+  fi
+fi
+if [ -z "$tool" ] || [ ! -x "$tool" ]; then
+  echo "install_pgo.sh: no llvm-profdata for LLVM $llvm_major (rustup component add llvm-tools);" \
+    "installing the plain build" >&2
+  python3 -m pip install --quiet --disable-pip-version-check .
+  exit 0
+fi
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+echo "1/3 instrumented build"
+RUSTFLAGS="-Cprofile-generate=$work/raw" pip_install
+
+echo "2/3 training runs"
+# Each run's output goes to a log, shown if the run fails.
+train() {
+  if ! fabriclab "$@" >"$work/train.log" 2>&1; then
+    cat "$work/train.log" >&2
+    echo "install_pgo.sh: error: training run 'fabriclab $*' failed" >&2
+    exit 1
+  fi
+}
+(
+  cd "$work"
+  train bench a2a-32 --cc none
+  train bench a2a-32 --cc dcqcn
+  train bench ns3-hpcc-64
+  train bench a2a-128 --backend flow
+  train perftest ib_write_bw --fabric heps --client h0 --server h4 --report_gbits
+  train perftest ib_write_bw --fabric ihep-ib --client h0 --server h4
+  train flows --fabric heps --flow h0:h4:1M --flow h1:h4:1M --flow h2:h4:1M
+  train iperf -c h4 --from h0 -t 0.01 -i 0.002 -C reno
+  train imb Allreduce Alltoall --fabric eantc-hpc -np 32 -npmin 32 -msglog 10:14
+  train imb PingPong --fabric sandia-iwarp -np 2 --hosts h0,h12
+  train osu osu_latency --fabric ihep-ib -np 2 --hosts h0,h1
+  train cbench rotate_latency -np 16 --fabric sandia-ib --iterations 100
+)
+"$tool" merge -o "$work/merged.profdata" "$work"/raw/*.profraw
+
+echo "3/3 optimised build"
+RUSTFLAGS="-Cprofile-use=$work/merged.profdata" pip_install
+echo "installed fabriclab with PGO (profile from $(ls "$work"/raw | wc -l) training processes)"
