@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import fabriclab
-from conftest import MALFORMED_TOML, NEGATIVE_RATE_TOML, TWO_HOSTS_TOML, ZERO_HOSTS_TOML
+from conftest import MALFORMED_TOML, NEGATIVE_RATE_TOML, ROOT, TWO_HOSTS_TOML, ZERO_HOSTS_TOML
 from fabriclab import errors
 from fabriclab.api import FLOW_COLUMNS, PORT_COLUMNS, PORT_SAMPLE_COLUMNS, QP_COLUMNS, SAMPLE_COLUMNS
 
@@ -406,6 +406,23 @@ def test_tables_are_built_from_rows_or_from_columns():
     for empty in ([], {}, {"a": [], "b": []}):
         df = frame(empty, ["a", "b"])
         assert df.empty and list(df.columns) == ["a", "b"]
+
+
+def test_files_saved_with_a_byte_order_mark_load_as_without(tmp_path):
+    """Some Windows editors start UTF-8 files with a byte-order mark;
+    fabric, scenario and lab files read the same with one."""
+    from fabriclab.scenario import load_scenario
+
+    text = fabriclab.preset_toml("leaf-spine")
+    bom = tmp_path / "bom.toml"
+    bom.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    assert fabriclab.Fabric.load(bom).hosts == fabriclab.Fabric.from_toml(text).hosts
+    assert fabriclab.Fabric.from_toml("\ufeff" + text).hosts == fabriclab.Fabric.from_toml(text).hosts
+    scenario = (ROOT / "scenarios" / "heps.toml").read_bytes()
+    (tmp_path / "s.toml").write_bytes(b"\xef\xbb\xbf" + scenario)
+    (tmp_path / "plain.toml").write_bytes(scenario)
+    a, b = load_scenario(tmp_path / "s.toml"), load_scenario(tmp_path / "plain.toml")
+    assert [i.kind for i in a.items] == [i.kind for i in b.items] and len(a.items) > 0
 
 
 def test_bad_argument_types_found_by_a_hunt_are_fabriclab_errors(tmp_path):

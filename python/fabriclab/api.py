@@ -168,7 +168,7 @@ def _read_fabric_file(path: str | os.PathLike[str]) -> str:
     naming the file (the core, which gets only the text, cannot)."""
     path = as_path("fabric file", path)
     try:
-        text = read_file(path).decode("utf-8")
+        text = read_file(path).decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise ParseError(f"fabric file {path}: not a UTF-8 text file ({e.reason})") from None
     try:

@@ -258,7 +258,7 @@ def load_lab(name_or_path: str | os.PathLike[str]) -> Lab:
     with open(path, "rb") as f:
         raw = f.read()
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")
         doc = tomllib.loads(text)
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
         raise ParseError(f"lab {path}: {e}") from None

@@ -163,7 +163,7 @@ def read_toml(path: str) -> tuple[str, dict[str, Any]]:
     not UTF-8 TOML; ``FileNotFoundError`` if absent)."""
     raw = read_file(path)
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")
         return text, tomllib.loads(text)
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
         raise ParseError(f"scenario {path}: {e}") from None

@@ -66,6 +66,16 @@ fn malformed_toml_and_unknown_keys_are_parse_errors() {
 }
 
 #[test]
+fn a_byte_order_mark_before_the_toml_is_skipped() {
+    let text = fabriclab_core::config::preset_toml("leaf-spine").unwrap();
+    let with_bom = format!("\u{feff}{text}");
+    assert_eq!(
+        format!("{:?}", FabricSpec::from_toml(&with_bom).unwrap()),
+        format!("{:?}", FabricSpec::from_toml(text).unwrap())
+    );
+}
+
+#[test]
 fn disconnected_hosts_and_unknown_nodes_in_explicit_topologies() {
     let disconnected = r#"
 [topology]

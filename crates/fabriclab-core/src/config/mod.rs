@@ -434,12 +434,14 @@ impl Default for EcnSpec {
 }
 
 impl FabricSpec {
-    /// Parse a fabric from TOML text.
+    /// Parse a fabric from TOML text (a leading byte-order mark is skipped).
     ///
     /// This parses and checks each section's values
     /// ([`FabricSpec::check_sections`]); [`FabricSpec::from_toml`], in the
     /// topology layer, also checks the graph.
     pub fn parse_toml(text: &str) -> Result<FabricSpec> {
+        // A UTF-8 byte-order mark, as some Windows editors write, is not TOML.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let mut spec: FabricSpec = toml::from_str(text).map_err(|e| {
             Error::Parse(format!(
                 "fabric TOML: {}",
