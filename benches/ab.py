@@ -20,8 +20,9 @@ the Python extension's builds are compared, e.g. the plain build against
 the PGO build of `scripts/install_pgo.sh` (whose profile does not fit the
 bench binary):
 
+    mkdir -p /tmp/pkg-a /tmp/pkg-b
     cp -r "$(python -c 'import fabriclab, os; print(os.path.dirname(fabriclab.__file__))')" /tmp/pkg-a/
-    # ... bash scripts/install_pgo.sh, then the same copy to /tmp/pkg-b/ ...
+    # ... bash scripts/install_pgo.sh, then the same copy into /tmp/pkg-b/ ...
     python benches/ab.py /tmp/pkg-a /tmp/pkg-b a2a-32 none --runs 10
 
 What it leaves out: CPU pinning and frequency control (the machines this
