@@ -423,6 +423,11 @@ def test_files_saved_with_a_byte_order_mark_load_as_without(tmp_path):
     (tmp_path / "plain.toml").write_bytes(scenario)
     a, b = load_scenario(tmp_path / "s.toml"), load_scenario(tmp_path / "plain.toml")
     assert [i.kind for i in a.items] == [i.kind for i in b.items] and len(a.items) > 0
+    from fabriclab.lab import _lab_path, load_lab
+
+    lab = Path(_lab_path("heps")).read_bytes()
+    (tmp_path / "heps.toml").write_bytes(b"\xef\xbb\xbf" + lab)
+    assert load_lab(tmp_path / "heps.toml").metrics == load_lab("heps").metrics
 
 
 def test_bad_argument_types_found_by_a_hunt_are_fabriclab_errors(tmp_path):
