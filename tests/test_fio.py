@@ -60,10 +60,44 @@ def test_the_json_has_the_real_documents_keys(run):
     assert set(real) == set(ours)
     rj, oj = real["jobs"][0], ours["jobs"][0]
     assert set(rj["write"]) == set(oj["write"])
+    # Every key of a real job, in fio's order (plus the client's hostname),
+    # and the unused directions with the same keys as the used one.
+    assert [k for k in oj if k != "hostname"] == list(rj)
+    assert set(oj["read"]) == set(oj["trim"]) == set(rj["read"])
+    assert set(oj["iodepth_level"]) == set(rj["iodepth_level"]) and oj["iodepth_level"]["4"] == 100.0
+    assert set(oj["iodepth_submit"]) == set(rj["iodepth_submit"]) and oj["iodepth_submit"]["4"] == 100.0
+    assert oj["sync"] == rj["sync"]
+    # Whole nanoseconds: the mean lies between the minimum and the maximum.
+    for key in ("clat_ns", "lat_ns"):
+        st = oj["write"][key]
+        assert st["min"] <= st["mean"] <= st["max"]
+
     assert set(rj["write"]["clat_ns"]["percentile"]) == set(oj["write"]["clat_ns"]["percentile"])
     assert oj["hostname"] == "h0"
     assert oj["write"]["total_ios"] == run.df.total_ios[0]
     assert math.isclose(oj["write"]["iops"], run.df.iops[0], rel_tol=1e-6)
+
+
+def test_the_text_has_the_real_samples_lines():
+    """The golden sample's lines, in its order, but for those fio fills
+    from the operating system (cpu) and the sample's own file layout."""
+    r = fabriclab.fio("randwrite", bs="4K", iodepth=16, numjobs=2, clients="h0", targets="h12", runtime=0.05, name="randwrite-4k")
+    ours = [line.removeprefix("<h0> ") for line in r.text.splitlines()]
+    real = (GOLDEN / "fio_randwrite.txt").read_text().splitlines()
+
+    def kind(line: str) -> str:
+        return line.split(":")[0].split("(")[0].strip() or line.strip()
+
+    skip = {"cpu", "randwrite-4k", "fio-3.33", "bw", "iops", "Disk stats", "vda", "sda", "nvme0n1"}
+    def kinds(lines: list[str]) -> list[str]:
+        # Each kind of line once, in the order of its first appearance.
+        ks = [kind(x) for x in lines if not x.startswith(" " * 5 + "|")]
+        return list(dict.fromkeys(k for k in ks if k.split() and k not in skip and k.split()[0] not in skip))
+
+    want, got = kinds(real), kinds(ours)
+    assert want == got, (want, got)
+    assert "..." in got and "submit" in got and "complete" in got
+    assert any(line.endswith("msec); 0 zone resets") for line in ours)
 
 
 def test_the_cli_prints_fio_text_and_json(cli):
@@ -71,7 +105,11 @@ def test_the_cli_prints_fio_text_and_json(cli):
     assert r.returncode == 0, r.stderr
     (job,) = parse_fio(r.stdout)
     # EANTC, 4 KB random write at depth 1: 37.7 us (4 targets), 38.5 (1).
-    assert job["lat"]["unit"] == "usec" and job["lat"]["avg"] == pytest.approx(37.6, abs=0.5)
+    # fio's rule (stat.h nsec_to_usec): usec only with max above 99.999 us
+    # and stdev above 1 us, so a depth-1 run, all near 37.6 us, is in nsec.
+    lat = job["lat"]
+    assert lat["unit"] == "nsec" and lat["avg"] * UNIT["nsec"] == pytest.approx(37.6, abs=0.5)
+    assert lat["min"] <= lat["avg"] <= lat["max"]
     r = cli("fio", "--clients", "h0-h1", "--runtime", "0.001", "--output-format", "json", "--quiet")
     assert r.returncode == 0 and [j["hostname"] for j in json.loads(r.stdout)["jobs"]] == ["h0", "h1"]
 

@@ -4,11 +4,16 @@
 //! Numbers use fio's rules: `num2str` for IOPS, bandwidth and sizes (a
 //! value that does not fit the field is scaled by 1000 or 1024 with k/M/G
 //! or Ki/Mi/Gi and given the decimals that still fit), latency units that
-//! move from nsec to usec to msec with the smallest value, percentiles in
-//! rows of four, and latency buckets in rows of five. As with fio's client
+//! move from nsec to usec to msec as fio's `nsec_to_usec`/`nsec_to_msec`
+//! decide (from min, max and stdev), latencies in whole nanoseconds as
+//! fio's clock gives them, percentiles as the middle of fio's histogram
+//! bucket, scaled down rounding up, in rows of four (three when they need
+//! seven digits), and latency buckets in rows of five. As with fio's client
 //! mode, each line of a host's text report starts with `<host> `. Lines
-//! fio fills from the operating system are left out (cpu, submit/complete
-//! depth histograms, disk stats), and the JSON's OS fields are zeros.
+//! fio fills from the operating system are left out (cpu, disk stats), and
+//! the JSON's OS fields are zeros; the IO depth, submit and complete
+//! histograms are those of the simulated engine (the job's depth, one I/O
+//! per call). Not printed: client mode's "All clients" summary.
 
 use crate::tools::fio::{ClientResult, Report, Stat};
 use std::fmt::Write;
@@ -46,12 +51,17 @@ pub fn num2str(num: f64, maxlen: usize, base: f64, binary: bool) -> String {
     format!("{s}{}", prefixes[k])
 }
 
-/// The unit fio prints a latency line in, from its smallest value: nsec,
-/// usec or msec, and the divisor from ns.
-fn lat_unit(min_ns: f64) -> (&'static str, f64) {
-    if min_ns >= 10_000_000.0 {
+/// The unit fio prints a latency line in, and the divisor from ns: fio's
+/// `nsec_to_msec` then `nsec_to_usec` (stat.h), which move up only when
+/// the minimum, the maximum and the standard deviation are all large
+/// (min above 2 ms, max above 99.999 ms and stdev above 1 ms for msec;
+/// 2 us, 99.999 us and 1 us for usec), so a constant latency stays in
+/// nsec.
+fn lat_unit(s: &Stat) -> (&'static str, f64) {
+    let (min, max) = (s.min.floor(), s.max.floor());
+    if min > 2_000_000.0 && max > 99_999_999.0 && s.stddev > 1_000_000.0 {
         ("msec", 1e6)
-    } else if min_ns >= 10_000.0 {
+    } else if min > 2_000.0 && max > 99_999.0 && s.stddev > 1_000.0 {
         ("usec", 1e3)
     } else {
         ("nsec", 1.0)
@@ -59,7 +69,7 @@ fn lat_unit(min_ns: f64) -> (&'static str, f64) {
 }
 
 fn stat_line(out: &mut String, pre: &str, label: &str, s: &Stat) {
-    let (unit, div) = lat_unit(s.min);
+    let (unit, div) = lat_unit(s);
     let _ = writeln!(
         out,
         "{pre}{label} ({unit}): min={}, max={}, avg={:.2}, stdev={:.2}",
@@ -87,30 +97,30 @@ fn sample_line(out: &mut String, pre: &str, label: &str, per: &str, s: &Stat) {
 fn percentiles(out: &mut String, pre: &str, c: &ClientResult) {
     let min = c.clat_percentiles.first().map_or(0.0, |p| p.1);
     let max = c.clat_percentiles.last().map_or(0.0, |p| p.1);
-    let (unit, div) = if min > 2_000_000.0 && max > 99_999_999.0 {
-        ("msec", 1e6)
+    let (unit, steps) = if min > 2_000_000.0 && max > 99_999_999.0 {
+        ("msec", 2u32)
     } else if min > 2_000.0 && max > 99_999.0 {
-        ("usec", 1e3)
+        ("usec", 1)
     } else {
-        ("nsec", 1.0)
+        ("nsec", 0)
     };
     let _ = writeln!(out, "{pre}    clat percentiles ({unit}):");
+    // fio scales each value down by 1000 per step, rounding up.
     let vals: Vec<u64> = c
         .clat_percentiles
         .iter()
-        .map(|&(_, v)| (v / div).round() as u64)
+        .map(|&(_, v)| (0..steps).fold(v as u64, |x, _| x.div_ceil(1000)))
         .collect();
-    let width = vals
-        .iter()
-        .map(|v| v.to_string().len())
-        .max()
-        .unwrap_or(1)
-        .max(5);
+    // fio's `time_width = max(5, log10(maxv / divisor) + 1)`: the digits
+    // of the largest value divided down without rounding.
+    let width = ((max as u64) / 1000u64.pow(steps)).to_string().len().max(5);
+    // fio's `per_line = (80 - 7) / (precision + 10 + time_width)`.
+    let per_line = 73 / (2 + 10 + width);
     let n = vals.len();
-    for (row, chunk) in c.clat_percentiles.chunks(4).enumerate() {
+    for (row, chunk) in c.clat_percentiles.chunks(per_line).enumerate() {
         let mut line = format!("{pre}     |");
         for (k, &(p, _)) in chunk.iter().enumerate() {
-            let i = row * 4 + k;
+            let i = row * per_line + k;
             let sep = if i + 1 < n { "," } else { "" };
             let _ = write!(line, " {p:5.2}th=[{:>width$}]{sep}", vals[i]);
         }
@@ -144,9 +154,22 @@ fn lat_buckets(out: &mut String, pre: &str, c: &ClientResult) {
     }
 }
 
+/// fio's submit and complete histograms (I/Os per call, buckets 0, 1-4,
+/// 5-8, ...) for one I/O per call.
+const SUBMIT_LINE: &str = "0=0.0%, 4=100.0%, 8=0.0%, 16=0.0%, 32=0.0%, 64=0.0%, >=64=0.0%";
+const SUBMIT_KEYS: [&str; 7] = ["0", "4", "8", "16", "32", "64", ">=64"];
+
+/// The IO depth bucket (of fio's 1, 2, 4, ..., >=64) that `depth` falls in.
+fn depth_bucket(depth: u32) -> usize {
+    [1u32, 2, 4, 8, 16, 32, 64]
+        .iter()
+        .rposition(|&b| depth >= b)
+        .unwrap_or(0)
+}
+
 fn depth_line(depth: u32) -> String {
     let buckets = [1u32, 2, 4, 8, 16, 32, 64];
-    let at = buckets.iter().rposition(|&b| depth >= b).unwrap_or(0);
+    let at = depth_bucket(depth);
     buckets
         .iter()
         .enumerate()
@@ -178,6 +201,10 @@ pub fn text(r: &Report) -> String {
             o.iodepth,
             bs = o.bs
         );
+        // fio prints the first job of a group and "..." for its copies.
+        if c.jobs > 1 {
+            let _ = writeln!(out, "{pre}...");
+        }
         let _ = writeln!(out, "{pre}fio-3.33 (fabriclab simulation)");
         let _ = writeln!(
             out,
@@ -194,11 +221,13 @@ pub fn text(r: &Report) -> String {
         let runtime_ms = c.runtime_ms.round() as u64;
         let _ = writeln!(
             out,
-            "{pre}  {dir}: IOPS={}, BW={}B/s ({}B/s)({}B/{runtime_ms}msec)",
+            "{pre}  {dir}: IOPS={}, BW={}B/s ({}B/s)({}B/{runtime_ms}msec){}",
             num2str(c.iops, 4, 1000.0, false),
             num2str(c.bw_bytes, 4, 1024.0, true),
             num2str(c.bw_bytes, 4, 1000.0, false),
             num2str(c.io_bytes as f64, 4, 1024.0, true),
+            // fio counts zone resets for writes (none off zoned devices).
+            if o.is_read() { "" } else { "; 0 zone resets" }
         );
         if c.total_ios > 0 {
             stat_line(&mut out, &pre, "    slat", &c.slat_ns);
@@ -212,6 +241,10 @@ pub fn text(r: &Report) -> String {
         }
         lat_buckets(&mut out, &pre, c);
         let _ = writeln!(out, "{pre}  IO depths    : {}", depth_line(o.iodepth));
+        // The simulated engine submits and reaps one I/O per call: fio's
+        // 1-4 bucket.
+        let _ = writeln!(out, "{pre}     submit    : {SUBMIT_LINE}");
+        let _ = writeln!(out, "{pre}     complete  : {SUBMIT_LINE}");
         let (rd, wr) = if o.is_read() {
             (c.total_ios, 0)
         } else {
@@ -314,7 +347,35 @@ fn empty_dir() -> F {
         ("slat_ns", zero()),
         ("clat_ns", zero()),
         ("lat_ns", zero()),
+        ("bw_min", F::I(0)),
+        ("bw_max", F::I(0)),
+        ("bw_agg", F::D(0.0)),
+        ("bw_mean", F::D(0.0)),
+        ("bw_dev", F::D(0.0)),
+        ("bw_samples", F::I(0)),
+        ("iops_min", F::I(0)),
+        ("iops_max", F::I(0)),
+        ("iops_mean", F::D(0.0)),
+        ("iops_stddev", F::D(0.0)),
+        ("iops_samples", F::I(0)),
     ])
+}
+
+/// fio's IO depth and submit/complete histograms as JSON objects.
+fn depth_json(depth: u32) -> (F, F, F) {
+    let at = depth_bucket(depth);
+    let level = ["1", "2", "4", "8", "16", "32", ">=64"]
+        .iter()
+        .enumerate()
+        .map(|(i, k)| (k.to_string(), F::D(if i == at { 100.0 } else { 0.0 })))
+        .collect();
+    let calls = || {
+        SUBMIT_KEYS
+            .iter()
+            .map(|k| (k.to_string(), F::D(if *k == "4" { 100.0 } else { 0.0 })))
+            .collect()
+    };
+    (F::O(level), F::O(calls()), F::O(calls()))
 }
 
 fn dir_json(c: &ClientResult) -> F {
@@ -367,6 +428,7 @@ pub fn json(r: &Report) -> String {
         .clients
         .iter()
         .map(|c| {
+            let (level, submit, complete) = depth_json(opt.iodepth);
             let (read, write) = if opt.is_read() {
                 (dir_json(c), empty_dir())
             } else {
@@ -385,12 +447,22 @@ pub fn json(r: &Report) -> String {
                 ("read", read),
                 ("write", write),
                 ("trim", empty_dir()),
+                (
+                    "sync",
+                    o(vec![
+                        ("total_ios", F::I(0)),
+                        ("lat_ns", stat_json(&Stat::default(), None)),
+                    ]),
+                ),
                 ("job_runtime", F::I(c.runtime_ms.round() as i64)),
                 ("usr_cpu", F::D(0.0)),
                 ("sys_cpu", F::D(0.0)),
                 ("ctx", F::I(0)),
                 ("majf", F::I(0)),
                 ("minf", F::I(0)),
+                ("iodepth_level", level),
+                ("iodepth_submit", submit),
+                ("iodepth_complete", complete),
                 (
                     "latency_ns",
                     F::O(
@@ -462,7 +534,40 @@ pub fn json(r: &Report) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::num2str;
+    use super::{lat_unit, num2str, Stat};
+
+    #[test]
+    fn latency_units_follow_fios_rule_on_min_max_and_stdev() {
+        let st = |min: f64, max: f64, stddev: f64| Stat {
+            min,
+            max,
+            mean: (min + max) / 2.0,
+            stddev,
+            n: 2,
+        };
+        // The golden sample: clat min 17 us, max 4,076 us, stdev 71 us.
+        assert_eq!(lat_unit(&st(17_000.0, 4_076_000.0, 71_090.0)).0, "usec");
+        // slat there: min 1,104 ns is not above 2 us, so nsec.
+        assert_eq!(lat_unit(&st(1_104.0, 1_083_800.0, 3_984.0)).0, "nsec");
+        // A constant 37.6 us latency: max not above 99,999 ns, stdev 0.
+        assert_eq!(lat_unit(&st(37_578.0, 37_578.0, 0.0)).0, "nsec");
+        assert_eq!(lat_unit(&st(37_578.0, 200_000.0, 500.0)).0, "nsec");
+        assert_eq!(lat_unit(&st(2_001.0, 100_000.0, 1_001.0)).0, "usec");
+        assert_eq!(lat_unit(&st(2_000.0, 100_000.0, 1_001.0)).0, "nsec");
+        // msec needs all three: min above 2 ms, max above 99.999 ms, stdev above 1 ms.
+        assert_eq!(
+            lat_unit(&st(2_000_001.0, 100_000_000.0, 1_000_001.0)).0,
+            "msec"
+        );
+        assert_eq!(
+            lat_unit(&st(2_000_001.0, 100_000_000.0, 999_999.0)).0,
+            "usec"
+        );
+        assert_eq!(
+            lat_unit(&st(19_000_000.0, 21_000_000.0, 400_000.0)).0,
+            "usec"
+        );
+    }
 
     #[test]
     fn num2str_matches_fio() {

@@ -548,7 +548,8 @@ pub struct ClientResult {
     pub clat_ns: Stat,
     /// Total latency (slat + clat), ns.
     pub lat_ns: Stat,
-    /// clat percentiles (fio's list), ns.
+    /// clat percentiles (fio's list), ns, as fio reports them: the middle
+    /// of its histogram bucket ([`fio_bucket_value`]).
     pub clat_percentiles: Vec<(f64, f64)>,
     /// Bandwidth samples per `avg_time_ms`, KiB/s (fio's `bw` line).
     pub bw_kib_s: Stat,
@@ -572,7 +573,34 @@ fn bucket_bounds() -> Vec<u64> {
     b
 }
 
-/// Nearest-rank percentile of sorted values.
+/// The value fio reports for a latency of `ns` nanoseconds in a
+/// percentile: fio keeps completion latencies in a histogram of 29 groups
+/// of 64 buckets (`FIO_IO_U_PLAT_BITS` = 6: exact below 128 ns, then
+/// buckets 2^(msb - 6) wide) and prints the middle of the bucket a
+/// percentile falls in (stat.c `plat_val_to_idx`, `plat_idx_to_val`), so
+/// its percentiles are within 1/128 of the sample.
+pub fn fio_bucket_value(ns: u64) -> u64 {
+    const BITS: u32 = 6;
+    const VAL: u64 = 1 << BITS;
+    const NR: u64 = 29 * VAL;
+    let idx = if ns == 0 || 63 - ns.leading_zeros() <= BITS {
+        ns
+    } else {
+        let error_bits = 63 - ns.leading_zeros() - BITS;
+        let base = u64::from(error_bits + 1) << BITS;
+        (base + ((VAL - 1) & (ns >> error_bits))).min(NR - 1)
+    };
+    if idx < VAL << 1 {
+        return idx;
+    }
+    let error_bits = (idx >> BITS) - 1;
+    let base = 1u64 << (error_bits + u64::from(BITS));
+    base + (((idx % VAL) as f64 + 0.5) * (1u64 << error_bits) as f64) as u64
+}
+
+/// Nearest-rank percentile of sorted values (the sample at which the
+/// running count first reaches p % of the total, as fio's
+/// `calc_clat_percentiles` walks its buckets).
 fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
@@ -585,7 +613,8 @@ impl Fio {
     fn client_results(&self, net: &Net) -> Vec<ClientResult> {
         let window_ps = (self.end - self.start).as_ps();
         let avg_ps = (self.opts.avg_time_ms * 1e9) as u64;
-        let slat_ns = self.slat.as_ns_f64();
+        // fio's latencies are whole nanoseconds (its clock's unit).
+        let slat_ns = self.slat.as_ns_f64().floor();
         let bounds = bucket_bounds();
         self.clients
             .iter()
@@ -599,7 +628,7 @@ impl Fio {
                     .iter()
                     .flat_map(|j| j.stats.done.iter().copied())
                     .collect();
-                let mut clat: Vec<f64> = done.iter().map(|&(_, c)| c as f64 / 1e3).collect();
+                let mut clat: Vec<f64> = done.iter().map(|&(_, c)| (c / 1000) as f64).collect();
                 let lat: Vec<f64> = clat.iter().map(|c| c + slat_ns).collect();
                 let slat: Vec<f64> = vec![slat_ns; done.len()];
                 let total = done.len() as u64;
@@ -640,7 +669,7 @@ impl Fio {
                     lat_ns: Stat::of(&lat),
                     clat_percentiles: PERCENTILES
                         .iter()
-                        .map(|&p| (p, percentile(&clat, p)))
+                        .map(|&p| (p, fio_bucket_value(percentile(&clat, p) as u64) as f64))
                         .collect(),
                     clat_ns: Stat::of(&clat),
                     bw_kib_s: Stat::of(&bw_samples),
@@ -715,4 +744,37 @@ pub fn run_with_progress(
         events: sim.net.events_processed(),
         ports: sim.net.port_reports(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fio_bucket_value;
+
+    #[test]
+    fn percentile_values_are_fios_bucket_middles() {
+        // Exact below 128 ns.
+        for ns in [0, 1, 64, 100, 127] {
+            assert_eq!(fio_bucket_value(ns), ns);
+        }
+        // 128-255 ns in buckets 2 wide: the middle, 129, 131, ...
+        assert_eq!(fio_bucket_value(128), 129);
+        assert_eq!(fio_bucket_value(129), 129);
+        assert_eq!(fio_bucket_value(130), 131);
+        // 520 ns: bucket [520, 528) of width 8, middle 524.
+        assert_eq!(fio_bucket_value(520), 524);
+        // The golden sample's JSON percentiles are bucket values already.
+        for ns in [
+            150_528, 160_768, 183_296, 329_728, 577_536, 970_752, 1_826_816,
+        ] {
+            assert_eq!(fio_bucket_value(ns), ns);
+        }
+        // Every value lies in its bucket: within half a bucket of the
+        // sample, 1/128 of it at most.
+        for ns in (1..5_000_000u64).step_by(997) {
+            let v = fio_bucket_value(ns);
+            assert!(v.abs_diff(ns) * 128 <= ns.max(128), "{ns} -> {v}");
+        }
+        // Past the last group (about 34 s) everything is the last bucket.
+        assert_eq!(fio_bucket_value(1 << 40), fio_bucket_value(1 << 50));
+    }
 }
