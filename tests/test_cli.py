@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -70,9 +71,67 @@ def _check_like_golden(ours_text: str, golden_path) -> perftest_format.PerftestO
     assert ours.columns == gold.columns
     assert len(ours.rows) == len(gold.rows)
     assert ours.column("#bytes") == gold.column("#bytes")
-    # Our banner keys are perftest's (plus the simulated host pair).
-    assert set(ours.settings) - {"Simulated hosts"} <= set(gold.settings)
+    # Our banner keys are the golden's (an IB link), plus the simulated host
+    # pair and, on RoCE, the GID index. Latency tests print no Lock-free or
+    # Enhanced Reorder column, as real perftest's latency banners (the
+    # synthetic golden has them).
+    assert set(gold.settings) - {"Lock-free", "Using Enhanced Reorder"} <= set(ours.settings)
+    assert set(ours.settings) - {"Simulated hosts", "GID index"} <= set(gold.settings)
     return ours
+
+
+def test_perftest_banner_and_address_lines_follow_the_real_tool():
+    """What real perftest prints (public outputs of perftest 4.5-6.x): the
+    CQ moderation in force (1 for one size above 8 KiB), the outstanding
+    reads and a TX depth of 128 for READ, the default inline sizes, and the
+    QP address exchange: one local and one remote line per QP, with OUT for
+    READ, no RKey and VAddr for SEND, a GID line on RoCE, LIDs on IB."""
+    r = run_cli("perftest", "ib_read_bw", "--client", "h0", "--server", "h4", "-n", "200", "-q", "2")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    out = perftest_format.parse(r.stdout)
+    assert (out.settings["TX depth"], out.settings["CQ Moderation"], out.settings["Outstand reads"]) == ("128", "1", "16")
+    assert out.settings["GID index"] == "3" and "Max inline data" not in out.settings
+    addr = [x for x in lines if "address:" in x]
+    assert [x.split()[0] for x in addr] == ["local", "local", "remote", "remote"]
+    assert all(re.fullmatch(r" (local|remote) address: LID 0000 QPN 0x[0-9a-f]{4,6} PSN 0x[0-9a-f]{1,6} OUT 0x10 "
+                            r"RKey 0x[0-9a-f]{6} VAddr 0x[0-9a-f]{14}", x) for x in addr), addr
+    gids = [x for x in lines if x.startswith(" GID: ")]
+    assert len(gids) == 4 and gids[0] == " GID: 00:00:00:00:00:00:00:00:00:00:255:255:10:00:00:01"
+    # Three dashed lines before the table: banner, addresses, then the header.
+    header = next(i for i, x in enumerate(lines) if x.lstrip().startswith("#bytes"))
+    assert sum(1 for x in lines[:header] if x.startswith("-----")) == 3
+    r = run_cli("perftest", "ib_send_lat", "--fabric", "ihep-ib", "--client", "h0", "--server", "h1", "-n", "50")
+    out = perftest_format.parse(r.stdout)
+    assert out.settings["Max inline data"] == "236[B]" and "CQ Moderation" not in out.settings
+    addr = [x for x in r.stdout.splitlines() if "address:" in x]
+    assert addr[0].startswith(" local address: LID 0x01 QPN ") and "RKey" not in addr[0]
+    assert addr[1].startswith(" remote address: LID 0x02 ") and "GID" not in r.stdout
+    r = run_cli("perftest", "ib_write_lat", "--client", "h0", "--server", "h4", "-n", "50")
+    assert perftest_format.parse(r.stdout).settings["Max inline data"] == "220[B]"
+
+
+def test_perftest_duration_mode_latency_prints_perftests_duration_table():
+    r = run_cli("perftest", "ib_write_lat", "--fabric", "ihep-ib", "--client", "h0", "--server", "h1", "-D", "0.001")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    i = next(i for i, x in enumerate(lines) if x.lstrip().startswith("#bytes"))
+    assert lines[i] == " #bytes        #iterations       t_avg[usec]    tps average"
+    size, iters, t_avg, tps = lines[i + 1].split()
+    assert size == "2" and int(iters) > 100
+    # A transaction is a round trip, twice the half-round-trip t_avg.
+    assert float(tps) == pytest.approx(1e6 / (2 * float(t_avg)), rel=0.01)
+
+
+def test_perftest_out_json_has_perftests_layout(tmp_path):
+    gold = GOLDEN_JSON.read_text()
+    r = run_cli("perftest", "ib_write_bw", "--fabric", "ihep-ib", "--client", "h0", "--server", "h1", "-n", "100",
+                "--out_json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    ours = (tmp_path / "perftest_out.json").read_text()
+    key = re.compile(r'^"([^"]+)":', re.M)
+    assert key.findall(ours) == key.findall(gold)
+    assert re.search(r'^"BW_average": \d+\.\d\d,$', ours, re.M) and re.search(r'^"MsgRate": \d+\.\d{6}$', ours, re.M)
 
 
 def test_cli_write_bw_all_sizes_like_golden():

@@ -4,11 +4,29 @@
 //! REPORT_FMT, RESULT_FMT_LAT, REPORT_FMT_LAT); the banner lists the
 //! simulated device's settings in perftest's layout.
 
-use crate::traffic::perftest::{Report, Test};
+use crate::traffic::perftest::{Report, Test, MAX_OUTSTANDING_READS};
 use std::fmt::Write;
 
 const RESULT_LINE: &str =
     "---------------------------------------------------------------------------------------";
+
+/// perftest's default inline size: 220 B for WRITE and 236 B for SEND
+/// latency tests (`DEF_INLINE_WRITE`, `DEF_INLINE_SEND_RC_UC`), none for
+/// bandwidth tests. Shown as the tool's setting; the NIC model has no
+/// separate inline path (its latency figures are calibrated on runs that
+/// used these defaults).
+fn max_inline(test: Test) -> u32 {
+    match test {
+        Test::WriteLat => 220,
+        Test::SendLat => 236,
+        _ => 0,
+    }
+}
+
+/// RoCE (not InfiniBand, not iWARP): perftest shows a GID index and GIDs.
+fn roce(r: &Report) -> bool {
+    !r.infiniband && !r.iwarp
+}
 
 fn banner(r: &Report, out: &mut String) {
     let test = r.options.test;
@@ -31,18 +49,33 @@ fn banner(r: &Report, out: &mut String) {
         r.options.qps
     );
     let _ = writeln!(out, " Connection type : RC\t\tUsing SRQ      : OFF");
+    // Bandwidth tests print a second column on these two lines.
+    if test.is_bw() {
+        let _ = writeln!(out, " PCIe relax order: ON\t\tLock-free      : OFF");
+        let _ = writeln!(
+            out,
+            " ibv_wr* API     : ON\t\tUsing Enhanced Reorder      : OFF"
+        );
+    } else {
+        let _ = writeln!(out, " PCIe relax order: ON");
+        let _ = writeln!(out, " ibv_wr* API     : ON");
+    }
     let _ = writeln!(out, " TX depth        : {}", r.tx_depth);
     if test.is_bw() {
-        let cq = r.options.cq_mod.unwrap_or(100).min(r.tx_depth);
-        let _ = writeln!(out, " CQ Moderation   : {cq}");
+        let _ = writeln!(out, " CQ Moderation   : {}", r.cq_mod);
+        let _ = writeln!(out, " CQE Poll Batch  : 16");
     }
     let _ = writeln!(out, " Mtu             : {}[B]", r.mtu);
     let link = if r.infiniband { "IB" } else { "Ethernet" };
     let _ = writeln!(out, " Link type       : {link}");
+    if roce(r) {
+        // The RoCEv2 GID of a ConnectX port's IPv4 address.
+        let _ = writeln!(out, " GID index       : 3");
+    }
     if matches!(test, Test::ReadBw | Test::ReadLat) {
-        let _ = writeln!(out, " Outstand reads  : {}", r.tx_depth);
+        let _ = writeln!(out, " Outstand reads  : {MAX_OUTSTANDING_READS}");
     } else {
-        let _ = writeln!(out, " Max inline data : 0[B]");
+        let _ = writeln!(out, " Max inline data : {}[B]", max_inline(test));
     }
     let _ = writeln!(out, " rdma_cm QPs\t : OFF");
     let _ = writeln!(out, " Data ex. method : Ethernet");
@@ -52,6 +85,72 @@ fn banner(r: &Report, out: &mut String) {
         r.options.client, r.options.server
     );
     let _ = writeln!(out, "{RESULT_LINE}");
+    addresses(r, out);
+    let _ = writeln!(out, "{RESULT_LINE}");
+}
+
+/// C's `%#0{width}x`: `0x` and zero padding to `width` characters, and
+/// for zero no `0x` at all (perftest's "LID 0000" on RoCE).
+fn c_hex(v: u64, width: usize) -> String {
+    if v == 0 {
+        return "0".repeat(width);
+    }
+    format!("0x{v:0>pad$x}", pad = width.saturating_sub(2))
+}
+
+fn mix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// perftest's exchange of QP identifiers: one `local address` line per
+/// QP, then one `remote address` line per QP, each followed by the GID
+/// on RoCE. The identifiers are the simulation's own, deterministic and
+/// of no consequence: the LID is the host's index + 1 on InfiniBand
+/// (0 elsewhere, as on Ethernet), the QPN, PSN, RKey and virtual address
+/// are derived from the host and QP numbers, and the GID maps the address
+/// 10.x.y.z built from the host's index + 1.
+fn addresses(r: &Report, out: &mut String) {
+    let test = r.options.test;
+    let read = matches!(test, Test::ReadBw | Test::ReadLat);
+    let rdma = !matches!(test, Test::SendBw | Test::SendLat);
+    let (client, server) = r.hosts;
+    for (side, node) in [("local", client), ("remote", server)] {
+        let node = u64::from(node);
+        for i in 0..u64::from(r.options.qps) {
+            let lid = if r.infiniband { node + 1 } else { 0 };
+            let mut line = format!(
+                " {side} address: LID {} QPN {} PSN {}",
+                c_hex(lid, 4),
+                c_hex((0x0100 + node * 0x40 + i) & 0xff_ffff, 6),
+                c_hex(mix(node << 32 | i) & 0xff_ffff, 6)
+            );
+            if read {
+                let _ = write!(line, " OUT {}", c_hex(u64::from(MAX_OUTSTANDING_READS), 4));
+            }
+            if rdma {
+                let _ = write!(
+                    line,
+                    " RKey {} VAddr {}",
+                    c_hex(0x1f_0000 + (node & 0xff) * 0x100, 8),
+                    c_hex(0x7f00_0000_0000 + ((node & 0xfff) << 28) + (i << 22), 16)
+                );
+            }
+            let _ = writeln!(out, "{line}");
+            if roce(r) {
+                let ip = node + 1;
+                let _ = writeln!(
+                    out,
+                    " GID: 00:00:00:00:00:00:00:00:00:00:255:255:10:{:02}:{:02}:{:02}",
+                    (ip >> 16) & 0xff,
+                    (ip >> 8) & 0xff,
+                    ip & 0xff
+                );
+            }
+        }
+    }
 }
 
 /// The whole text output of a run, as perftest prints it.
@@ -84,6 +183,27 @@ pub fn text(r: &Report) -> String {
                 );
             }
         }
+    } else if r.options.duration_s.is_some() {
+        // perftest's duration mode: the average over the measured middle
+        // and transactions per second (a round trip each; perftest halves
+        // the round trip for WRITE and SEND, not for READ).
+        let _ = writeln!(
+            out,
+            " #bytes        #iterations       t_avg[usec]    tps average"
+        );
+        let rtt_factor = if test == Test::ReadLat { 1.0 } else { 2.0 };
+        for row in &r.lat {
+            let tps = if row.t_avg_us > 0.0 {
+                1e6 / (row.t_avg_us * rtt_factor)
+            } else {
+                0.0
+            };
+            let _ = writeln!(
+                out,
+                " {:<7}       {}            {:<7.2}        {:<7.2}",
+                row.bytes, row.iters, row.t_avg_us, tps
+            );
+        }
     } else {
         let _ = writeln!(
             out,
@@ -110,7 +230,9 @@ pub fn text(r: &Report) -> String {
     out
 }
 
-/// The `--out_json` document (perftest keeps the last size only).
+/// The `--out_json` document (perftest keeps the last size only), in
+/// perftest's own layout: one key per line, no indentation, its key order,
+/// numbers with its decimals (`"BW_average": 393.80`).
 pub fn json(r: &Report) -> String {
     let test = r.options.test;
     let kind = if test.is_bw() { "BW" } else { "Latency" };
@@ -119,58 +241,72 @@ pub fn json(r: &Report) -> String {
     } else {
         ""
     };
-    let mut info = serde_json::Map::new();
-    let mut put = |k: &str, v: serde_json::Value| {
-        info.insert(k.into(), v);
-    };
-    put("test", format!("{}_{bidir}{kind}_Test", test.verb()).into());
-    put("Dual_port", "OFF".into());
-    put("Device", "fabriclab0".into());
-    put("Number_of_qps", r.options.qps.into());
-    put("Transport_type", "IB".into());
-    put("Connection_type", "RC".into());
-    put("Using_SRQ", "OFF".into());
-    put("TX_depth", r.tx_depth.into());
+    let s = |v: &str| format!("\"{v}\"");
+    let mut info: Vec<(&str, String)> = vec![
+        ("test", s(&format!("{}_{bidir}{kind}_Test", test.verb()))),
+        ("Dual_port", s("OFF")),
+        ("Device", s("fabriclab0")),
+        ("Number_of_qps", r.options.qps.to_string()),
+        ("Transport_type", s(if r.iwarp { "IW" } else { "IB" })),
+        ("Connection_type", s("RC")),
+        ("Using_SRQ", s("OFF")),
+        ("PCIe_relax_order", s("ON")),
+        ("ibv_wr_API", s("ON")),
+        ("TX_depth", r.tx_depth.to_string()),
+    ];
     if test.is_bw() {
-        put(
-            "CQ_Moderation",
-            r.options.cq_mod.unwrap_or(100).min(r.tx_depth).into(),
-        );
+        info.push(("CQ_Moderation", r.cq_mod.to_string()));
     }
-    put("Mtu", r.mtu.into());
-    put(
-        "Link_type",
-        if r.infiniband { "IB" } else { "Ethernet" }.into(),
-    );
-    put("Max_inline_data", 0.into());
-    put("rdma_cm_QPs", "OFF".into());
-    put("Data_ex_method", "Ethernet".into());
-    let round = |x: f64, d: i32| (x * 10f64.powi(d)).round() / 10f64.powi(d);
+    info.push(("Mtu", r.mtu.to_string()));
+    info.push(("Link_type", s(if r.infiniband { "IB" } else { "Ethernet" })));
+    if matches!(test, Test::ReadBw | Test::ReadLat) {
+        info.push(("Outstand_reads", MAX_OUTSTANDING_READS.to_string()));
+    } else {
+        info.push(("Max_inline_data", max_inline(test).to_string()));
+    }
+    info.push(("rdma_cm_QPs", s("OFF")));
+    info.push(("Use_ROCm_memory", s("OFF")));
+    info.push(("Use_MUSA_memory", s("OFF")));
+    info.push(("Data_ex_method", s("Ethernet")));
     // A run stopped before its first size completed has no results (an
     // empty object, where real perftest, killed, writes no file).
-    let results = if let (true, Some(row)) = (test.is_bw(), r.bw.last()) {
-        serde_json::json!({
-            "MsgSize": row.bytes,
-            "n_iterations": row.iters,
-            "BW_peak": round(row.bw_peak, 2),
-            "BW_average": round(row.bw_avg, 2),
-            "MsgRate": round(row.msg_rate_mpps, 6),
-        })
+    let results: Vec<(&str, String)> = if let (true, Some(row)) = (test.is_bw(), r.bw.last()) {
+        vec![
+            ("MsgSize", row.bytes.to_string()),
+            ("n_iterations", row.iters.to_string()),
+            ("BW_peak", format!("{:.2}", row.bw_peak)),
+            ("BW_average", format!("{:.2}", row.bw_avg)),
+            ("MsgRate", format!("{:.6}", row.msg_rate_mpps)),
+        ]
     } else if let (false, Some(row)) = (test.is_bw(), r.lat.last()) {
-        serde_json::json!({
-            "MsgSize": row.bytes,
-            "n_iterations": row.iters,
-            "t_min": round(row.t_min_us, 2),
-            "t_max": round(row.t_max_us, 2),
-            "t_typical": round(row.t_typical_us, 2),
-            "t_avg": round(row.t_avg_us, 2),
-            "t_stdev": round(row.t_stdev_us, 2),
-            "percentile_99": round(row.p99_us, 2),
-            "percentile_99.9": round(row.p999_us, 2),
-        })
+        vec![
+            ("MsgSize", row.bytes.to_string()),
+            ("n_iterations", row.iters.to_string()),
+            ("t_min", format!("{:.2}", row.t_min_us)),
+            ("t_max", format!("{:.2}", row.t_max_us)),
+            ("t_typical", format!("{:.2}", row.t_typical_us)),
+            ("t_avg", format!("{:.2}", row.t_avg_us)),
+            ("t_stdev", format!("{:.2}", row.t_stdev_us)),
+            ("percentile_99", format!("{:.2}", row.p99_us)),
+            ("percentile_99.9", format!("{:.2}", row.p999_us)),
+        ]
     } else {
-        serde_json::json!({})
+        Vec::new()
     };
-    let doc = serde_json::json!({ "test_info": info, "results": results });
-    serde_json::to_string_pretty(&doc).expect("json")
+    let block = |pairs: &[(&str, String)]| {
+        pairs
+            .iter()
+            .map(|(k, v)| format!("\"{k}\": {v}"))
+            .collect::<Vec<_>>()
+            .join(",\n")
+    };
+    let results = if results.is_empty() {
+        "\"results\": {}".to_string()
+    } else {
+        format!("\"results\": {{\n{}\n}}", block(&results))
+    };
+    format!(
+        "{{\n\"test_info\": {{\n{}\n}},\n{results}\n}}\n",
+        block(&info)
+    )
 }

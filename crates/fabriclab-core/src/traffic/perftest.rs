@@ -217,8 +217,16 @@ pub struct Report {
     /// The fabric is iWARP (perftest's transport type `IW`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub iwarp: bool,
-    /// TX depth used.
+    /// TX depth (perftest's `-t`, capped at the iterations as perftest
+    /// does). READ keeps at most [`MAX_OUTSTANDING_READS`] of them in
+    /// flight per QP (perftest's "Outstand reads").
     pub tx_depth: u32,
+    /// CQ moderation in force (the first size's; with `-a` every size's).
+    pub cq_mod: u32,
+    /// Node index of the client and server hosts (for perftest's address
+    /// lines).
+    #[serde(skip)]
+    pub hosts: (u32, u32),
     /// Iterations used (per size).
     pub iters: u64,
     /// Bandwidth lines (bw tests).
@@ -293,9 +301,6 @@ pub fn run(fabric: &FabricSpec, opts: &Options, seed: u64) -> Result<Report> {
     if tx_depth == 0 {
         return arg_err("-t (TX depth) must be at least 1");
     }
-    if test == Test::ReadBw {
-        tx_depth = tx_depth.min(MAX_OUTSTANDING_READS);
-    }
     if opts.duration_s.is_none() {
         tx_depth = tx_depth.min(iters as u32);
     }
@@ -354,6 +359,8 @@ pub fn run(fabric: &FabricSpec, opts: &Options, seed: u64) -> Result<Report> {
         infiniband,
         iwarp: spec.is_iwarp(),
         tx_depth,
+        cq_mod: cq_moderation(opts, tx_depth, sizes[0]),
+        hosts: (client, server),
         iters,
         bw: Vec::new(),
         lat: Vec::new(),
@@ -377,7 +384,11 @@ pub fn run(fabric: &FabricSpec, opts: &Options, seed: u64) -> Result<Report> {
                     dst,
                     size,
                     iters,
-                    tx_depth,
+                    if test == Test::ReadBw {
+                        tx_depth.min(MAX_OUTSTANDING_READS)
+                    } else {
+                        tx_depth
+                    },
                     opts.qps,
                     duration,
                 )
