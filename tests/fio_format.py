@@ -25,7 +25,8 @@ _SUFFIX = {"": 1, "k": 1e3, "M": 1e6, "G": 1e9, "Ki": 1024, "Mi": 1024**2, "Gi":
 NUM = r"([\d.]+)(k|M|G|Ki|Mi|Gi)?"
 HEADER = re.compile(r"^(\S.*): \(groupid=(\d+), jobs=(\d+)\): err= ?(\d+)")
 IOPS = re.compile(
-    rf"^  (read|write): IOPS={NUM}, BW={NUM}B/s \({NUM}B/s\)\({NUM}B/(\d+)msec\)"
+    # Client mode's "All clients" block prints the bandwidth without B/s.
+    rf"^  (read|write): IOPS={NUM}, BW={NUM}(?:B/s)? \({NUM}(?:B/s)?\)\({NUM}B/(\d+)msec\)"
 )
 STAT = re.compile(rf"^ +(slat|clat|lat) \((nsec|usec|msec)\): min={NUM}, max={NUM}, avg=([\d.]+), stdev=([\d.]+)$")
 PCT_HEAD = re.compile(r"^ +clat percentiles \((nsec|usec|msec)\):$")

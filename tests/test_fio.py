@@ -38,7 +38,17 @@ def test_one_row_per_client_with_fios_figures(run):
 def test_the_text_parses_like_the_real_sample_and_agrees_with_the_frame(run):
     real = parse_fio((GOLDEN / "fio_randwrite.txt").read_text())
     ours = parse_fio(run.text)
-    assert len(real) == 1 and len(ours) == 3
+    # Three clients, then client mode's "All clients" summary of them.
+    assert len(real) == 1 and len(ours) == 4
+    *ours, total = ours
+    assert total["host"] is None and total["name"] == "All clients" and total["jobs"] == 3
+    assert total["issued"] == (0, int(run.df.total_ios.sum()))
+    assert total["iops"] == pytest.approx(run.df.iops.sum(), rel=0.01)
+    # Pooled latency: between the clients' extremes, the mean weighted by I/Os.
+    unit = UNIT[total["clat"]["unit"]]
+    mean_us = (run.df.clat_avg_us * run.df.total_ios).sum() / run.df.total_ios.sum()
+    assert total["clat"]["avg"] * unit == pytest.approx(mean_us, abs=0.01 * unit)
+    assert "percentiles" not in total
     keys = {"name", "jobs", "dir", "iops", "bw_bytes", "io_bytes", "runtime_ms", "slat", "clat", "lat", "percentiles", "issued", "depth"}
     assert keys <= set(real[0]) and keys <= set(ours[0])
     for job, row in zip(ours, run.df.itertuples()):
@@ -146,7 +156,7 @@ def test_fio_items_in_a_scenario(tmp_path, cli):
     assert parse_fio(res.text)[0]["name"] == "4k"
     r = cli("run", str(path))
     assert r.returncode == 0, r.stderr
-    assert "clients h0-h1 -> targets h12" in r.stdout and len(parse_fio(r.stdout)) == 2
+    assert "clients h0-h1 -> targets h12" in r.stdout and len(parse_fio(r.stdout)) == 3
     path.write_text('[[fio]]\nblocksize = 4096\n')
     with pytest.raises(FabriclabError, match="blocksize"):
         fabriclab.run_scenario(path)

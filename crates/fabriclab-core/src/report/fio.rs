@@ -13,7 +13,8 @@
 //! fio fills from the operating system are left out (cpu, disk stats), and
 //! the JSON's OS fields are zeros; the IO depth, submit and complete
 //! histograms are those of the simulated engine (the job's depth, one I/O
-//! per call). Not printed: client mode's "All clients" summary.
+//! per call). With several clients, client mode's "All clients" summary
+//! follows (no percentiles or bandwidth samples there, as in fio's).
 
 use crate::tools::fio::{ClientResult, Report, Stat};
 use std::fmt::Write;
@@ -272,7 +273,51 @@ pub fn text(r: &Report) -> String {
         );
         out.push('\n');
     }
+    if let Some(all) = r.all_clients() {
+        all_clients(&mut out, r, &all);
+    }
     out
+}
+
+/// fio's client-mode summary of all clients: the group line, the
+/// direction line (bandwidth without `B/s`, as fio prints it there), the
+/// latency statistics and buckets, and the depth and issue lines.
+fn all_clients(out: &mut String, r: &Report, c: &ClientResult) {
+    let o = &r.options;
+    let dir = if o.is_read() { "read" } else { "write" };
+    let _ = writeln!(
+        out,
+        "All clients: (groupid=0, jobs={}): err= 0: pid=0: simulated",
+        c.jobs
+    );
+    let _ = writeln!(
+        out,
+        "  {dir}: IOPS={}, BW={} ({})({}B/{}msec){}",
+        num2str(c.iops, 4, 1000.0, false),
+        num2str(c.bw_bytes, 4, 1024.0, true),
+        num2str(c.bw_bytes, 4, 1000.0, false),
+        num2str(c.io_bytes as f64, 4, 1024.0, true),
+        c.runtime_ms.round() as u64,
+        if o.is_read() { "" } else { "; 0 zone resets" }
+    );
+    if c.total_ios > 0 {
+        stat_line(out, "", "    slat", &c.slat_ns);
+        stat_line(out, "", "    clat", &c.clat_ns);
+        stat_line(out, "", "     lat", &c.lat_ns);
+    }
+    lat_buckets(out, "", c);
+    let _ = writeln!(out, "  IO depths    : {}", depth_line(o.iodepth));
+    let _ = writeln!(out, "     submit    : {SUBMIT_LINE}");
+    let _ = writeln!(out, "     complete  : {SUBMIT_LINE}");
+    let (rd, wr) = if o.is_read() {
+        (c.total_ios, 0)
+    } else {
+        (0, c.total_ios)
+    };
+    let _ = writeln!(
+        out,
+        "     issued rwts: total={rd},{wr},0,0 short=0,0,0,0 dropped=0,0,0,0"
+    );
 }
 
 /// fio's JSON values: integers and doubles print differently.

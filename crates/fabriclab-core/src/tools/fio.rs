@@ -519,6 +519,37 @@ impl Stat {
     }
 }
 
+impl Stat {
+    /// The statistics of the union of the sets `parts` summarise: the
+    /// extremes, the mean weighted by count and the pooled sample standard
+    /// deviation (exact: within- plus between-set sums of squares).
+    pub fn pooled(parts: &[&Stat]) -> Stat {
+        let parts: Vec<&&Stat> = parts.iter().filter(|s| s.n > 0).collect();
+        let n: u64 = parts.iter().map(|s| s.n).sum();
+        if n == 0 {
+            return Stat::default();
+        }
+        let mean = parts.iter().map(|s| s.n as f64 * s.mean).sum::<f64>() / n as f64;
+        let ss: f64 = parts
+            .iter()
+            .map(|s| {
+                (s.n as f64 - 1.0) * s.stddev * s.stddev + s.n as f64 * (s.mean - mean).powi(2)
+            })
+            .sum();
+        Stat {
+            min: parts.iter().map(|s| s.min).fold(f64::INFINITY, f64::min),
+            max: parts.iter().map(|s| s.max).fold(0.0, f64::max),
+            mean,
+            stddev: if n > 1 {
+                (ss / (n - 1) as f64).sqrt()
+            } else {
+                0.0
+            },
+            n,
+        }
+    }
+}
+
 /// fio's default completion-latency percentiles.
 pub const PERCENTILES: [f64; 17] = [
     1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
@@ -711,6 +742,51 @@ pub struct Report {
     pub ports: Vec<PortReport>,
 }
 
+impl Report {
+    /// fio's client-mode "All clients" group: every client's I/Os together
+    /// (IOPS, bandwidth and bytes summed, the longest window, latency
+    /// statistics pooled, latency buckets weighted by I/Os). None with one
+    /// client. It has no percentiles or bandwidth samples (fio prints
+    /// none there either).
+    pub fn all_clients(&self) -> Option<ClientResult> {
+        if self.clients.len() < 2 {
+            return None;
+        }
+        let cs = &self.clients;
+        let total: u64 = cs.iter().map(|c| c.total_ios).sum();
+        let pool =
+            |f: fn(&ClientResult) -> &Stat| Stat::pooled(&cs.iter().map(f).collect::<Vec<_>>());
+        let lat_buckets = cs[0]
+            .lat_buckets
+            .iter()
+            .enumerate()
+            .map(|(k, &(b, _))| {
+                let ios: f64 = cs
+                    .iter()
+                    .map(|c| c.lat_buckets[k].1 * c.total_ios as f64)
+                    .sum();
+                (b, if total > 0 { ios / total as f64 } else { 0.0 })
+            })
+            .collect();
+        Some(ClientResult {
+            host: "All clients".into(),
+            jobs: cs.iter().map(|c| c.jobs).sum(),
+            total_ios: total,
+            io_bytes: cs.iter().map(|c| c.io_bytes).sum(),
+            runtime_ms: cs.iter().map(|c| c.runtime_ms).fold(0.0, f64::max),
+            iops: cs.iter().map(|c| c.iops).sum(),
+            bw_bytes: cs.iter().map(|c| c.bw_bytes).sum(),
+            slat_ns: pool(|c| &c.slat_ns),
+            clat_ns: pool(|c| &c.clat_ns),
+            lat_ns: pool(|c| &c.lat_ns),
+            clat_percentiles: Vec::new(),
+            bw_kib_s: Stat::default(),
+            iops_samples: Stat::default(),
+            lat_buckets,
+        })
+    }
+}
+
 /// Run fio on a fabric.
 pub fn run(fabric: &FabricSpec, opts: &Options, seed: u64) -> Result<Report> {
     run_with_progress(fabric, opts, seed, None)
@@ -748,7 +824,19 @@ pub fn run_with_progress(
 
 #[cfg(test)]
 mod tests {
-    use super::fio_bucket_value;
+    use super::{fio_bucket_value, Stat};
+
+    #[test]
+    fn pooled_statistics_equal_those_of_the_union() {
+        let a = [3.0, 5.0, 9.0];
+        let b = [1.0, 4.0, 4.0, 10.0, 12.0];
+        let all: Vec<f64> = a.iter().chain(b.iter()).copied().collect();
+        let p = Stat::pooled(&[&Stat::of(&a), &Stat::of(&b), &Stat::default()]);
+        let u = Stat::of(&all);
+        assert_eq!((p.min, p.max, p.n), (u.min, u.max, u.n));
+        assert!((p.mean - u.mean).abs() < 1e-12 && (p.stddev - u.stddev).abs() < 1e-12);
+        assert_eq!(Stat::pooled(&[]).n, 0);
+    }
 
     #[test]
     fn percentile_values_are_fios_bucket_middles() {
