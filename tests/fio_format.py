@@ -28,7 +28,7 @@ IOPS = re.compile(
     # Client mode's "All clients" block prints the bandwidth without B/s.
     rf"^  (read|write): IOPS={NUM}, BW={NUM}(?:B/s)? \({NUM}(?:B/s)?\)\({NUM}B/(\d+)msec\)"
 )
-STAT = re.compile(rf"^ +(slat|clat|lat) \((nsec|usec|msec)\): min={NUM}, max={NUM}, avg=([\d.]+), stdev=([\d.]+)$")
+STAT = re.compile(rf"^ +(slat|clat|lat) \((nsec|usec|msec)\): min={NUM}, max={NUM}, avg= *([\d.]+), stdev= *([\d.]+)$")
 PCT_HEAD = re.compile(r"^ +clat percentiles \((nsec|usec|msec)\):$")
 PCT = re.compile(r"(\d+\.\d\d)th=\[\s*(\d+)\]")
 BUCKETS = re.compile(r"^  lat \((nsec|usec|msec)\) +: (.*)$")

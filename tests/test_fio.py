@@ -49,6 +49,9 @@ def test_the_text_parses_like_the_real_sample_and_agrees_with_the_frame(run):
     mean_us = (run.df.clat_avg_us * run.df.total_ios).sum() / run.df.total_ios.sum()
     assert total["clat"]["avg"] * unit == pytest.approx(mean_us, abs=0.01 * unit)
     assert "percentiles" not in total
+    # fio's jobs= there counts members: one per client with group_reporting.
+    two = fabriclab.fio("randwrite", bs="4K", numjobs=2, clients="h0-h1", targets="h12", runtime=0.002)
+    assert parse_fio(two.text)[-1]["jobs"] == 2
     keys = {"name", "jobs", "dir", "iops", "bw_bytes", "io_bytes", "runtime_ms", "slat", "clat", "lat", "percentiles", "issued", "depth"}
     assert keys <= set(real[0]) and keys <= set(ours[0])
     for job, row in zip(ours, run.df.itertuples()):

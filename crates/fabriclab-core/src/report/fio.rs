@@ -73,7 +73,8 @@ fn stat_line(out: &mut String, pre: &str, label: &str, s: &Stat) {
     let (unit, div) = lat_unit(s);
     let _ = writeln!(
         out,
-        "{pre}{label} ({unit}): min={}, max={}, avg={:.2}, stdev={:.2}",
+        // fio's `avg=%5.02f, stdev=%5.02f`.
+        "{pre}{label} ({unit}): min={}, max={}, avg={:5.2}, stdev={:5.2}",
         // fio divides integer nanoseconds: min and max truncate.
         num2str((s.min / div).floor(), 6, 1000.0, false),
         num2str((s.max / div).floor(), 6, 1000.0, false),
@@ -86,7 +87,8 @@ fn stat_line(out: &mut String, pre: &str, label: &str, s: &Stat) {
 fn sample_line(out: &mut String, pre: &str, label: &str, per: &str, s: &Stat) {
     let _ = writeln!(
         out,
-        "{pre}   {label}: min={}, max={}{per}, avg={:.2}, stdev={:.2}, samples={}",
+        // fio's `min=%5llu, max=%5llu, ..., avg=%5.02f, stdev=%5.02f`.
+        "{pre}   {label}: min={:5}, max={:5}{per}, avg={:5.2}, stdev={:5.2}, samples={}",
         s.min.round() as u64,
         s.max.round() as u64,
         s.mean,

@@ -49,17 +49,13 @@ fn banner(r: &Report, out: &mut String) {
         r.options.qps
     );
     let _ = writeln!(out, " Connection type : RC\t\tUsing SRQ      : OFF");
-    // Bandwidth tests print a second column on these two lines.
-    if test.is_bw() {
-        let _ = writeln!(out, " PCIe relax order: ON\t\tLock-free      : OFF");
-        let _ = writeln!(
-            out,
-            " ibv_wr* API     : ON\t\tUsing Enhanced Reorder      : OFF"
-        );
-    } else {
-        let _ = writeln!(out, " PCIe relax order: ON");
-        let _ = writeln!(out, " ibv_wr* API     : ON");
-    }
+    // perftest 6.x, on every test (older versions printed these two
+    // lines with one column on latency tests).
+    let _ = writeln!(out, " PCIe relax order: ON\t\tLock-free      : OFF");
+    let _ = writeln!(
+        out,
+        " ibv_wr* API     : ON\t\tUsing Enhanced Reorder      : OFF"
+    );
     let _ = writeln!(out, " TX depth        : {}", r.tx_depth);
     if test.is_bw() {
         let _ = writeln!(out, " CQ Moderation   : {}", r.cq_mod);
@@ -77,8 +73,14 @@ fn banner(r: &Report, out: &mut String) {
     } else {
         let _ = writeln!(out, " Max inline data : {}[B]", max_inline(test));
     }
-    let _ = writeln!(out, " rdma_cm QPs\t : OFF");
-    let _ = writeln!(out, " Data ex. method : Ethernet");
+    // iWARP connects its QPs through the RDMA connection manager (iw_cm).
+    if r.iwarp {
+        let _ = writeln!(out, " rdma_cm QPs\t : ON");
+        let _ = writeln!(out, " Data ex. method : rdma_cm");
+    } else {
+        let _ = writeln!(out, " rdma_cm QPs\t : OFF");
+        let _ = writeln!(out, " Data ex. method : Ethernet");
+    }
     let _ = writeln!(
         out,
         " Simulated hosts : client {} -> server {}",
@@ -264,10 +266,13 @@ pub fn json(r: &Report) -> String {
     } else {
         info.push(("Max_inline_data", max_inline(test).to_string()));
     }
-    info.push(("rdma_cm_QPs", s("OFF")));
+    info.push(("rdma_cm_QPs", s(if r.iwarp { "ON" } else { "OFF" })));
     info.push(("Use_ROCm_memory", s("OFF")));
     info.push(("Use_MUSA_memory", s("OFF")));
-    info.push(("Data_ex_method", s("Ethernet")));
+    info.push((
+        "Data_ex_method",
+        s(if r.iwarp { "rdma_cm" } else { "Ethernet" }),
+    ));
     // A run stopped before its first size completed has no results (an
     // empty object, where real perftest, killed, writes no file).
     let results: Vec<(&str, String)> = if let (true, Some(row)) = (test.is_bw(), r.bw.last()) {
