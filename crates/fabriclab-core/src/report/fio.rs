@@ -243,20 +243,7 @@ pub fn text(r: &Report) -> String {
             sample_line(&mut out, &pre, "iops        ", "", &c.iops_samples);
         }
         lat_buckets(&mut out, &pre, c);
-        let _ = writeln!(out, "{pre}  IO depths    : {}", depth_line(o.iodepth));
-        // The simulated engine submits and reaps one I/O per call: fio's
-        // 1-4 bucket.
-        let _ = writeln!(out, "{pre}     submit    : {SUBMIT_LINE}");
-        let _ = writeln!(out, "{pre}     complete  : {SUBMIT_LINE}");
-        let (rd, wr) = if o.is_read() {
-            (c.total_ios, 0)
-        } else {
-            (0, c.total_ios)
-        };
-        let _ = writeln!(
-            out,
-            "{pre}     issued rwts: total={rd},{wr},0,0 short=0,0,0,0 dropped=0,0,0,0"
-        );
+        depth_and_issue_lines(&mut out, &pre, r, c);
         let _ = writeln!(
             out,
             "{pre}     latency   : target=0, window=0, percentile=100.00%, depth={}",
@@ -308,9 +295,17 @@ fn all_clients(out: &mut String, r: &Report, c: &ClientResult) {
         stat_line(out, "", "     lat", &c.lat_ns);
     }
     lat_buckets(out, "", c);
-    let _ = writeln!(out, "  IO depths    : {}", depth_line(o.iodepth));
-    let _ = writeln!(out, "     submit    : {SUBMIT_LINE}");
-    let _ = writeln!(out, "     complete  : {SUBMIT_LINE}");
+    depth_and_issue_lines(out, "", r, c);
+}
+
+/// fio's IO depth, submit and complete histograms and issued I/Os. The
+/// simulated engine keeps the job's depth and submits and reaps one I/O
+/// per call (fio's 1-4 bucket).
+fn depth_and_issue_lines(out: &mut String, pre: &str, r: &Report, c: &ClientResult) {
+    let o = &r.options;
+    let _ = writeln!(out, "{pre}  IO depths    : {}", depth_line(o.iodepth));
+    let _ = writeln!(out, "{pre}     submit    : {SUBMIT_LINE}");
+    let _ = writeln!(out, "{pre}     complete  : {SUBMIT_LINE}");
     let (rd, wr) = if o.is_read() {
         (c.total_ios, 0)
     } else {
@@ -318,7 +313,7 @@ fn all_clients(out: &mut String, r: &Report, c: &ClientResult) {
     };
     let _ = writeln!(
         out,
-        "     issued rwts: total={rd},{wr},0,0 short=0,0,0,0 dropped=0,0,0,0"
+        "{pre}     issued rwts: total={rd},{wr},0,0 short=0,0,0,0 dropped=0,0,0,0"
     );
 }
 
