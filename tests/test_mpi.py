@@ -141,6 +141,37 @@ def test_osu_latency_is_half_a_round_trip_and_rises_with_hops():
     assert 2 * 0.55 < extra < 2 * 0.75, extra
 
 
+def test_osu_tail_latencies_in_osus_layout(cli):
+    """-z: OSU's header (the golden sample's line), one column per
+    percentile, ordered, equal to the mean on an idle fabric and spread
+    under contention; refused where OSU's limits or our model end."""
+    from conftest import GOLDEN
+
+    r = cli("osu", "osu_latency", "-np", "2", "--hosts", "h0,h1", "-m", "1:4", "-i", "200", "-z")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    golden = (GOLDEN / "osu_latency_taillat.txt").read_text().splitlines()
+    header = next(x for x in golden if x.startswith("# Size"))
+    assert header in lines
+    rows = [[float(v) for v in x.split()] for x in lines if x[:1].isdigit()]
+    assert [row[0] for row in rows] == [1, 2, 4] and all(len(row) == 5 for row in rows)
+    # One ping-pong on an idle fabric takes the same time every iteration.
+    assert all(row[1] == row[2] == row[3] == row[4] for row in rows)
+    busy = fabriclab.osu(
+        "osu_latency", hosts="h0,h1", sizes=(4096, 4096), iterations=300, tail_lat=[50, 90, 99],
+        background=[fabriclab.Flow("h2", "h1", 4 << 20, repeat=True), fabriclab.Flow("h4", "h0", 4 << 20, repeat=True)],
+    ).df
+    assert busy.p50_us[0] < busy.p90_us[0] < busy.p99_us[0]
+    assert busy.p50_us[0] <= busy.avg_us[0] * 1.5 and busy.p99_us[0] > busy.avg_us[0]
+    for args, words in (
+        (["osu_bw", "-z"], "osu_latency only"),
+        (["osu_latency", "-z", "1,2,3,4,5,6"], "1 to 5 whole percentiles"),
+        (["osu_latency", "-z", "99.9"], "whole percentiles"),
+    ):
+        r = cli("osu", args[0], "-np", "2", *args[1:])
+        assert r.returncode == 2 and words in r.stderr, r.stderr
+
+
 def test_bad_input_gets_clear_errors():
     with pytest.raises(InvalidArgumentError, match="unknown IMB benchmark"):
         fabriclab.imb(["PingPang"], np=2)

@@ -172,6 +172,15 @@ def add_parsers(sub: Any, background: Callable[[str], Any]) -> None:
     po.add_argument("-x", "--warmup", dest="warmup", type=int, help="warm-up iterations")
     po.add_argument("-f", "--full", dest="full", action="store_true", help="print min, max and iterations")
     po.add_argument("--algorithm", metavar="ALG", help="force the collective's algorithm")
+    po.add_argument(
+        "-z",
+        "--tail-lat",
+        dest="tail_lat",
+        nargs="?",
+        const="50,90,99",
+        metavar="P1,P2,...",
+        help="osu_latency: tail latencies at these whole percentiles, at most 5 (default 50,90,99)",
+    )
 
     pc = sub.add_parser("cbench", help="run Sandia Cbench rotate (bisection bandwidth) or rotate_latency")
     pc.add_argument("test", metavar="TEST", help=" ".join(CBENCH_TESTS))
@@ -263,6 +272,16 @@ def cmd_imb(a: argparse.Namespace) -> None:
     write_telemetry(a, res, f"IMB on {a.fabric}")
 
 
+def _percentiles(text: str | None) -> list[int] | None:
+    """``-z``'s list, e.g. ``50,90,99``."""
+    if text is None:
+        return None
+    try:
+        return [int(p) for p in text.split(",")]
+    except ValueError:
+        raise InvalidArgumentError(f"-z {text}: give whole percentiles separated by commas, e.g. -z 50,90,99") from None
+
+
 def cmd_osu(a: argparse.Namespace) -> None:
     """``fabriclab osu``."""
     res = mpi.osu(
@@ -272,6 +291,7 @@ def cmd_osu(a: argparse.Namespace) -> None:
         warmup=a.warmup,
         full=a.full,
         algorithm=a.algorithm,
+        tail_lat=_percentiles(a.tail_lat),
         **_job_kwargs(a),
     )
     print_result(res, a.counters)

@@ -304,6 +304,7 @@ def osu(
     warmup: int | None = None,
     full: bool = False,
     algorithm: str | None = None,
+    tail_lat: bool | Sequence[int] | None = None,
     library: str | None = None,
     max_volume: int | None = None,
     background: Iterable[Flow | Mapping[str, Any]] | None = None,
@@ -315,13 +316,16 @@ def osu(
     """Run OSU micro-benchmark ``test`` (``"osu_allreduce"`` or
     ``"allreduce"``, ...) with ``np`` ranks on ``fabric``. ``sizes`` is
     ``-m MIN:MAX``, ``iterations`` ``-i``, ``warmup`` ``-x``, ``full``
-    ``-f``; placement options as :func:`imb`; ``algorithm`` forces the
-    collective's algorithm; ``max_volume``, ``background`` and
-    ``progress`` as :func:`imb`.
+    ``-f``; ``tail_lat`` is ``-z`` (osu_latency: ``True`` for OSU's 50th,
+    90th and 99th percentiles, or a list of up to 5 whole percentiles);
+    placement options
+    as :func:`imb`; ``algorithm`` forces the collective's algorithm;
+    ``max_volume``, ``background`` and ``progress`` as :func:`imb`.
 
     Returns a :class:`fabriclab.Result` with ``tool="osu"``: ``df`` has
-    one row per size with :data:`OSU_COLUMNS`; ``text`` is OSU's output;
-    the rest as :func:`imb`'s, and ``extras["test"]``.
+    one row per size with :data:`OSU_COLUMNS` (and with ``tail_lat`` a
+    column ``p50_us``, ``p90_us``, ... per percentile); ``text`` is OSU's
+    output; the rest as :func:`imb`'s, and ``extras["test"]``.
     """
     label = fabric_label(fabric)
     fabric = with_backend(fabric, backend)
@@ -335,9 +339,16 @@ def osu(
     opts["full"] = as_bool("full", full)
     if algorithm is not None:
         opts["algorithm"] = as_str("algorithm", algorithm)
+    if tail_lat is True:
+        opts["tail_lat"] = [50, 90, 99]
+    elif tail_lat is not None and tail_lat is not False:
+        opts["tail_lat"] = [as_int("tail_lat", p) for p in as_list("tail_lat", tail_lat, "percentiles")]
     add_extras(opts, library, max_volume, background, background_iperf, telemetry_us)
     def build(out: dict[str, Any]) -> Result:
-        df = frame(out["report"]["rows"], OSU_COLUMNS)
+        rows = out["report"]["rows"]
+        df = frame([{k: v for k, v in r.items() if k != "tail_us"} for r in rows], OSU_COLUMNS)
+        for i, (p, _) in enumerate(rows[0].get("tail_us", []) if rows else []):
+            df[f"p{p}_us"] = [r["tail_us"][i][1] for r in rows]
         return mpi_result("osu", df, out, label, lowered=lowered(out), test=out["report"]["test"])
 
     return run_stoppable(

@@ -27,6 +27,7 @@ fn osu_h0_h1(test: &str, sizes: (u64, u64)) -> osu::Options {
         algorithm: None,
         env: Default::default(),
         tuning: Default::default(),
+        tail_lat: None,
     }
 }
 

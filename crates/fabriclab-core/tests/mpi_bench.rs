@@ -247,6 +247,7 @@ fn mpi_runs_are_deterministic() {
         algorithm: None,
         env: Default::default(),
         tuning: Default::default(),
+        tail_lat: None,
     };
     let x = osu::run(&spec, &oo, 3, None).unwrap();
     let y = osu::run(&spec, &oo, 3, None).unwrap();

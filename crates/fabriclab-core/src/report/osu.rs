@@ -1,6 +1,7 @@
 //! OSU Micro-Benchmarks' text output, laid out as OSU 7.4 prints it: a
 //! title line, the datatype line, a header of `%-10s` then 18-wide
-//! right-aligned columns (12 for Iterations), rows of `%-10d%18.2f...`.
+//! right-aligned columns (12 for Iterations), rows of `%-10d%18.2f...`;
+//! with `-z`, osu_latency's `P%d Tail Lat(us)` columns.
 
 use crate::tools::osu::Report;
 use std::fmt::Write;
@@ -70,6 +71,15 @@ pub fn text(r: &Report) -> String {
     match t {
         "osu_latency" => {
             let _ = write!(o, "{:>18}", "Avg Latency(us)");
+            // -z: OSU's "P50 Tail Lat(us)" columns.
+            if let Some(first) = r.rows.first() {
+                // OSU pads "P%d Tail Lat(us)" as if p had two digits
+                // (P100 overflows the column by one, as in OSU).
+                for &(p, _) in &first.tail_us {
+                    let pad = 18 - "Px Tail Lat(us)".len() - usize::from(p > 9);
+                    let _ = write!(o, "{:pad$}P{p} Tail Lat(us)", "");
+                }
+            }
         }
         "osu_bw" | "osu_bibw" => {
             let _ = write!(o, "{:>18}", "Bandwidth (MB/s)");
@@ -105,6 +115,9 @@ pub fn text(r: &Report) -> String {
             }
             _ => {
                 let _ = write!(o, "{:>18.2}", row.avg_us.unwrap_or(0.0));
+                for &(_, v) in &row.tail_us {
+                    let _ = write!(o, "{v:>18.2}");
+                }
                 if r.full && t != "osu_latency" {
                     let _ = write!(
                         o,

@@ -14,7 +14,11 @@
 //! MPI_CHAR everywhere, as OSU 7.4 prints. `-i` and `-x` set both the small-
 //! and large-message counts.
 //!
-//! Left out: OSU's `-z` tail latencies, GPU buffers and validation (`-c`).
+//! `-z` (osu_latency): tail latencies, OSU's way: each timed iteration's
+//! round trip halved, sorted, the value at rank round(iterations x p /
+//! 100) (50, 90 and 99 by default).
+//!
+//! Left out: `-z` on the other tests, GPU buffers and validation (`-c`).
 
 use crate::config::FabricSpec;
 use crate::error::{arg_err, Result};
@@ -77,7 +81,14 @@ pub struct Options {
     /// Forced algorithm for the collective.
     #[serde(default)]
     pub algorithm: Option<String>,
+    /// `-z`: tail-latency percentiles (osu_latency), whole numbers as
+    /// OSU takes them, at most 5 (`OMB_STAT_MAX_NUM`).
+    #[serde(default)]
+    pub tail_lat: Option<Vec<u32>>,
 }
+
+/// OSU's default `-z` percentiles.
+pub const TAIL_PERCENTILES: [u32; 3] = [50, 90, 99];
 
 /// One row.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -98,6 +109,9 @@ pub struct Row {
     pub iterations: u32,
     /// The collective algorithm that ran.
     pub algorithm: String,
+    /// `-z`: (percentile, latency in us), OSU's tail latencies.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tail_us: Vec<(u32, f64)>,
 }
 
 /// An OSU run.
@@ -211,6 +225,18 @@ pub fn run(
     if o.iterations == Some(0) {
         return arg_err("-i must be at least 1");
     }
+    if let Some(ps) = &o.tail_lat {
+        if test != "osu_latency" {
+            return arg_err(format!(
+                "-z (tail latency) is modelled for osu_latency only, not {test}"
+            ));
+        }
+        if ps.is_empty() || ps.len() > 5 || ps.iter().any(|p| !(1..=100).contains(p)) {
+            return arg_err(
+                "-z takes 1 to 5 whole percentiles from 1 to 100 (OSU's limits), e.g. -z 50,90,99",
+            );
+        }
+    }
     let n = np;
     let mut mem = crate::mpi::footprint::JobMemory::new(spec, n);
     let mut scheds: Vec<Schedule> = Vec::new();
@@ -296,7 +322,8 @@ pub fn run(
         scheds,
         sync: patterns::sync_barrier(n),
         phases: phases.clone(),
-        keep_samples: false,
+        // -z needs each iteration's end (Loop timing keeps them).
+        keep_samples: o.tail_lat.is_some(),
         executor: None,
     };
     let r = run_program(spec, &o.job, &o.env, program, seed, progress)?;
@@ -313,9 +340,15 @@ pub fn run(
             msgs_per_s: None,
             iterations: ph.reps,
             algorithm: alg,
+            tail_us: Vec::new(),
         };
         match test {
-            "osu_latency" => row.avg_us = Some(t0 * 1e6 / (2.0 * iters)),
+            "osu_latency" => {
+                row.avg_us = Some(t0 * 1e6 / (2.0 * iters));
+                if let Some(ps) = &o.tail_lat {
+                    row.tail_us = tail_latencies(&res.call_ends[0], res.rank_total[0], ph.reps, ps);
+                }
+            }
             "osu_bw" | "osu_bibw" | "osu_mbw_mr" => {
                 let dirs = if test == "osu_bibw" { 2.0 } else { 1.0 };
                 // Aggregate over senders: each pair's rate summed (OSU
@@ -350,4 +383,62 @@ pub fn run(
         lowered,
         run: r.summary,
     })
+}
+
+/// OSU's tail latencies of a ping-pong loop, in us: each of the last
+/// `reps` iterations' round trip halved (from the end of the one before,
+/// or for the first timed one from the loop's start), sorted, and for each
+/// percentile p the value at rank round(reps x p / 100)
+/// (`omb_calculate_tail_lat`).
+fn tail_latencies(
+    ends: &[crate::units::Time],
+    total: crate::units::Time,
+    reps: u32,
+    ps: &[u32],
+) -> Vec<(u32, f64)> {
+    let n = reps as usize;
+    if ends.len() < n || n == 0 {
+        return Vec::new();
+    }
+    let first = ends.len() - n;
+    let start = ends[ends.len() - 1].as_ps() - total.as_ps();
+    let mut lat: Vec<f64> = (first..ends.len())
+        .map(|i| {
+            let from = if i == first {
+                start
+            } else {
+                ends[i - 1].as_ps()
+            };
+            (ends[i].as_ps() - from) as f64 / 2e6
+        })
+        .collect();
+    lat.sort_by(f64::total_cmp);
+    ps.iter()
+        .map(|&p| {
+            let rank = ((n as f64 * f64::from(p) / 100.0).round() as usize).clamp(1, n);
+            (p, lat[rank - 1])
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tail_latencies;
+    use crate::units::Time;
+
+    #[test]
+    fn tail_latencies_take_osus_rank_of_the_halved_round_trips() {
+        // Two warm-up iterations, then round trips of 2, 4, 6, 8 and 10 us
+        // (half: 1, 2, 3, 4, 5 us) in the order 6, 2, 10, 4, 8.
+        let mut t = 100u64;
+        let mut ends = vec![Time::us(50), Time::us(100)];
+        for rtt in [6u64, 2, 10, 4, 8] {
+            t += rtt;
+            ends.push(Time::us(t));
+        }
+        let total = Time::us(30);
+        let tail = tail_latencies(&ends, total, 5, &[50, 90, 99, 20]);
+        // Ranks round(2.5) = 3, round(4.5) = 5, round(4.95) = 5, 1.
+        assert_eq!(tail, vec![(50, 3.0), (90, 5.0), (99, 5.0), (20, 1.0)]);
+    }
 }
