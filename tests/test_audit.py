@@ -44,7 +44,7 @@ def quick(item: ScenarioItem) -> ScenarioItem:
     elif item.kind == "hpl":
         for k in ("dat",):
             o.pop(k, None)
-        o.update(n=[4000], nb=[200], samples=2)
+        o.update(n=[4000], nb=[200], samples=3)
         np_ = int(o.get("np", 4))
         o["grids"] = ["1x2"] if np_ < 4 else ["2x2"]
     return ScenarioItem(kind=item.kind, name=item.name, seed=item.seed, options=o)

@@ -71,7 +71,7 @@ def add_parser(sub: Any, background: Callable[[str], Any]) -> None:
     )
     p.add_argument("--dgemm-gflops", dest="dgemm_gflops", type=float, metavar="GFLOPS", help="DGEMM rate per rank (default 50)")
     p.add_argument("--pfact-gflops", dest="pfact_gflops", type=float, metavar="GFLOPS", help="panel factorisation rate per rank (default a quarter of DGEMM's)")
-    p.add_argument("--samples", type=int, metavar="K", help="strata of sampled iterations (default 8; 0 = simulate every iteration)")
+    p.add_argument("--samples", type=int, metavar="K", help="strata of sampled iterations, 3 or more (default 8; 0 = simulate every iteration)")
     background_opts(p, background)
     telemetry_opts(p)
     p.add_argument("-o", "--output", metavar="FILE", help="write HPL's text to FILE (as HPL.dat's output file) instead of stdout")

@@ -75,6 +75,33 @@ fn the_panel_broadcast_carries_each_panel_once_per_hop() {
 }
 
 #[test]
+fn fewer_than_three_strata_are_refused_and_three_stay_close() {
+    // One stratum scaled its middle sample by all the iterations: 112 % of
+    // the DGEMM peak on N = 4000, 2 x 2 (a bad-input hunt, 2026-11-26).
+    let base = r#""n":[4000],"nb":[64],"grids":[[2,2]],"dgemm_gflops":50"#;
+    for n in [1, 2] {
+        let e = hpl::run(
+            &fabric(100),
+            &opts(&format!("{{{base},\"samples\":{n}}}")),
+            1,
+            None,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("at least 3 strata"), "{e}");
+    }
+    let exact = run(&fabric(100), &format!("{{{base},\"samples\":0}}")).tests[0].clone();
+    let three = run(&fabric(100), &format!("{{{base},\"samples\":3}}")).tests[0].clone();
+    let rel = (three.time_s - exact.time_s) / exact.time_s;
+    assert!(rel.abs() < 0.02, "{rel}");
+    assert!(
+        three.gflops < 4.0 * 50.0,
+        "{} Gflops above the peak",
+        three.gflops
+    );
+}
+
+#[test]
 fn sampled_iterations_estimate_the_full_run() {
     // 128 iterations on 2 x 4: 8 strata simulate, back to back, blocks of
     // Q = 4 iterations after one lead-in each (40 iterations) and land

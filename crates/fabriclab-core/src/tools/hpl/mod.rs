@@ -17,7 +17,10 @@
 //! over the ranks, is interpolated quadratically between neighbouring
 //! strata and summed over every iteration (`sum_iterations`). Against
 //! running every iteration (`samples = 0`), measured: -0.5 % to -1 %
-//! (N = 8192 and 32768 on 2 x 4, 4 to 16 strata).
+//! (N = 8192 and 32768 on 2 x 4, 4 to 16 strata); with 3 strata +0.7 %
+//! on N = 4000 and -5.5 % on N = 2000 (2 x 2, 31 iterations). One or two
+//! strata are refused: they cannot follow the quadratic fall of the
+//! per-iteration time.
 //!
 //! The node model is a DGEMM rate per rank (`dgemm_gflops`) and a panel
 //! factorisation rate (`pfact_gflops`, default a quarter of it): the
@@ -406,6 +409,18 @@ fn check(mut s: Settings, o: &Options) -> Result<Settings> {
     }
     if s.swap > 2 {
         return arg_err(format!("swap {} is not one of HPL's 0, 1, 2", s.swap));
+    }
+    // One or two strata can only scale a sample by its weight, which
+    // misses the quadratic fall of the per-iteration time (the middle
+    // iteration is a quarter of the first, the mean a third): 1 stratum
+    // gave 112 % of peak on N = 4000, 2 x 2.
+    if s.samples == 1 || s.samples == 2 {
+        return arg_err(format!(
+            "samples {}: sampling needs at least 3 strata (the per-iteration time is \
+             interpolated quadratically between them); use 3 or more, or 0 to simulate \
+             every iteration",
+            s.samples
+        ));
     }
     if let Some(&x) = s.nbmin.iter().chain(&s.ndiv).find(|&&x| x == 0) {
         return arg_err(format!("NBMIN and NDIV must be at least 1, got {x}"));
