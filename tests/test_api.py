@@ -408,6 +408,33 @@ def test_tables_are_built_from_rows_or_from_columns():
         assert df.empty and list(df.columns) == ["a", "b"]
 
 
+def test_missing_files_are_fabriclab_errors_and_os_errors(tmp_path):
+    """A file the user named that is absent, a folder or unreadable is a
+    FabriclabError (the project's rule) and still the OSError Python code
+    expects (a bad-input hunt, 2026-11-26)."""
+    from fabriclab.lab import load_lab
+    from fabriclab.scenario import load_scenario
+
+    missing = tmp_path / "nope.toml"
+    for call in (
+        lambda: fabriclab.Fabric.load(missing),
+        lambda: fabriclab.run_scenario(missing),
+        lambda: load_scenario(missing),
+        lambda: load_lab(missing),
+        lambda: fabriclab.sweep(missing, {"seed": [1]}),
+    ):
+        with pytest.raises(errors.MissingFileError) as e:
+            call()
+        assert isinstance(e.value, FileNotFoundError) and isinstance(e.value, errors.FabriclabError)
+        assert e.value.filename == str(missing)
+    with pytest.raises(errors.DirectoryGivenError):
+        fabriclab.sweep(tmp_path, {"seed": [1]})
+    with pytest.raises(IsADirectoryError):
+        fabriclab.run_scenario(tmp_path)
+    with pytest.raises(errors.ArgumentTypeError, match="out must be a path"):
+        fabriclab.sweep(ROOT / "scenarios" / "heps.toml", {"seed": [1]}, out=5)  # type: ignore[arg-type]
+
+
 def test_files_saved_with_a_byte_order_mark_load_as_without(tmp_path):
     """Some Windows editors start UTF-8 files with a byte-order mark;
     fabric, scenario and lab files read the same with one."""

@@ -167,6 +167,7 @@ def test_osu_tail_latencies_in_osus_layout(cli):
         (["osu_bw", "-z"], "osu_latency only"),
         (["osu_latency", "-z", "1,2,3,4,5,6"], "1 to 5 whole percentiles"),
         (["osu_latency", "-z", "99.9"], "whole percentiles"),
+        (["osu_latency", "-z", "50,50"], "twice"),
     ):
         r = cli("osu", args[0], "-np", "2", *args[1:])
         assert r.returncode == 2 and words in r.stderr, r.stderr

@@ -21,7 +21,13 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from .errors import ArgumentTypeError, InvalidArgumentError
+from .errors import (
+    ArgumentTypeError,
+    DirectoryGivenError,
+    FilePermissionError,
+    InvalidArgumentError,
+    MissingFileError,
+)
 
 __all__ = ["as_int", "as_seed", "as_float", "as_bool", "as_str", "as_list", "as_mapping", "as_path", "check_out_path", "dumps", "read_file"]
 
@@ -86,13 +92,28 @@ def as_path(name: str, value: Any) -> str:
     return os.fspath(value)
 
 
+#: The OSErrors of a file the user named, as FabriclabErrors of the same kind.
+_FILE_ERRORS: dict[type[OSError], type[OSError]] = {
+    FileNotFoundError: MissingFileError,
+    IsADirectoryError: DirectoryGivenError,
+    PermissionError: FilePermissionError,
+}
+
+
 def read_file(path: str) -> bytes:
     """The bytes of file ``path``; an error while reading (``/proc``, a
-    device) names the file, as an error while opening it does."""
+    device) names the file, as an error while opening it does. A missing
+    file, a folder or an unreadable file is a :class:`FabriclabError` that
+    is also the matching :class:`OSError` (:class:`MissingFileError`, ...)."""
     try:
         with open(path, "rb") as f:
             return f.read()
     except OSError as e:
+        cls = _FILE_ERRORS.get(type(e))
+        if cls is not None:
+            err = cls(e.strerror or str(e))
+            err.errno, err.strerror, err.filename = e.errno, e.strerror, path
+            raise err from None
         if e.filename is None:
             raise OSError(e.errno, e.strerror or str(e), path) from None
         raise

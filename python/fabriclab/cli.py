@@ -676,14 +676,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout.flush()
             print(e.tool_output, file=sys.stderr)
         return _fail(str(e), status=3)
-    except FabriclabError as e:
-        return _fail(_with_flags(str(e), _command_parser(parser, args)))
+    # Files first: MissingFileError and its kin are also FabriclabErrors.
     except FileNotFoundError as e:
         return _fail(f"{e.filename}: no such file" if e.filename else str(e))
     except IsADirectoryError as e:
         return _fail(f"{e.filename}: is a directory")
     except PermissionError as e:
         return _fail(f"{e.filename}: permission denied")
+    except FabriclabError as e:
+        return _fail(_with_flags(str(e), _command_parser(parser, args)))
     except UnicodeDecodeError as e:
         return _fail(f"not a UTF-8 text file ({e.reason})")
     except ImportError as e:

@@ -19,6 +19,9 @@ __all__ = [
     "InvalidArgumentError",
     "ParseError",
     "ArgumentTypeError",
+    "MissingFileError",
+    "DirectoryGivenError",
+    "FilePermissionError",
     "RunFailedError",
     "DeadlockError",
     "TransportRetryError",
@@ -59,6 +62,21 @@ class ArgumentTypeError(InvalidArgumentError, TypeError):
     """An argument of the wrong type (a bool where a count goes, a number
     where host names go, ...). Also a :class:`TypeError`, as Python's own
     type errors are, so that either ``except`` clause catches it."""
+
+
+class MissingFileError(InvalidArgumentError, FileNotFoundError):
+    """A file the user named (fabric, scenario, lab) does not exist. Also a
+    :class:`FileNotFoundError`, so that either ``except`` clause catches
+    it; ``filename`` is the path."""
+
+
+class DirectoryGivenError(InvalidArgumentError, IsADirectoryError):
+    """A folder given where a file goes (also an :class:`IsADirectoryError`)."""
+
+
+class FilePermissionError(InvalidArgumentError, PermissionError):
+    """A file the user named that cannot be read (also a
+    :class:`PermissionError`)."""
 
 
 class ParseError(FabriclabError):

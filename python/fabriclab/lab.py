@@ -75,6 +75,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
 
+from ._checks import read_file
 from .errors import InvalidArgumentError, ParseError
 from .kinds import NAMES as ITEM_KINDS
 from .scenario import file_order
@@ -255,8 +256,7 @@ def load_lab(name_or_path: str | os.PathLike[str]) -> Lab:
     :class:`ParseError` naming the file and key for anything malformed,
     :class:`InvalidArgumentError` for an unknown lab name."""
     path = _lab_path(name_or_path)
-    with open(path, "rb") as f:
-        raw = f.read()
+    raw = read_file(path)
     try:
         text = raw.decode("utf-8-sig")
         doc = tomllib.loads(text)

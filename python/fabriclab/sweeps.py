@@ -80,6 +80,7 @@ from typing import Any, cast
 
 import pandas as pd
 
+from ._checks import as_path
 from ._tables import records
 from .errors import FabriclabError, InvalidArgumentError
 from .sweep_checks import check_point
@@ -170,7 +171,9 @@ def sweep(
     points with an error). The same grid and seeds give the same
     DataFrame, whatever the number of workers.
     """
-    origin = os.fspath(scenario)
+    origin = as_path("scenario", scenario)
+    if out is not None:
+        out = as_path("out", out)
     if client is not None and workers is not None:
         raise InvalidArgumentError(
             "workers sizes the LocalCluster that sweep starts; a client or scheduler brings its own workers"

@@ -231,6 +231,13 @@ pub fn run(
                 "-z (tail latency) is modelled for osu_latency only, not {test}"
             ));
         }
+        if let Some(p) = ps
+            .iter()
+            .enumerate()
+            .find_map(|(i, p)| ps[..i].contains(p).then_some(p))
+        {
+            return arg_err(format!("-z lists percentile {p} twice; give each once"));
+        }
         if ps.is_empty() || ps.len() > 5 || ps.iter().any(|p| !(1..=100).contains(p)) {
             return arg_err(
                 "-z takes 1 to 5 whole percentiles from 1 to 100 (OSU's limits), e.g. -z 50,90,99",
