@@ -431,6 +431,8 @@ def test_missing_files_are_fabriclab_errors_and_os_errors(tmp_path):
         fabriclab.sweep(tmp_path, {"seed": [1]})
     with pytest.raises(IsADirectoryError):
         fabriclab.run_scenario(tmp_path)
+    with pytest.raises(errors.InvalidArgumentError, match="at least one flow"):
+        fabriclab.flows([])
     with pytest.raises(errors.ArgumentTypeError, match="out must be a path"):
         fabriclab.sweep(ROOT / "scenarios" / "heps.toml", {"seed": [1]}, out=5)  # type: ignore[arg-type]
 

@@ -30,7 +30,7 @@ import pandas as pd
 from . import _core
 from ._checks import as_bool, as_float, as_int, as_list, as_path, as_seed, as_str, dumps, read_file
 from ._tables import frame
-from .errors import ArgumentTypeError, FabriclabError, ParseError
+from .errors import ArgumentTypeError, FabriclabError, InvalidArgumentError, ParseError
 from .progress import ProgressArg, progress_callback
 from .results import Result, run_stoppable
 
@@ -425,6 +425,10 @@ def flows(
     label = fabric_label(fabric)
     fabric = with_backend(fabric, backend)
     fl = flow_list("flows", flows)
+    if not fl:
+        # Nothing to run: the run would end at once, "Drained", with an
+        # empty table (a bad-input hunt).
+        raise InvalidArgumentError("flows: give at least one flow, e.g. Flow('h0', 'h4', 1 << 20)")
     out = json.loads(
         _core.flows(
             fabric_arg(fabric),
