@@ -17,8 +17,9 @@
 //! over the ranks, is interpolated quadratically between neighbouring
 //! strata and summed over every iteration (`sum_iterations`). Against
 //! running every iteration (`samples = 0`), measured: -0.5 % to -1 %
-//! (N = 8192 and 32768 on 2 x 4, 4 to 16 strata); with 3 strata +0.7 %
-//! on N = 4000 and -5.5 % on N = 2000 (2 x 2, 31 iterations). One or two
+//! (N = 8192 and 32768 on 2 x 4, 4 to 16 strata); in Gflops, 3 strata
+//! give +0.7 % on N = 4000 and -5.5 % on N = 2000 (2 x 2, 31
+//! iterations), 8 strata -0.4 % and -1.0 %. One or two
 //! strata are refused: they cannot follow the quadratic fall of the
 //! per-iteration time.
 //!
