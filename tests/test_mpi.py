@@ -182,6 +182,9 @@ def test_bad_input_gets_clear_errors():
         fabriclab.imb(["Barrier"], np=2, hosts="h0,h999")
     with pytest.raises(InvalidArgumentError, match="not an algorithm of allreduce"):
         fabriclab.imb(["Allreduce"], np=2, algorithms={"allreduce": "quantum"})
+    # The keyword is named, not the core's field (iter).
+    with pytest.raises(InvalidArgumentError, match="^iters must be an integer"):
+        fabriclab.imb(["PingPong"], np=2, iters=True)
     with pytest.raises(InvalidArgumentError, match="exactly 2"):
         fabriclab.osu("latency", np=3)
     with pytest.raises(InvalidArgumentError, match="unknown OSU test"):

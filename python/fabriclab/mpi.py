@@ -271,9 +271,10 @@ def imb(
     add_job(opts, np, ppn, hosts, placement)
     if msglog is not None:
         opts["msglog"] = _pair("msglog", msglog)
-    for name, value in (("npmin", npmin), ("iter", iters)):
+    # The core's option is "iter" (IMB's -iter); the keyword is iters.
+    for name, key, value in (("npmin", "npmin", npmin), ("iters", "iter", iters)):
         if value is not None:
-            opts[name] = as_int(name, value)
+            opts[key] = as_int(name, value)
     opts["root_shift"] = as_bool("root_shift", root_shift)
     if algorithms:
         opts["algorithms"] = {
