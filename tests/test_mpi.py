@@ -182,6 +182,11 @@ def test_bad_input_gets_clear_errors():
         fabriclab.imb(["Barrier"], np=2, hosts="h0,h999")
     with pytest.raises(InvalidArgumentError, match="not an algorithm of allreduce"):
         fabriclab.imb(["Allreduce"], np=2, algorithms={"allreduce": "quantum"})
+    with pytest.raises(InvalidArgumentError, match='"block" \\(or "slot"\\) or "round_robin"'):
+        fabriclab.imb(["PingPong"], np=2, placement="foo")
+    node = fabriclab.imb(["PingPong"], np=2, placement="node", msglog=(0, 1), iters=5)
+    rr = fabriclab.imb(["PingPong"], np=2, placement="round_robin", msglog=(0, 1), iters=5)
+    assert node.text == rr.text
     # The keyword is named, not the core's field (iter).
     with pytest.raises(InvalidArgumentError, match="^iters must be an integer"):
         fabriclab.imb(["PingPong"], np=2, iters=True)

@@ -106,7 +106,14 @@ def add_job(opts: dict[str, Any], np: int | None, ppn: int | None, hosts: Sequen
     if hosts is not None:
         opts["hosts"] = parse_hosts(hosts)  # ranges like h0-h7
     if placement is not None:
-        opts["placement"] = as_str("placement", placement).replace("-", "_")
+        # mpirun's --map-by names too (slot, node), as the CLI takes them.
+        name = as_str("placement", placement).lower().replace("-", "_")
+        aliases = {"block": "block", "slot": "block", "round_robin": "round_robin", "node": "round_robin", "rr": "round_robin"}
+        if name not in aliases:
+            raise InvalidArgumentError(
+                f'placement {placement!r} is unknown; use "block" (or "slot") or "round_robin" (or "node", "rr")'
+            )
+        opts["placement"] = aliases[name]
 
 
 def add_extras(

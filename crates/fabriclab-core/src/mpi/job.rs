@@ -30,7 +30,8 @@ impl Placement {
             "block" | "slot" => Ok(Placement::Block),
             "round_robin" | "rr" | "node" => Ok(Placement::RoundRobin),
             _ => arg_err(format!(
-                "placement {s:?} is unknown; use \"block\" or \"round_robin\""
+                "placement {s:?} is unknown; use \"block\" (or \"slot\") or \"round_robin\" \
+                 (or \"node\", \"rr\")"
             )),
         }
     }
