@@ -177,7 +177,7 @@ def add_parsers(sub: Any, background: Callable[[str], Any]) -> None:
         "--tail-lat",
         dest="tail_lat",
         nargs="?",
-        const="50,90,99",
+        const=True,
         metavar="P1,P2,...",
         help="osu_latency: tail latencies at these whole percentiles, at most 5 (default 50,90,99)",
     )
@@ -272,10 +272,10 @@ def cmd_imb(a: argparse.Namespace) -> None:
     write_telemetry(a, res, f"IMB on {a.fabric}")
 
 
-def _percentiles(text: str | None) -> list[int] | None:
-    """``-z``'s list, e.g. ``50,90,99``."""
-    if text is None:
-        return None
+def _percentiles(text: str | bool | None) -> list[int] | bool | None:
+    """``-z``'s list, e.g. ``50,90,99``; a bare ``-z`` is OSU's default."""
+    if text is None or isinstance(text, bool):
+        return text
     try:
         return [int(p) for p in text.split(",")]
     except ValueError:

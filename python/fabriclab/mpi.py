@@ -69,6 +69,8 @@ OSU_TESTS = (
 #: Columns of :func:`imb`'s DataFrame.
 IMB_COLUMNS = ["bench", "np", "bytes", "reps", "t_min_us", "t_max_us", "t_avg_us", "mbytes_per_sec", "algorithm"]
 #: Columns of :func:`osu`'s DataFrame.
+#: OSU's default ``-z`` percentiles (``osu(..., tail_lat=True)``).
+OSU_TAIL_PERCENTILES = (50, 90, 99)
 OSU_COLUMNS = ["bytes", "avg_us", "min_us", "max_us", "mb_per_s", "msgs_per_s", "iterations", "algorithm"]
 #: Keys of the MPI runtime counters in ``res.extras["mpi"]``.
 MPI_COUNTER_KEYS = ["eager_msgs", "rndv_msgs", "shm_msgs", "net_bytes", "shm_bytes", "unexpected", "qps"]
@@ -348,7 +350,7 @@ def osu(
     if algorithm is not None:
         opts["algorithm"] = as_str("algorithm", algorithm)
     if tail_lat is True:
-        opts["tail_lat"] = [50, 90, 99]
+        opts["tail_lat"] = list(OSU_TAIL_PERCENTILES)
     elif tail_lat is not None and tail_lat is not False:
         opts["tail_lat"] = [as_int("tail_lat", p) for p in as_list("tail_lat", tail_lat, "percentiles")]
     add_extras(opts, library, max_volume, background, background_iperf, telemetry_us)

@@ -222,20 +222,8 @@ pub fn text(r: &Report) -> String {
             o.name, c.jobs
         );
         let runtime_ms = c.runtime_ms.round() as u64;
-        let _ = writeln!(
-            out,
-            "{pre}  {dir}: IOPS={}, BW={}B/s ({}B/s)({}B/{runtime_ms}msec){}",
-            num2str(c.iops, 4, 1000.0, false),
-            num2str(c.bw_bytes, 4, 1024.0, true),
-            num2str(c.bw_bytes, 4, 1000.0, false),
-            num2str(c.io_bytes as f64, 4, 1024.0, true),
-            // fio counts zone resets for writes (none off zoned devices).
-            if o.is_read() { "" } else { "; 0 zone resets" }
-        );
+        direction_and_latency(&mut out, &pre, r, c, "B/s");
         if c.total_ios > 0 {
-            stat_line(&mut out, &pre, "    slat", &c.slat_ns);
-            stat_line(&mut out, &pre, "    clat", &c.clat_ns);
-            stat_line(&mut out, &pre, "     lat", &c.lat_ns);
             percentiles(&mut out, &pre, c);
         }
         if c.bw_kib_s.n > 0 {
@@ -272,30 +260,38 @@ pub fn text(r: &Report) -> String {
 /// direction line (bandwidth without `B/s`, as fio prints it there), the
 /// latency statistics and buckets, and the depth and issue lines.
 fn all_clients(out: &mut String, r: &Report, c: &ClientResult) {
-    let o = &r.options;
-    let dir = if o.is_read() { "read" } else { "write" };
     let _ = writeln!(
         out,
         "All clients: (groupid=0, jobs={}): err= 0: pid=0: simulated",
         c.jobs
     );
+    // fio prints the bandwidth without B/s there.
+    direction_and_latency(out, "", r, c, "");
+    lat_buckets(out, "", c);
+    depth_and_issue_lines(out, "", r, c);
+}
+
+/// fio's direction line (IOPS, bandwidth with `per_s` after each figure,
+/// bytes and runtime) and, with I/Os done, its slat, clat and lat lines.
+fn direction_and_latency(out: &mut String, pre: &str, r: &Report, c: &ClientResult, per_s: &str) {
+    let o = &r.options;
+    let dir = if o.is_read() { "read" } else { "write" };
     let _ = writeln!(
         out,
-        "  {dir}: IOPS={}, BW={} ({})({}B/{}msec){}",
+        "{pre}  {dir}: IOPS={}, BW={}{per_s} ({}{per_s})({}B/{}msec){}",
         num2str(c.iops, 4, 1000.0, false),
         num2str(c.bw_bytes, 4, 1024.0, true),
         num2str(c.bw_bytes, 4, 1000.0, false),
         num2str(c.io_bytes as f64, 4, 1024.0, true),
         c.runtime_ms.round() as u64,
+        // fio counts zone resets for writes (none off zoned devices).
         if o.is_read() { "" } else { "; 0 zone resets" }
     );
     if c.total_ios > 0 {
-        stat_line(out, "", "    slat", &c.slat_ns);
-        stat_line(out, "", "    clat", &c.clat_ns);
-        stat_line(out, "", "     lat", &c.lat_ns);
+        stat_line(out, pre, "    slat", &c.slat_ns);
+        stat_line(out, pre, "    clat", &c.clat_ns);
+        stat_line(out, pre, "     lat", &c.lat_ns);
     }
-    lat_buckets(out, "", c);
-    depth_and_issue_lines(out, "", r, c);
 }
 
 /// fio's IO depth, submit and complete histograms and issued I/Os. The

@@ -4,6 +4,7 @@
 //! REPORT_FMT, RESULT_FMT_LAT, REPORT_FMT_LAT); the banner lists the
 //! simulated device's settings in perftest's layout.
 
+use crate::rng::splitmix64;
 use crate::traffic::perftest::{Report, Test, MAX_OUTSTANDING_READS};
 use std::fmt::Write;
 
@@ -28,6 +29,25 @@ fn roce(r: &Report) -> bool {
     !r.infiniband && !r.iwarp
 }
 
+/// perftest's verbs transport: IB for InfiniBand and RoCE, IW for iWARP.
+fn transport(r: &Report) -> &'static str {
+    if r.iwarp {
+        "IW"
+    } else {
+        "IB"
+    }
+}
+
+/// `rdma_cm QPs` and `Data ex. method`: iWARP connects its QPs through the
+/// RDMA connection manager (iw_cm), the others exchange over Ethernet.
+fn exchange(r: &Report) -> (&'static str, &'static str) {
+    if r.iwarp {
+        ("ON", "rdma_cm")
+    } else {
+        ("OFF", "Ethernet")
+    }
+}
+
 fn banner(r: &Report, out: &mut String) {
     let test = r.options.test;
     let kind = if test.is_bw() { "BW" } else { "Latency" };
@@ -40,13 +60,11 @@ fn banner(r: &Report, out: &mut String) {
     let _ = writeln!(out, "{RESULT_LINE}");
     let _ = writeln!(out, "{:>width$}", title, width = 20 + title.len());
     let _ = writeln!(out, " Dual-port       : OFF\t\tDevice         : fabriclab0");
-    // perftest names the verbs transport: IB for InfiniBand and RoCE, IW
-    // for iWARP.
-    let transport = if r.iwarp { "IW" } else { "IB" };
     let _ = writeln!(
         out,
-        " Number of qps   : {}\t\tTransport type : {transport}",
-        r.options.qps
+        " Number of qps   : {}\t\tTransport type : {}",
+        r.options.qps,
+        transport(r)
     );
     let _ = writeln!(out, " Connection type : RC\t\tUsing SRQ      : OFF");
     // perftest 6.x, on every test (older versions printed these two
@@ -68,19 +86,14 @@ fn banner(r: &Report, out: &mut String) {
         // The RoCEv2 GID of a ConnectX port's IPv4 address.
         let _ = writeln!(out, " GID index       : 3");
     }
-    if matches!(test, Test::ReadBw | Test::ReadLat) {
+    if test.is_read() {
         let _ = writeln!(out, " Outstand reads  : {MAX_OUTSTANDING_READS}");
     } else {
         let _ = writeln!(out, " Max inline data : {}[B]", max_inline(test));
     }
-    // iWARP connects its QPs through the RDMA connection manager (iw_cm).
-    if r.iwarp {
-        let _ = writeln!(out, " rdma_cm QPs\t : ON");
-        let _ = writeln!(out, " Data ex. method : rdma_cm");
-    } else {
-        let _ = writeln!(out, " rdma_cm QPs\t : OFF");
-        let _ = writeln!(out, " Data ex. method : Ethernet");
-    }
+    let (rdma_cm, method) = exchange(r);
+    let _ = writeln!(out, " rdma_cm QPs\t : {rdma_cm}");
+    let _ = writeln!(out, " Data ex. method : {method}");
     let _ = writeln!(
         out,
         " Simulated hosts : client {} -> server {}",
@@ -100,13 +113,6 @@ fn c_hex(v: u64, width: usize) -> String {
     format!("0x{v:0>pad$x}", pad = width.saturating_sub(2))
 }
 
-fn mix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
-}
-
 /// perftest's exchange of QP identifiers: one `local address` line per
 /// QP, then one `remote address` line per QP, each followed by the GID
 /// on RoCE. The identifiers are the simulation's own, deterministic and
@@ -116,7 +122,7 @@ fn mix(mut x: u64) -> u64 {
 /// 10.x.y.z built from the host's index + 1.
 fn addresses(r: &Report, out: &mut String) {
     let test = r.options.test;
-    let read = matches!(test, Test::ReadBw | Test::ReadLat);
+    let read = test.is_read();
     let rdma = !matches!(test, Test::SendBw | Test::SendLat);
     let (client, server) = r.hosts;
     for (side, node) in [("local", client), ("remote", server)] {
@@ -127,7 +133,7 @@ fn addresses(r: &Report, out: &mut String) {
                 " {side} address: LID {} QPN {} PSN {}",
                 c_hex(lid, 4),
                 c_hex((0x0100 + node * 0x40 + i) & 0xff_ffff, 6),
-                c_hex(mix(node << 32 | i) & 0xff_ffff, 6)
+                c_hex(splitmix64(node << 32 | i) & 0xff_ffff, 6)
             );
             if read {
                 let _ = write!(line, " OUT {}", c_hex(u64::from(MAX_OUTSTANDING_READS), 4));
@@ -249,7 +255,7 @@ pub fn json(r: &Report) -> String {
         ("Dual_port", s("OFF")),
         ("Device", s("fabriclab0")),
         ("Number_of_qps", r.options.qps.to_string()),
-        ("Transport_type", s(if r.iwarp { "IW" } else { "IB" })),
+        ("Transport_type", s(transport(r))),
         ("Connection_type", s("RC")),
         ("Using_SRQ", s("OFF")),
         ("PCIe_relax_order", s("ON")),
@@ -261,18 +267,16 @@ pub fn json(r: &Report) -> String {
     }
     info.push(("Mtu", r.mtu.to_string()));
     info.push(("Link_type", s(if r.infiniband { "IB" } else { "Ethernet" })));
-    if matches!(test, Test::ReadBw | Test::ReadLat) {
+    if test.is_read() {
         info.push(("Outstand_reads", MAX_OUTSTANDING_READS.to_string()));
     } else {
         info.push(("Max_inline_data", max_inline(test).to_string()));
     }
-    info.push(("rdma_cm_QPs", s(if r.iwarp { "ON" } else { "OFF" })));
+    let (rdma_cm, method) = exchange(r);
+    info.push(("rdma_cm_QPs", s(rdma_cm)));
     info.push(("Use_ROCm_memory", s("OFF")));
     info.push(("Use_MUSA_memory", s("OFF")));
-    info.push((
-        "Data_ex_method",
-        s(if r.iwarp { "rdma_cm" } else { "Ethernet" }),
-    ));
+    info.push(("Data_ex_method", s(method)));
     // A run stopped before its first size completed has no results (an
     // empty object, where real perftest, killed, writes no file).
     let results: Vec<(&str, String)> = if let (true, Some(row)) = (test.is_bw(), r.bw.last()) {

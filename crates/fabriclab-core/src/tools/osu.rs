@@ -87,9 +87,6 @@ pub struct Options {
     pub tail_lat: Option<Vec<u32>>,
 }
 
-/// OSU's default `-z` percentiles.
-pub const TAIL_PERCENTILES: [u32; 3] = [50, 90, 99];
-
 /// One row.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Row {

@@ -84,6 +84,10 @@ impl Test {
     pub fn is_bw(self) -> bool {
         matches!(self, Test::WriteBw | Test::ReadBw | Test::SendBw)
     }
+    /// True for the RDMA READ programs.
+    pub fn is_read(self) -> bool {
+        matches!(self, Test::ReadBw | Test::ReadLat)
+    }
     /// The verb.
     pub fn op(self) -> OpKind {
         match self {
