@@ -11,6 +11,7 @@ import fabriclab
 from browser import assert_renders, browser_or_skip, check_page
 from cluster_help import NoClient, assert_cli_error, local_client, main_in_process
 from conftest import ROOT, run_cli
+from fabriclab import sweep_checks
 from fabriclab.compare_html import write_html
 from fabriclab.comparisons import compare_runs, row_label, run_sides
 from fabriclab.errors import InvalidArgumentError, ParseError
@@ -129,9 +130,15 @@ def test_same_file_twice_gives_delta_zero(tiny, client):
     assert (df.a_min == df.b_min).all() and (df.a_max == df.b_max).all()
 
 
-def test_metric_choice_and_failed_runs(tiny, client):
+def test_metric_choice_and_failed_runs(tiny, client, monkeypatch):
+    # perftest's -n 0 is refused before anything runs, naming the side
+    with pytest.raises(InvalidArgumentError, match=r"^side B \(perftest\.iters = 0, seed = 1\): perftest\[0\]: -n 0"):
+        fabriclab.compare(tiny, set={"perftest.iters": 0}, repeat=1, client=NoClient())
+    # With the up-front check of values off (fabrics above
+    # CORE_CHECK_MAX_HOSTS hosts), perftest refuses -n 0 when it runs:
+    # B's perftest failed, its figures are empty and the run is listed
+    monkeypatch.setattr(sweep_checks, "CORE_CHECK_MAX_HOSTS", 0)
     df = fabriclab.compare(tiny, set={"perftest.iters": 0}, repeat=1, metric="sim_time_us,bw_peak", client=client)
-    # perftest refuses -n 0 when it runs: B's perftest failed, its figures are empty and the run is listed
     assert [(f["side"], f["seed"], f["item"]) for f in df.attrs["failed"]] == [("B", 1, "perftest[0]")]
     assert "at least 5 iterations" in df.attrs["failed"][0]["error"]
     pt = df[df.item == "perftest[0]"]
@@ -213,7 +220,9 @@ def test_cli_compare_html_renders_in_a_browser(heps_cli, tmp_path):
     (tmp_path / "compare.png").write_bytes(check.screenshot_png)
 
 
-def test_cli_compare_runs_on_a_scheduler_and_exits_1_on_failed_runs(tiny, client, capsys):
+def test_cli_compare_runs_on_a_scheduler_and_exits_1_on_failed_runs(tiny, client, capsys, monkeypatch):
+    # the up-front check of values off, as on fabrics above CORE_CHECK_MAX_HOSTS hosts
+    monkeypatch.setattr(sweep_checks, "CORE_CHECK_MAX_HOSTS", 0)
     address = client.scheduler.address
     r = main_in_process(capsys, "compare", tiny, "--set", "perftest.iters=0", "--repeat", "1", "--scheduler", address)
     assert r.returncode == 1, r.stderr
@@ -222,7 +231,8 @@ def test_cli_compare_runs_on_a_scheduler_and_exits_1_on_failed_runs(tiny, client
     assert "flows[0]" in r.stdout
 
 
-def test_html_of_failed_runs_and_empty_sides(tiny, client, tmp_path):
+def test_html_of_failed_runs_and_empty_sides(tiny, client, tmp_path, monkeypatch):
+    monkeypatch.setattr(sweep_checks, "CORE_CHECK_MAX_HOSTS", 0)  # -n 0 fails when it runs
     df = fabriclab.compare(tiny, set={"perftest.iters": 0}, repeat=1, client=client)
     text = write_html(df, tmp_path / "c.html").read_text()
     assert "Runs that failed" in text and "at least 5 iterations" in text and "0 / 1" not in text
@@ -242,6 +252,7 @@ def test_cli_compare_errors(tiny, tmp_path, capsys):
     assert_cli_error(run(tiny, "--repeat", "0"), "repeat must be an integer >= 1")
     assert_cli_error(run(tiny, "--set", "fabric.cc.algorithm=none,dcqcn"), "one value per path", "fabriclab sweep")
     assert_cli_error(run(tiny, "--set", "seed=2"), "seed cannot be set")
+    assert_cli_error(run(tiny, "--set", "perftest.iters=0"), "side B (perftest.iters = 0, seed = 1): perftest[0]: -n 0")
     assert_cli_error(run(tiny, "--metric", "iops"), "metric 'iops'", "bw_avg_gbps")
     assert_cli_error(run(tiny, "--csv", tmp_path / "no" / "x.csv"), "--csv", "no such directory")
     assert_cli_error(run(tiny, "--workers", "2", "--scheduler", "tcp://127.0.0.1:1"), "not allowed")

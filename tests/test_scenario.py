@@ -8,7 +8,7 @@ import pytest
 
 import fabriclab
 from conftest import ROOT, TWO_HOSTS_TOML, run_cli
-from fabriclab.errors import FabricError, ParseError, UnknownHostError
+from fabriclab.errors import FabricError, InvalidArgumentError, ParseError, UnknownHostError
 from fabriclab.scenario import Scenario, item_headers, load_scenario, toml_dumps
 
 if sys.version_info >= (3, 11):
@@ -124,6 +124,72 @@ def test_scenario_errors(text, cls, words, toml_file):
         fabriclab.run_scenario(path)
     r = run_cli("run", path)
     assert r.returncode == 2 and "fabriclab: error:" in r.stderr and "Traceback" not in r.stderr
+
+
+LATE_BAD = """fabric = "heps"
+[[perftest]]
+name = "fine"
+test = "ib_write_bw"
+client = "h0"
+server = "h4"
+iters = 100
+[[imb]]
+benchmarks = ["Allreduce"]
+np = 4
+[[perftest]]
+name = "late"
+test = "ib_write_bw"
+client = "h0"
+server = "h4"
+iters = 0
+"""
+
+
+def test_a_bad_value_in_the_last_item_is_refused_before_the_first_runs(toml_file, monkeypatch):
+    from fabriclab.kinds import Kind
+
+    path = toml_file(LATE_BAD, "late.toml")
+    ran: list[str] = []
+    real = Kind.run
+
+    def counting(self, *a, **k):
+        ran.append(self.name)
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(Kind, "run", counting)
+    with pytest.raises(InvalidArgumentError, match=r"^item 3, \[\[perftest\]\] 'late': -n 0: perftest needs at least 5 iterations"):
+        fabriclab.run_scenario(path)
+    # each item was checked (a run that simulates nothing), none ran to its end
+    assert ran == ["perftest", "imb", "perftest"]
+    r = run_cli("run", path)
+    assert r.returncode == 2 and r.stdout == "", r.stdout
+    assert "fabriclab: error: item 3, [[perftest]] 'late': -n 0" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_check_mode_runs_nothing_and_ends_with_the_call():
+    from fabriclab import _core
+    from fabriclab.precheck import check_call
+
+    # a valid call: None, nothing simulated, and no result
+    assert check_call(fabriclab.perftest, "ib_write_bw", client="h0", server="h4", iters=100) is None
+    assert check_call(fabriclab.imb, benchmarks=["Alltoall"], np=8) is None
+    with pytest.raises(InvalidArgumentError, match="-iter must be at least 1"):
+        check_call(fabriclab.imb, benchmarks=["Alltoall"], np=8, iters=0)
+    with pytest.raises(UnknownHostError, match="h99"):
+        check_call(fabriclab.flows, [{"src": "h0", "dst": "h99", "bytes": 1000}])
+    # the mode is over: the next call runs (also after an error)
+    res = fabriclab.perftest("ib_write_bw", client="h0", server="h4", iters=100)
+    assert res.df.bw_avg_gbps[0] > 0 and res.outcome == "Finished"
+    # calls that are not runs answer as usual in check mode
+    with fabriclab.precheck.check_mode():
+        assert "heps" in _core.presets()
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "scenarios").glob("*.toml") if not p.name.endswith(".fabric.toml")))
+def test_every_shipped_scenario_passes_its_check(name):
+    from fabriclab.scenario import check_scenario
+
+    check_scenario(load_scenario(ROOT / "scenarios" / name))
 
 
 def test_missing_scenario():

@@ -15,7 +15,7 @@ import pytest
 import fabriclab
 from cluster_help import NoClient, assert_cli_error, local_client, main_in_process
 from conftest import ROOT, run_cli
-from fabriclab import sweep_dask, sweep_writer
+from fabriclab import sweep_checks, sweep_dask, sweep_writer
 from fabriclab.cli_sweep import parse_values
 from fabriclab.errors import InvalidArgumentError, ParseError, UnknownHostError
 from fabriclab.scenario import load_scenario
@@ -298,8 +298,20 @@ def test_sweep_matches_direct_runs(scenario, tmp_path, client, capsys):
     pd.testing.assert_frame_equal(fabriclab.sweep(scenario, GRID, workers=1), df)
 
 
+def test_bad_values_are_refused_before_any_point_runs(scenario):
+    # perftest's -n 0, in point 1 of 3: found by the check of every point
+    # (each item's run, simulating nothing), before a cluster starts
+    with pytest.raises(InvalidArgumentError, match=r"^point 1 \(perftest\.iters = 0\): perftest\[0\]: -n 0: perftest needs at least 5 iterations"):
+        fabriclab.sweep(scenario, [{"perftest.iters": 50}, {"perftest.iters": 0}, {"perftest.iters": 60}], client=NoClient())
+    with pytest.raises(InvalidArgumentError, match=r"^point 0 \(flows\.limit_us = -1\.0\): flows\[0\]: time limit must be positive"):
+        fabriclab.sweep(scenario, {"flows.limit_us": [-1.0]}, client=NoClient())
+
+
 def test_failed_points_do_not_lose_the_others(scenario, client, monkeypatch):
-    # perftest refuses -n 0 only when it runs: that item fails, the point's flows still run
+    # With the up-front check of values off (as on fabrics above
+    # CORE_CHECK_MAX_HOSTS hosts), perftest refuses -n 0 when it runs:
+    # that item fails, the point's flows still run
+    monkeypatch.setattr(sweep_checks, "CORE_CHECK_MAX_HOSTS", 0)
     df = fabriclab.sweep(scenario, [{"perftest.iters": 50}, {"perftest.iters": 0}, {"perftest.iters": 60}], client=client)
     assert df.attrs["failed"] == [1]
     bad = df[df.point == 1]
@@ -352,8 +364,18 @@ def test_cli_sweep(scenario, tmp_path):
     assert "4/4 points done" in r.stderr and f"rows written to {out}" in r.stderr
     assert sorted(set(pd.read_csv(out).point)) == [0, 1, 2, 3]
 
-    # a failing item: the table shows it, exit status 1
+    # a bad value: refused before anything runs, exit status 2
     r = run_cli("sweep", scenario, "--set", "perftest.iters=0,50", "--workers", "1", "--quiet")
+    assert r.returncode == 2, r.stderr
+    assert r.stdout == "" and "fabriclab: error: point 0 (perftest.iters = 0): perftest[0]: -n 0" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_cli_sweep_failed_item(scenario, capsys, monkeypatch):
+    # a failing item (the value check off, as on fabrics above
+    # CORE_CHECK_MAX_HOSTS hosts): the table shows it, exit status 1
+    monkeypatch.setattr(sweep_checks, "CORE_CHECK_MAX_HOSTS", 0)
+    r = main_in_process(capsys, "sweep", scenario, "--set", "perftest.iters=0,50", "--workers", "1", "--quiet")
     assert r.returncode == 1, r.stderr
     assert "error: InvalidArgumentError: -n 0" in r.stdout and "1 of 2 points had errors" in r.stderr
     assert "Traceback" not in r.stderr

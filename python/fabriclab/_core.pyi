@@ -16,6 +16,11 @@ __version__: str
 #: exception it raises stops the run and is raised.
 OnTick = Callable[[float, int, float, float | None, str, str], None]
 
+def set_check_only(on: bool) -> None:
+    """Turn check-only mode on or off for the calling thread: a tool's
+    call then checks its input and builds its fabric, simulates nothing,
+    and raises its input error or ``fabriclab.errors.CheckPassed``."""
+
 def presets() -> str:
     """JSON list of the preset names."""
 

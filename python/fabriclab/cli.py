@@ -50,7 +50,7 @@ from ._checks import check_out_path
 from .errors import AuditError, DeadlockError, FabriclabError, InvalidArgumentError, RunFailedError, TransportRetryError
 from .kinds import kind_of
 from .results import Result
-from .scenario import load_scenario, run_item
+from .scenario import check_scenario, load_scenario, run_item
 
 PROG = "fabriclab"
 _SUFFIX = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
@@ -462,6 +462,7 @@ def _cmd_run(a: argparse.Namespace) -> None:
         check_out_path(f"{a.dashboard}-1.html", "--dashboard")  # before the runs, not after
     if a.backend is not None:
         sc.fabric = api.Fabric(api.fabric_arg(sc.fabric, backend=a.backend))
+    check_scenario(sc)  # a bad value in the last item, before the first runs
     _out(f"scenario {a.scenario}: fabric {sc.fabric.name or '(unnamed)'}, {len(sc.items)} item(s)")
     for i, item in enumerate(sc.items, 1):
         what = item_what(item)

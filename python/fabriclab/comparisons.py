@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -42,7 +43,7 @@ from ._checks import as_list, as_path
 from ._toml import toml_value
 from .api import BW_COLUMNS, FLOW_COLUMNS, LAT_COLUMNS
 from .bisection import CBENCH_COLUMNS
-from .errors import ArgumentTypeError, InvalidArgumentError
+from .errors import ArgumentTypeError, FabriclabError, InvalidArgumentError
 from .gpu import NCCL_COLUMNS
 from .kinds import NAMES as ITEM_KINDS
 from .lab_runs import fmt
@@ -236,8 +237,16 @@ def run_sides(
     seeds = list(range(1, k + 1))
     grid_a: dict[str, list[Any]] = {"seed": seeds}
     grid_b: dict[str, list[Any]] = {**{p: [v] for p, v in overrides.items()}, "seed": seeds}
-    sweep_points(path_a, grid_a)  # every point of both sides checked before anything runs
-    sweep_points(path_b, grid_b)
+    # every run of both sides checked before anything runs
+    for side, path, grid in (("A", path_a, grid_a), ("B", path_b, grid_b)):
+        try:
+            sweep_points(path, grid)
+        except FabriclabError as e:
+            # "point 0 (perftest.iters = 0, seed = 1): ..." is the sweep's
+            # word; here the run is one side's
+            found = re.match(r"point \d+ (\(.*?\)): (.*)", str(e), re.S)
+            where = f"side {side} {found[1]}: {found[2]}" if found else f"side {side}: {e}"
+            raise type(e)(where) from None
     n = worker_count(workers, 2 * k) if client is None else 0
     with dask_client(client, n) as (c, _where):
         runs_a = sweep(path_a, grid_a, client=c, progress=progress)

@@ -124,3 +124,10 @@ class AuditError(FabriclabError):
     with status 4."""
 
     kind = "Audit"
+
+
+class CheckPassed(Exception):
+    """Not an error: what a tool's call raises in check-only mode
+    (:func:`fabriclab.precheck.check_call`) when its input is valid, in
+    place of a result (nothing was simulated). Deliberately not a
+    :class:`FabriclabError`, so that no handler of errors takes it for one."""

@@ -13,7 +13,8 @@ result is the same for all: ``res.df``, :func:`figures`,
 one entry in :data:`KINDS`.
 
 Left out: how the command line prints a result (the CLI's, keyed by these
-names), and checking values (the API functions' and the core's).
+names), and checking values (the API functions' and the core's, which
+:meth:`Kind.check_run` calls without running anything).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from .bisection import cbench
 from .errors import FabriclabError, ParseError
 from .gpu import nccl_tests
 from .linpack import hpl, parse_grids, read_dat
+from .precheck import check_call
 from .progress import ProgressArg
 from .results import Result
 from .storage import fio
@@ -66,9 +68,6 @@ class Kind:
     #: More checks of a table when it is loaded: (where, table, the
     #: scenario's directory); may rewrite the table in place.
     prepare: Callable[[str, dict[str, Any], str], None] | None = None
-    #: The API's own check of an item's options without running it (types),
-    #: where the API has one apart from the run.
-    check: Callable[..., Any] | None = None
 
     @property
     def keys(self) -> frozenset[str]:
@@ -117,6 +116,11 @@ class Kind:
         res = self.function(fabric=fabric, seed=seed, **kwargs)
         res.set_name(name)
         return res
+
+    def check_run(self, fabric: api.Fabric, seed: int, options: Mapping[str, Any], name: str | None = None) -> None:
+        """Check an item of this kind as :meth:`run` would run it, simulating
+        nothing (:mod:`fabriclab.precheck`): its input error, or None."""
+        check_call(self.run, fabric, seed, options, name)
 
 
 # --------------------------------------------------------------------------
@@ -195,7 +199,6 @@ KINDS: dict[str, Kind] = {
             _perftest_what,
             "size",
             required=(("test", "missing test (ib_write_bw, ib_write_lat, ...)"),),
-            check=api.perftest_options,
         ),
         Kind("flows", api.flows, _flows_what, "limit_us", required=(("flows", "missing the flows list"),)),
         Kind("imb", mpi.imb, _imb_what, "np", required=(_MISSING_NP,)),

@@ -78,8 +78,10 @@ draws them).
 Unknown keys are errors (:class:`fabriclab.errors.ParseError`, naming the
 item and the nearest key; the core rejects unknown keys of flows). The
 kinds of item and their keys come from one registry, :mod:`fabriclab.kinds`
-(each kind's keys are its API function's keyword arguments).
-:func:`load_scenario` reads a file; :meth:`Scenario.from_dict` loads an
+(each kind's keys are its API function's keyword arguments). Values are
+checked by each item's run; :func:`run_scenario` and ``fabriclab run``
+check every item that way before the first runs (:func:`check_scenario`,
+simulating nothing). :func:`load_scenario` reads a file; :meth:`Scenario.from_dict` loads an
 already-parsed document (what sweeps do with each point). Left out:
 running items in parallel (see :mod:`fabriclab.sweeps`).
 """
@@ -97,7 +99,7 @@ from typing import Any
 from . import api
 from ._checks import as_path, read_file
 from ._toml import toml_dumps
-from .errors import ArgumentTypeError, ParseError
+from .errors import ArgumentTypeError, FabriclabError, ParseError
 from .kinds import NAMES, Result, kind_of
 
 if sys.version_info >= (3, 11):
@@ -105,7 +107,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["run_scenario", "load_scenario", "Scenario", "ScenarioItem", "toml_dumps", "read_toml", "file_order", "item_headers", "run_item"]
+__all__ = ["run_scenario", "load_scenario", "Scenario", "ScenarioItem", "toml_dumps", "read_toml", "file_order", "item_headers", "run_item", "check_item", "check_scenario"]
 
 _TOP_KEYS = {"fabric", "seed", *NAMES}
 _HEADER = re.compile(r"(?m)^[ \t]*\[\[[ \t]*(" + "|".join(NAMES) + r")[ \t]*\]\]")
@@ -258,6 +260,33 @@ def scenario_from_dict(
     return Scenario(fabric=fabric, seed=seed, items=items, path=path)
 
 
+def check_item(scenario: Scenario, item: ScenarioItem, number: int | None = None) -> None:
+    """Check one item as :func:`run_item` would run it, simulating nothing
+    (:mod:`fabriclab.precheck`): its input error, naming the item (and its
+    ``number`` in the file, if given), or None."""
+    where = _where(item, number)
+    kind = kind_of(item.kind)
+    kind.check_keys(where, item.options)
+    try:
+        kind.check_run(scenario.fabric, item.seed, item.options, item.name)
+    except ArgumentTypeError as e:
+        raise ParseError(f"{where}: {e}") from None
+    except FabriclabError as e:
+        raise type(e)(f"{where}: {e}") from None
+
+
+def check_scenario(scenario: Scenario) -> None:
+    """Check every item of ``scenario`` (:func:`check_item`) before any
+    runs: the first bad one's error."""
+    for n, item in enumerate(scenario.items, 1):
+        check_item(scenario, item, n)
+
+
+def _where(item: ScenarioItem, number: int | None = None) -> str:
+    label = f" {item.name!r}" if item.name else ""
+    return f"{'' if number is None else f'item {number}, '}[[{item.kind}]]{label}"
+
+
 def run_item(scenario: Scenario, item: ScenarioItem, progress: bool = False) -> Result:
     """Run one item: its tool's :class:`fabriclab.Result` (see
     :func:`fabriclab.perftest`, :func:`fabriclab.flows`, ...,
@@ -266,7 +295,7 @@ def run_item(scenario: Scenario, item: ScenarioItem, progress: bool = False) -> 
     progress lines of long MPI runs to stderr. An unknown key, or one of
     the wrong type (``np = "x"``), is a :class:`fabriclab.errors.ParseError`
     naming the item; any other error is raised as it is."""
-    where = f"[[{item.kind}]]{f' {item.name!r}' if item.name else ''}"
+    where = _where(item)
     kind = kind_of(item.kind)
     kind.check_keys(where, item.options)
     try:
@@ -277,6 +306,9 @@ def run_item(scenario: Scenario, item: ScenarioItem, progress: bool = False) -> 
 
 def run_scenario(path: str | os.PathLike[str]) -> list[Result]:
     """Run every item of scenario file ``path``, in file order: one
-    :class:`fabriclab.Result` per item."""
+    :class:`fabriclab.Result` per item. Every item is checked first
+    (:func:`check_scenario`), so a bad value in the last item is an error
+    before the first runs."""
     sc = load_scenario(path)
+    check_scenario(sc)
     return [run_item(sc, it) for it in sc.items]

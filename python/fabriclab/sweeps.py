@@ -103,8 +103,10 @@ def sweep_points(scenario: str | os.PathLike[str], grid: Grid) -> list[SweepPoin
     rejects, hosts the fabric lacks) are raised here, as
     :class:`~fabriclab.errors.ParseError` or
     :class:`~fabriclab.errors.InvalidArgumentError` (or the core's class)
-    naming the point. Values the core checks only when it runs (perftest's
-    iteration counts, MPI options) are reported per point by :func:`sweep`."""
+    naming the point, as are the values each item's run would reject
+    (:mod:`fabriclab.sweep_checks`; on fabrics above
+    :data:`~fabriclab.sweep_checks.CORE_CHECK_MAX_HOSTS` hosts those are
+    reported per point by :func:`sweep`)."""
     origin = os.fspath(scenario)
     points = expand_grid(grid)
     base = load_swept(origin)

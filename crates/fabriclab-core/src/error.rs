@@ -30,6 +30,10 @@ pub enum Error {
     /// bug in fabriclab, not in the input); the message names the switch,
     /// priority or QP and the numbers.
     Audit(String),
+    /// The run was stopped before it had a result to give (Ctrl-C, or
+    /// check-only mode: [`crate::interrupt`]); the message says what was
+    /// cut short. Not an error of the input.
+    Stopped(String),
 }
 
 impl Error {
@@ -42,7 +46,8 @@ impl Error {
             | Error::Parse(m)
             | Error::Deadlock(m)
             | Error::TransportRetry(m, _)
-            | Error::Audit(m) => m,
+            | Error::Audit(m)
+            | Error::Stopped(m) => m,
         }
     }
 
@@ -56,6 +61,7 @@ impl Error {
             Error::Deadlock(_) => "Deadlock",
             Error::TransportRetry(..) => "TransportRetry",
             Error::Audit(_) => "Audit",
+            Error::Stopped(_) => "Stopped",
         }
     }
 }
@@ -75,6 +81,18 @@ impl Error {
     pub fn is_run_failure(&self) -> bool {
         matches!(self, Error::Deadlock(_) | Error::TransportRetry(..))
     }
+
+    /// True for an error of the input (fabric, host, option value, file
+    /// syntax), which a check of the input without a run can find.
+    pub fn is_input_error(&self) -> bool {
+        matches!(
+            self,
+            Error::InvalidFabric(_)
+                | Error::UnknownHost(_)
+                | Error::InvalidArgument(_)
+                | Error::Parse(_)
+        )
+    }
 }
 
 impl fmt::Display for Error {
@@ -86,6 +104,7 @@ impl fmt::Display for Error {
             Error::Parse(_) => "cannot parse input",
             Error::Deadlock(_) | Error::TransportRetry(..) => "the run failed",
             Error::Audit(_) => "internal error",
+            Error::Stopped(_) => "stopped",
         };
         write!(f, "{what}: {}", self.message())
     }

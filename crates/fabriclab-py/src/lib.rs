@@ -58,6 +58,44 @@ fn run(py: Python<'_>, f: impl FnOnce() -> Result<String, Error> + Send) -> PyRe
     out.map_err(|e| to_pyerr(py, e))
 }
 
+/// [`run`] for a tool's run, which honours check-only mode
+/// ([`set_check_only`]): there it raises the input's error, if any, and
+/// otherwise `fabriclab.errors.CheckPassed` (what the cut-short run gave
+/// is not a result).
+fn run_tool(py: Python<'_>, f: impl FnOnce() -> Result<String, Error> + Send) -> PyResult<String> {
+    let out = py.detach(f);
+    if interrupt::take() {
+        return Err(stopped(py, out)?);
+    }
+    checked(py, out)?.map_err(|e| to_pyerr(py, e))
+}
+
+/// In check-only mode, the end of a tool's call: its input error, or
+/// `CheckPassed`. Otherwise `out`, to be finished by the caller.
+fn checked(py: Python<'_>, out: Result<String, Error>) -> PyResult<Result<String, Error>> {
+    if !interrupt::checking() {
+        return Ok(out);
+    }
+    match out {
+        // What a stopped run can still find is its input's errors.
+        Err(e) if e.is_input_error() => Err(to_pyerr(py, e)),
+        _ => Err(py
+            .import("fabriclab.errors")
+            .and_then(|m| m.getattr("CheckPassed"))
+            .and_then(|cls| cls.call0())
+            .map_or_else(|e| e, PyErr::from_value)),
+    }
+}
+
+/// Turn check-only mode on or off for the calling thread: while it is on,
+/// a tool's call checks its input, builds its fabric and simulates
+/// nothing, and raises its input error or `CheckPassed`. Calls that are
+/// not runs (fabric information, presets) are not affected.
+#[pyfunction]
+fn set_check_only(on: bool) {
+    interrupt::set_checking(on);
+}
+
 /// The `KeyboardInterrupt` of a stopped run. What it completed, if its
 /// tool reports that (the MPI tools' JSON with `"interrupted": true`,
 /// perftest's with the sizes done and `"outcome": "Interrupted"`), rides
@@ -74,6 +112,7 @@ fn stopped(py: Python<'_>, out: Result<String, Error>) -> PyResult<PyErr> {
 /// Python callable: each tick calls it (with the GIL) as
 /// `progress(sim_us, events, done, total, unit, label)`. An exception the
 /// callable raises stops the run and is raised in place of its result.
+/// A tool's run, like [`run_tool`]: it honours check-only mode.
 fn run_progress(
     py: Python<'_>,
     progress: Option<Py<PyAny>>,
@@ -108,7 +147,7 @@ fn run_progress(
     if interrupt::take() {
         return Err(stopped(py, out)?);
     }
-    out.map_err(|e| to_pyerr(py, e))
+    checked(py, out)?.map_err(|e| to_pyerr(py, e))
 }
 
 /// The core's interrupt check: run Python's signal handlers (on the main
@@ -158,7 +197,7 @@ fn fabric_info(py: Python<'_>, fabric: String) -> PyResult<String> {
 #[pyfunction]
 #[pyo3(signature = (fabric, options, seed=1))]
 fn perftest(py: Python<'_>, fabric: String, options: String, seed: u64) -> PyResult<String> {
-    run(py, || front::perftest_json(&fabric, &options, seed))
+    run_tool(py, || front::perftest_json(&fabric, &options, seed))
 }
 
 /// Run a JSON list of flows on `fabric`. `sample_us` turns on per-QP
@@ -279,7 +318,7 @@ fn cbench(
 #[pyfunction]
 #[pyo3(signature = (fabric, options, seed=1))]
 fn iperf(py: Python<'_>, fabric: String, options: String, seed: u64) -> PyResult<String> {
-    run(py, || front::iperf_json(&fabric, &options, seed))
+    run_tool(py, || front::iperf_json(&fabric, &options, seed))
 }
 
 /// Run fio on `fabric`; `options` is a JSON object of fio options (name,
@@ -327,6 +366,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(option_fields, m)?)?;
     m.add_function(wrap_pyfunction!(nccl_tests_programs, m)?)?;
     m.add_function(wrap_pyfunction!(fabric_info, m)?)?;
+    m.add_function(wrap_pyfunction!(set_check_only, m)?)?;
     m.add_function(wrap_pyfunction!(perftest, m)?)?;
     m.add_function(wrap_pyfunction!(flows, m)?)?;
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
