@@ -528,6 +528,20 @@ fn options_err(what: &str, e: &serde_json::Error) -> Error {
     if let Some(i) = msg.rfind(" at line ") {
         msg.truncate(i);
     }
+    // A whole number beyond every integer type reaches serde as a float.
+    const FLOAT: &str = "invalid type: floating point `";
+    if let Some(rest) = msg.strip_prefix(FLOAT) {
+        let num = rest.split('`').next().unwrap_or("");
+        if num
+            .parse::<f64>()
+            .is_ok_and(|x| x.fract() == 0.0 && x.abs() >= 9.2e18)
+        {
+            msg = format!(
+                "invalid value: `{num}` is too large{}",
+                &rest[num.len() + 1..]
+            );
+        }
+    }
     let mut msg = msg
         .replace("unknown variant `", "unknown value `")
         .replace("`, expected one of ", "`; use one of ")
@@ -572,6 +586,18 @@ mod tests {
         .to_string();
         assert!(
             e.contains("perftest options: size: invalid value: integer `-1`, expected a whole number from 0 to"),
+            "{e}"
+        );
+        // Beyond 2^64: serde sees a float; the message says it is too large.
+        let e = super::perftest_json(
+            heps,
+            r#"{"test": "ib_write_bw", "client": "h0", "server": "h1", "iters": 99999999999999999999999}"#,
+            1,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("perftest options: iters: invalid value: `1e+23` is too large, expected a whole number from 0 to 18446744073709551615"),
             "{e}"
         );
         let e = super::flows_json(

@@ -316,4 +316,19 @@ fn bad_input_says_what_to_change() {
             .to_string();
         assert!(e.contains(want), "{j}: {e}");
     }
+    // Absurd rates print as numbers, not 300 digits.
+    let e = hpl::run(
+        &fabric(100),
+        &opts(r#"{"n":[2000],"grids":[[2,2]],"dgemm_gflops":1e-300}"#),
+        1,
+        None,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("at 1e-300 GFLOPS each would take about ")
+            && e.contains("e+29")
+            && e.len() < 300,
+        "{e}"
+    );
 }
