@@ -213,6 +213,11 @@ def test_cli_imb_and_osu(cli):
     assert r.returncode == 2 and "COLLECTIVE=ALGORITHM" in r.stderr
     r = cli("imb", "Allreduce", "-np", "2", "-msglog", "a:b")
     assert r.returncode == 2 and "MIN:MAX" in r.stderr
+    # a value that argparse takes for an option: the message says how to give it
+    r = cli("imb", "Allreduce", "-np", "2", "-msglog", "-1:2")
+    assert r.returncode == 2 and "expected one argument (a value that starts with '-' goes as -msglog=VALUE)" in r.stderr
+    r = cli("imb", "Allreduce", "-np", "2", "-msglog=-1:2")
+    assert r.returncode == 2 and "-msglog" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_module_doc_example_runs():

@@ -63,6 +63,11 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
+        if message.endswith(": expected one argument"):
+            # "-msglog -1:2": argparse takes a value starting with "-" for
+            # an option
+            flag = message.removeprefix("argument ").split("/")[0].split(":")[0]
+            message += f" (a value that starts with '-' goes as {flag}=VALUE)"
         self.exit(2, f"{PROG}: error: {message}\n")
 
 
