@@ -47,6 +47,10 @@ def test_byte_suffixes() -> None:
         (["all_reduce_perf", "--nccl-algo", "collnet"], "not modelled"),
         (["all_reduce_perf", "--fabric", "leaf-spine"], "[gpu]"),
         (["allreduce_perf"], "all_reduce_perf"),
+        # the flag the user gave, named in the message
+        (["all_reduce_perf", "-e", "1x"], "-e/--maxbytes (max_bytes) must be a byte count"),
+        (["all_reduce_perf", "--nodes", "0"], "--nodes 0: a communicator needs at least one server"),
+        (["all_reduce_perf", "--gpus-per-node", "0"], "--gpus-per-node 0: "),
     ],
 )
 def test_cli_bad_input_exits_2(args: list[str], says: str, tmp_path, cli) -> None:  # type: ignore[no-untyped-def]

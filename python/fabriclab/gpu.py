@@ -49,10 +49,15 @@ def parse_bytes(name: str, value: int | str) -> int:
     return as_int(name, value)
 
 
+#: nccl-tests' flags for the byte-count arguments (messages name both).
+_FLAGS = {"min_bytes": "-b/--minbytes", "max_bytes": "-e/--maxbytes", "step_bytes": "-i/--stepbytes"}
+
+
 def _bad(name: str, value: Any) -> Exception:
     from .errors import InvalidArgumentError
 
-    return InvalidArgumentError(f"{name} must be a byte count like 8, 1M or 8G, got {value!r}")
+    shown = f"{_FLAGS[name]} ({name})" if name in _FLAGS else name
+    return InvalidArgumentError(f"{shown} must be a byte count like 8, 1M or 8G, got {value!r}")
 
 
 def nccl_tests(

@@ -54,8 +54,11 @@ pub struct Comm {
 impl Comm {
     /// `servers` servers of `gpus` GPUs each on a fabric of GPU servers.
     pub fn new(topo: &Topology, g: &GpuSpec, servers: u32, gpus: u32) -> Result<Comm> {
-        if servers == 0 || gpus == 0 {
-            return arg_err("a communicator needs at least one server and one GPU per server");
+        if servers == 0 {
+            return arg_err("--nodes 0: a communicator needs at least one server");
+        }
+        if gpus == 0 {
+            return arg_err("--gpus-per-node 0: a communicator needs at least one GPU per server");
         }
         if gpus > g.gpus_per_server {
             return arg_err(format!(
