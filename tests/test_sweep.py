@@ -389,6 +389,10 @@ def test_cli_sweep_errors(scenario, capsys):
     assert_cli_error(run(scenario, "--set", "seed"), "expected PATH=V1,V2")
     assert_cli_error(run(scenario, "--set", "perftest[3].size=8"), "index must be 0")
     assert_cli_error(run(scenario, "--set", "fabric.cc.algorithm=none,bogus"), "point 1", "unknown variant")
+    # the generated fabric TOML's line numbers and excerpt are left out
+    r = run(scenario, "--set", "fabric.cc.algorithm=bogus")
+    assert_cli_error(r, 'point 0 (fabric.cc.algorithm = "bogus"): fabric TOML: unknown variant `bogus`, expected `none` or `dcqcn`')
+    assert "line" not in r.stderr and "^^^" not in r.stderr
     assert_cli_error(run(scenario, "--set", "seed=1", "--set", "seed=2"), "given twice")
     assert_cli_error(run(scenario, "--set", "seed=3..1"), "range '3..1' is empty")
     assert_cli_error(run(scenario, "--set", "seed=1", "--workers", "2", "--scheduler", "tcp://127.0.0.1:1"), "not allowed")

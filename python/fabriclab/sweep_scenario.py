@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import os
+import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -151,7 +152,17 @@ def load_point(base: SweptFile, doc: Mapping[str, Any], prefix: str = "") -> Sce
     try:
         return Scenario.from_dict(doc, origin=base.path, base_dir=base.base_dir, order=base.order)
     except FabriclabError as e:
-        raise type(e)(f"{prefix}: {e}" if prefix else str(e)) from None
+        msg = str(e)
+        if isinstance(doc.get("fabric"), Mapping):
+            # The fabric is TOML the sweep wrote: its line numbers and
+            # excerpt point into nothing the user has (the point's label
+            # names the swept path and value).
+            msg = _TOML_POSITION.sub("", msg)
+        raise type(e)(f"{prefix}: {msg}" if prefix else msg) from None
+
+
+#: The position and excerpt of a TOML parse error (the toml crate's).
+_TOML_POSITION = re.compile(r"TOML parse error at line \d+, column \d+\n(?:[ \t]*\d*[ \t]*\|.*\n)*[ \t]*")
 
 
 def scenario_from_text(text: str, origin: str) -> Scenario:
