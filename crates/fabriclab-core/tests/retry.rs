@@ -238,3 +238,43 @@ fn an_mpi_program_whose_ranks_wait_on_each_other_is_an_mpi_deadlock() {
         "{e}"
     );
 }
+
+/// A receiver that stops draining for good (a PFC storm, no watchdog):
+/// the sender is paused with data outstanding, its resends cannot leave,
+/// and its transport timer still counts the periods without an
+/// acknowledgement, so the QP fails at (retry_cnt + 1) timeouts after its
+/// first unacknowledged packet left, instead of waiting forever (found by
+/// a bad-input hunt: `fabriclab flows` simulated hours).
+#[test]
+fn a_sender_paused_for_good_by_a_stuck_receiver_fails_after_its_retries() {
+    let spec = FabricSpec::from_toml(
+        "[topology]\nkind = \"leaf_spine\"\nspines = 2\nleaves = 2\nhosts_per_leaf = 2\n\
+         host_link_gbps = 100\nuplink_gbps = 100\n\
+         [nic]\nack_timeout_exponent = 8\nretry_cnt = 3\n\
+         [[pfc_storms]]\nhost = \"h2\"\nstart_us = 1\n",
+    )
+    .unwrap();
+    let net = Net::new(&spec, 1).unwrap();
+    let flows = [FlowSpec {
+        src: "h0".into(),
+        dst: "h2".into(),
+        bytes: 4 << 20,
+        op: "write".into(),
+        start_us: 0.0,
+        priority: None,
+        repeat: false,
+        via: None,
+        return_via: None,
+    }];
+    let app = Flows::new(&net, &flows).unwrap();
+    let mut sim = Sim::new(net);
+    let id = sim.add_app(Box::new(app));
+    let outcome = sim.run(Some(Time::ms(1000)));
+    assert_eq!(outcome, Outcome::Finished, "the failed flow ends the run");
+    let r = &sim.app::<Flows>(id).unwrap().results()[0];
+    assert!(r.completed_ps.is_none() && r.error.is_some(), "{r:?}");
+    let f = &sim.net.qp_failures()[0];
+    // The first packet leaves at the NIC's 0.5 us; its ACK never comes.
+    assert_eq!(f.time_ps, 500_000 + 4 * RTO_PS, "{f:?}");
+    assert_eq!(f.retries, 3);
+}

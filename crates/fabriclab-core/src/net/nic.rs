@@ -239,9 +239,13 @@ impl Net {
         let rate = lq.rate();
         let qp = &mut self.qps[q as usize];
         qp.next_tx = now + rate.tx_time(wire as u64);
-        // Retransmission timer: one live event, deadline moved lazily.
-        qp.rto_deadline = now + self.p.rto;
+        // Retransmission timer (the IB transport timer): started by a send
+        // when none is running, restarted by an ACK that makes progress
+        // (`on_ack`), never pushed back by later sends, so that a QP whose
+        // packets trickle out but are never acknowledged (its peer stopped
+        // draining) still times out. One live event, deadline moved lazily.
         if qp.rto.due().is_none() {
+            qp.rto_deadline = now + self.p.rto;
             let g = qp.rto.arm(qp.rto_deadline);
             self.q.schedule(qp.rto_deadline, Ev::Rto(q, g));
         }
@@ -612,6 +616,13 @@ impl Net {
         qp.retries += 1;
         qp.snd_nxt = qp.snd_una;
         qp.seek();
+        // The timer runs on for the outstanding packets whether or not the
+        // resend can leave (a port paused for good by a peer that stopped
+        // draining): each period without progress is one more retry, as
+        // the HCA counts them, until the QP fails.
+        qp.rto_deadline = now + self.p.rto;
+        let g = qp.rto.arm(qp.rto_deadline);
+        self.q.schedule(qp.rto_deadline, Ev::Rto(q, g));
         self.sync_sched(q);
         self.qp_activate(q);
     }
