@@ -60,6 +60,10 @@ def test_cli_backend_option() -> None:
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["backend"] == "flow" and out["outcome"] == "Finished"
+    # no packets on the flow backend: not measured, not 0
+    assert out["peak_packets_in_flight"] is None and out["run_bytes_per_packet_in_flight"] is None
+    r = run_cli("bench", "a2a-32", "--backend", "flow")
+    assert "peak packets in flight      n/a" in r.stdout and "packets forwarded (equiv.)" in r.stdout
     r = run_cli("imb", "PingPong", "--fabric", "eantc-hpc", "-np", "2", "-msglog", "0:2", "--backend", "flow")
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("# fabriclab: flow backend")
@@ -78,10 +82,39 @@ def test_iperf_runs_at_its_fair_share_on_the_flow_backend() -> None:
     assert res.backend == "flow"
     goodput = 100 * 1448 / 1538
     second = df[df["interval"] == 1]  # the first also fills the send buffers
-    assert len(second) == 2 and (second["retransmits"] == 0).all()
+    assert len(second) == 2 and second["retransmits"].isna().all()  # not modelled
     block = 131072 * 8 / 0.002 / 1e9  # whole writes per interval
     for gbps in second["bits_per_second"] / 1e9:
         assert abs(gbps - goodput / 2) <= block, (gbps, goodput / 2)
+
+
+def test_what_the_flow_backend_does_not_model_is_nan_or_n_a_never_zero(tmp_path) -> None:
+    from fabriclab.results import FLOW_NOT_MODELLED
+
+    packet = fabriclab.perftest("ib_write_bw", "h0", "h4", fabric="heps", iters=50)
+    flow = fabriclab.perftest("ib_write_bw", "h0", "h4", fabric="heps", iters=50, backend="flow")
+    for res in (packet, flow):
+        assert res.ports is not None and res.qps is not None
+    cols = list(FLOW_NOT_MODELLED["ports"])
+    assert packet.ports[cols].notna().all().all() and flow.ports[cols].isna().all().all()
+    assert (flow.ports["tx_bytes"] > 0).any(), "what it models stays"
+    q = list(FLOW_NOT_MODELLED["qps"])
+    assert packet.qps[q].notna().all().all() and flow.qps[q].isna().all().all()
+    assert "n/a" in (flow.ports_table or "") and "n/a" not in (packet.ports_table or "")
+    ip = fabriclab.iperf("h0", "h4", duration=0.002, interval=0.001, fabric="heps", backend="flow")
+    assert ip.df["retransmits"].isna().all() and ip.extras["tcp"]["cwnd_bytes"].isna().all()
+    assert (ip.df["bits_per_second"] > 0).all()
+    # The CLI: n/a in the tables, and the backend said when the fabric file chooses it.
+    fab = tmp_path / "flow.toml"
+    fab.write_text(fabriclab.api.fabric_arg("heps", backend="flow"))
+    assert fabriclab.Fabric.load(fab).backend == "flow" and fabriclab.Fabric.load(fab).dcqcn is None
+    r = run_cli("perftest", "ib_write_bw", "--fabric", fab, "--client", "h0", "--server", "h4", "-n", "50", "--counters")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("# fabriclab: flow backend")
+    qp_rows = r.stdout.split("QP counters:\n")[1].splitlines()[1:]
+    assert qp_rows and all(line.split()[5:] == ["n/a"] * 4 for line in qp_rows)
+    r = run_cli("fabric", "show", fab)
+    assert "backend:     flow" in r.stdout and "DCQCN:" not in r.stdout
 
 
 def test_backend_is_a_sweep_axis(tmp_path) -> None:

@@ -266,8 +266,10 @@ class Fabric:
         self.normalized_toml: str = info["toml"]
         #: The DCQCN parameters in force (the ``[cc]`` preset with its
         #: overrides), or None where RoCE QPs do not run DCQCN (InfiniBand,
-        #: iWARP, ``[cc] algorithm = "none"``).
+        #: iWARP, ``[cc] algorithm = "none"``, the flow backend).
         self.dcqcn: dict[str, Any] | None = info["dcqcn"]
+        #: The backend its runs use (``[sim] backend``): "packet" or "flow".
+        self.backend: str = info["backend"]
         #: The file this fabric was loaded from, if any.
         self.path: str | None = path
         self.is_preset: bool = _preset

@@ -52,6 +52,11 @@ from .kinds import kind_of
 from .results import Result
 from .scenario import check_scenario, load_scenario, run_item
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
 PROG = "fabriclab"
 _SUFFIX = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 _OPS = ("write", "read", "send")
@@ -304,12 +309,17 @@ def _qps_text(df: Any) -> str:
         f"{'qp':>5} {'host':<8} {'peer':<8} {'tx_payload':>14} {'rx_payload':>14} "
         f"{'retx':>8} {'cnps_rx':>8} {'cnps_tx':>8} {'rate_Gbps':>10}"
     ]
+    def num(v: Any, spec: str = "") -> str:
+        if v != v:  # NaN: not modelled (the flow backend)
+            return "n/a"
+        return format(v, spec) if spec else str(int(v))
+
     for q in df.itertuples(index=False):
         if q.tx_packets + q.rx_payload_bytes == 0:
             continue
         lines.append(
             f"{q.qp:>5} {q.host:<8} {q.peer:<8} {q.tx_payload_bytes:>14} {q.rx_payload_bytes:>14} "
-            f"{q.retx_packets:>8} {q.cnps_rx:>8} {q.cnps_tx:>8} {q.rate_gbps:>10.2f}"
+            f"{num(q.retx_packets):>8} {num(q.cnps_rx):>8} {num(q.cnps_tx):>8} {num(q.rate_gbps, '.2f'):>10}"
         )
     return "\n".join(lines) + "\n"
 
@@ -353,6 +363,8 @@ def _cmd_fabric(a: argparse.Namespace) -> None:
         groups = links.groupby(["role", "gbps", "delay_ns"], sort=True).size()
         for (role, gbps, delay), n in cast("Iterable[tuple[tuple[str, float, float], int]]", groups.items()):
             lines.append(f"  {n:>4} x {gbps:g} Gb/s, {delay:g} ns: {role}s")
+    if fab.backend == "flow":
+        lines.append("backend:     flow (flow-level model: no queues, PFC, ECN, DCQCN or drops; see --help)")
     if fab.dcqcn is not None:
         lines.append("DCQCN:       " + _dcqcn_line(fab.dcqcn))
     _out("\n".join(lines))
@@ -468,6 +480,8 @@ def _cmd_run(a: argparse.Namespace) -> None:
     if a.backend is not None:
         sc.fabric = api.Fabric(api.fabric_arg(sc.fabric, backend=a.backend))
     check_scenario(sc)  # a bad value in the last item, before the first runs
+    if a.backend is None and sc.fabric.backend == "flow":  # chosen by the fabric ([sim] backend)
+        _out("# fabriclab: flow backend (flow-level model; see --help)")
     _out(f"scenario {a.scenario}: fabric {sc.fabric.name or '(unnamed)'}, {len(sc.items)} item(s)")
     for i, item in enumerate(sc.items, 1):
         what = item_what(item)
@@ -548,8 +562,14 @@ def _cmd_bench(a: argparse.Namespace) -> None:
         _out(json.dumps(r, indent=2))
         return
     for key, label, fmt in _BENCH_ROWS:
-        if key in r:
-            _out(f"{label:<22} {fmt.format(r[key])}")
+        if key not in r:
+            continue
+        if r[key] is None:  # not measured (the flow backend has no packets)
+            _out(f"{label:<27} n/a")
+        elif key.startswith("packets_") and r.get("backend") == "flow":
+            _out(f"{label + ' (equiv.)':<27} {fmt.format(r[key])}")  # what the transfers amount to
+        else:
+            _out(f"{label:<27} {fmt.format(r[key])}")
 
 
 def _cmd_lab(a: argparse.Namespace) -> None:
@@ -641,6 +661,19 @@ def _partial_text(e: KeyboardInterrupt) -> str | None:
     return result.text if isinstance(result, Result) else None
 
 
+def _fabric_backend(fabric: Any) -> str | None:
+    """The ``[sim] backend`` a fabric argument's TOML asks for (None if it
+    cannot be read: the tool then says what is wrong), read without
+    building the fabric."""
+    try:
+        text, _ = api.resolve_fabric(fabric)
+        sim = tomllib.loads(text.lstrip("\ufeff")).get("sim", {})
+    except (ValueError, OSError):  # FabriclabError, TOMLDecodeError, UnicodeDecodeError
+        return None
+    backend = sim.get("backend") if isinstance(sim, dict) else None
+    return backend if isinstance(backend, str) else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0, 2 on an input error,
     3 on a run that failed: a PFC deadlock, a transport retry error; 4 when
@@ -659,6 +692,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if backend is not None and args.command not in ("run", "bench") and hasattr(args, "fabric"):
             # Every tool takes a Fabric wherever it takes a fabric name.
             args.fabric = api.Fabric(api.fabric_arg(args.fabric, backend=backend))
+        elif backend is None and args.command not in ("run", "bench", "fabric") and getattr(args, "fabric", None) is not None:
+            # The fabric file may choose the backend itself ([sim] backend).
+            backend = _fabric_backend(args.fabric)
         if backend == "flow":
             # A header line on the tool's text; beside JSON, on stderr.
             as_json = getattr(args, "json", False) or getattr(args, "output_format", "") == "json"

@@ -22,7 +22,10 @@
   flows, which has no real tool: :meth:`Result.summary` tabulates it).
 - ``res.ports`` / ``res.qps``: port and QP counter tables (None where a
   tool has none), ``res.ports_table`` the ports that carried traffic as
-  text.
+  text. On the flow backend the counters it does not model
+  (:data:`FLOW_NOT_MODELLED`: drops, marks, pauses, queues,
+  retransmissions, CNPs, TCP's window and RTT) are NaN, and ``n/a`` in
+  the text tables, never 0.
 - ``res.port_samples``: port telemetry (:data:`fabriclab.api.PORT_SAMPLE_COLUMNS`)
   for the tools that sample it (flows with ``sample_us``, the MPI tools
   with ``telemetry_us``; an empty table when not asked), else None;
@@ -53,12 +56,40 @@ import pandas as pd
 
 from ._tables import tuples
 
-__all__ = ["Result", "FIGURE_NAMES", "frame_attrs", "run_stoppable"]
+__all__ = ["Result", "FIGURE_NAMES", "FLOW_NOT_MODELLED", "frame_attrs", "run_stoppable"]
 
 #: The run figures every result may carry (None where a tool has none).
 FIGURE_NAMES = ("outcome", "sim_time_us", "events", "wall_s")
 
 _SCALARS = (str, int, float, bool)
+
+
+#: Counter columns the flow backend does not model (no queues, pauses,
+#: marks, drops, retransmissions, CNPs, rate limiters or TCP windows):
+#: NaN in its results, never 0. By table: ``ports``, ``qps``, the ``tcp``
+#: table among the extras, and iperf's interval tables.
+FLOW_NOT_MODELLED: dict[str, tuple[str, ...]] = {
+    "ports": (
+        "drops", "drop_bytes", "drops_by_prio", "ecn_marks", "pause_tx", "pause_starts", "pause_rx",
+        "paused_ps", "peak_queue_bytes", "peak_buffer_bytes", "lost_packets", "lost_bytes",
+        "wd_storms", "wd_restores", "wd_drops",
+    ),
+    "qps": ("rate_gbps", "retx_packets", "timeouts", "naks_rx", "cnps_rx", "cnps_tx", "rx_discarded"),
+    "tcp": (
+        "retx_segments", "fast_retransmits", "timeouts", "ecn_echoes", "ecn_cuts", "cwnd_bytes",
+        "max_cwnd_bytes", "srtt_ns", "rttvar_ns", "min_rtt_ns", "rx_out_of_order", "rx_ce_segments",
+    ),
+    # iperf's interval tables (its result and ``sums``): what TCP_INFO gives
+    "iperf": ("retransmits", "snd_cwnd", "snd_wnd", "rtt", "rttvar"),
+}
+
+
+def _not_modelled(df: pd.DataFrame | None, table: str) -> None:
+    """Blank (NaN) the columns of ``df`` that the flow backend does not model."""
+    if isinstance(df, pd.DataFrame):
+        cols = [c for c in FLOW_NOT_MODELLED[table] if c in df.columns]
+        if cols:
+            df[cols] = float("nan")
 
 
 def frame_attrs(tool: str, backend: str, fabric: str | None) -> dict[Hashable | None, Any]:
@@ -108,6 +139,13 @@ class Result:
 
     def __post_init__(self) -> None:
         self.df.attrs = frame_attrs(self.tool, self.backend, self.fabric)
+        if self.backend == "flow":
+            _not_modelled(self.ports, "ports")
+            _not_modelled(self.qps, "qps")
+            _not_modelled(self.extras.get("tcp"), "tcp")
+            if self.tool == "iperf":
+                for df in (self.df, self.extras.get("sums"), self.extras.get("server_intervals")):
+                    _not_modelled(df, "iperf")
 
     def set_name(self, name: str | None) -> None:
         """Label the result (and ``df.attrs["name"]``) with an item's name."""

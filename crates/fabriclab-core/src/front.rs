@@ -67,8 +67,11 @@ pub fn fabric_info_json(fabric: &str) -> Result<String> {
         })
         .collect();
     // The DCQCN parameters in force (preset and overrides resolved), where
-    // RoCE QPs run DCQCN.
-    let dcqcn = if spec.transport.is_roce() && spec.cc.algorithm == CcAlgorithm::Dcqcn {
+    // RoCE QPs run DCQCN (not on the flow backend, which has no queues).
+    let dcqcn = if spec.transport.is_roce()
+        && spec.cc.algorithm == CcAlgorithm::Dcqcn
+        && spec.sim.backend == crate::config::Backend::Packet
+    {
         serde_json::to_value(spec.cc.dcqcn()?).expect("json")
     } else {
         serde_json::Value::Null
@@ -81,6 +84,7 @@ pub fn fabric_info_json(fabric: &str) -> Result<String> {
         "links": links,
         "toml": spec.to_toml(),
         "dcqcn": dcqcn,
+        "backend": spec.sim.backend.name(),
     })
     .to_string())
 }
@@ -96,8 +100,14 @@ pub fn perftest_json(fabric: &str, options: &str, seed: u64) -> Result<String> {
             ("test", opts.test.name().into()),
             ("text", report::perftest::text(&r).into()),
             ("out_json", report::perftest::json(&r).into()),
-            ("ports_table", report::table::ports(&r.ports).into()),
-            ("qps_table", report::table::qps(&r.qps).into()),
+            (
+                "ports_table",
+                report::table::ports(&r.ports, spec.sim.backend).into(),
+            ),
+            (
+                "qps_table",
+                report::table::qps(&r.qps, spec.sim.backend).into(),
+            ),
         ],
         &r,
     )
@@ -138,8 +148,14 @@ pub fn iperf_json(fabric: &str, options: &str, seed: u64) -> Result<String> {
         [
             ("text", report::iperf::text(&r).into()),
             ("json", report::iperf::json(&r).into()),
-            ("ports_table", report::table::ports(&r.ports).into()),
-            ("tcp_table", report::table::tcp(&r.tcp).into()),
+            (
+                "ports_table",
+                report::table::ports(&r.ports, spec.sim.backend).into(),
+            ),
+            (
+                "tcp_table",
+                report::table::tcp(&r.tcp, spec.sim.backend).into(),
+            ),
         ],
         &r,
     )
@@ -248,7 +264,7 @@ pub fn flows_json(
         outcome,
         port_samples: &port_samples,
         ports: &ports,
-        ports_table: report::table::ports(&ports),
+        ports_table: report::table::ports(&ports, spec.sim.backend),
         qp_failures: sim.net.qp_failures(),
         qps: &qps,
         samples: sim.net.samples(),
@@ -360,7 +376,10 @@ where
                     .collect::<Vec<_>>()
                     .into(),
             ),
-            ("ports_table", report::table::ports(ports).into()),
+            (
+                "ports_table",
+                report::table::ports(ports, spec.sim.backend).into(),
+            ),
         ],
         &r,
     )
@@ -490,7 +509,10 @@ pub fn fio_json(fabric: &str, options: &str, seed: u64, progress: OnTick<'_>) ->
         [
             ("text", report::fio::text(&r).into()),
             ("json", report::fio::json(&r).into()),
-            ("ports_table", report::table::ports(&r.ports).into()),
+            (
+                "ports_table",
+                report::table::ports(&r.ports, spec.sim.backend).into(),
+            ),
         ],
         &r,
     )
@@ -634,6 +656,38 @@ mod tests {
             "{e}"
         );
         assert!(!e.contains("line 1") && !e.contains("variant"), "{e}");
+    }
+
+    #[test]
+    fn the_flow_backends_tables_say_n_a_where_it_models_nothing() {
+        let heps = crate::config::preset_toml("heps").unwrap();
+        let opts = r#"{"test": "ib_write_bw", "client": "h0", "server": "h4", "iters": 20}"#;
+        let table = |backend: &str, key: &str| -> String {
+            let fabric = super::fabric_with_backend(heps, backend).unwrap();
+            let out: serde_json::Value =
+                serde_json::from_str(&super::perftest_json(&fabric, opts, 1).unwrap()).unwrap();
+            out[key].as_str().unwrap().to_string()
+        };
+        // h0's port: tx_bytes, rx_bytes, then drops ... peak_buf_KB.
+        let row = |t: &str| -> Vec<String> {
+            let line = t.lines().find(|l| l.starts_with("h0 ")).unwrap();
+            line.split_whitespace().map(str::to_string).collect()
+        };
+        let packet = row(&table("packet", "ports_table"));
+        let flow = row(&table("flow", "ports_table"));
+        assert_eq!(packet[5..], ["0", "0", "0", "0", "0.000", "0.0", "0.0"]);
+        assert_eq!(flow[5..], ["n/a"; 7]);
+        assert!(flow[3].parse::<u64>().unwrap() > 0, "tx_bytes is modelled");
+        // QPs: retx, CNPs and the rate limiter's rate.
+        let qp = |t: &str| -> Vec<String> {
+            let line = t.lines().nth(1).unwrap();
+            line.split_whitespace().map(str::to_string).collect()
+        };
+        assert_eq!(
+            qp(&table("packet", "qps_table"))[5..],
+            ["0", "0", "0", "100.00"]
+        );
+        assert_eq!(qp(&table("flow", "qps_table"))[5..], ["n/a"; 4]);
     }
 
     #[test]

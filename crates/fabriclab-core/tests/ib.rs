@@ -231,7 +231,7 @@ fn a_slow_receiver_stops_its_upstream_port_exactly_when_credits_run_out() {
     );
     // The sender kept its credits; nothing was lost or paused.
     let ports = sim.net.port_reports();
-    let table = report::table::ports(&ports);
+    let table = report::table::ports(&ports, fabriclab_core::config::Backend::Packet);
     println!("{table}");
     assert!(table.contains("cred_stall_us") && !table.contains("pause_tx"));
     assert!(ports

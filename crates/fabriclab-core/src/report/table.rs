@@ -1,16 +1,29 @@
-//! Plain-text summary tables of counters (for the CLI).
+//! Plain-text summary tables of counters (for the CLI). On the flow
+//! backend the columns of what it does not model (drops, ECN marks, PFC
+//! pauses, queues; retransmissions, CNPs and the QPs' rate-limiter rate;
+//! TCP's losses, window and RTT) read `n/a`, never 0.
 
+use crate::config::Backend;
 use crate::net::{PortReport, QpReport, TcpReport};
 use std::fmt::Write;
+
+/// `value` as text, or `n/a` where `backend` does not model it.
+fn or_na(backend: Backend, value: impl std::fmt::Display) -> String {
+    match backend {
+        Backend::Packet => value.to_string(),
+        Backend::Flow => "n/a".into(),
+    }
+}
 
 /// A table of the ports that carried traffic or saw an event (with credit
 /// columns instead of PFC and ECN ones on an InfiniBand fabric, and a
 /// `lost` column when a link failure lost packets, and the watchdog's
 /// storms and drops when the PFC watchdog acted).
-pub fn ports(ports: &[PortReport]) -> String {
+pub fn ports(ports: &[PortReport], backend: Backend) -> String {
     if ports.first().is_some_and(|p| p.ib.is_some()) {
-        return ib_ports(ports);
+        return ib_ports(ports, backend);
     }
+    let na = |v: String| or_na(backend, v);
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -53,19 +66,19 @@ pub fn ports(ports: &[PortReport]) -> String {
         }
         let _ = writeln!(
             out,
-            "{:<10} {:>4} {:<10} {:>14} {:>14} {:>7} {:>9} {:>8} {:>8} {:>11.3} {:>11.1} {:>11.1}",
+            "{:<10} {:>4} {:<10} {:>14} {:>14} {:>7} {:>9} {:>8} {:>8} {:>11} {:>11} {:>11}",
             p.node,
             p.port,
             p.peer,
             c.tx_bytes,
             c.rx_bytes,
-            c.drops,
-            c.ecn_marks,
-            c.pause_tx,
-            c.pause_rx,
-            c.paused_ps as f64 / 1e6,
-            c.peak_queue_bytes as f64 / 1e3,
-            c.peak_buffer_bytes as f64 / 1e3
+            na(c.drops.to_string()),
+            na(c.ecn_marks.to_string()),
+            na(c.pause_tx.to_string()),
+            na(c.pause_rx.to_string()),
+            na(format!("{:.3}", c.paused_ps as f64 / 1e6)),
+            na(format!("{:.1}", c.peak_queue_bytes as f64 / 1e3)),
+            na(format!("{:.1}", c.peak_buffer_bytes as f64 / 1e3))
         );
         if lost {
             out.pop();
@@ -96,7 +109,8 @@ pub fn ports(ports: &[PortReport]) -> String {
     out
 }
 
-fn ib_ports(ports: &[PortReport]) -> String {
+fn ib_ports(ports: &[PortReport], backend: Backend) -> String {
+    let na = |v: String| or_na(backend, v);
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -124,26 +138,27 @@ fn ib_ports(ports: &[PortReport]) -> String {
         let stalled: u64 = ib.credit_stalled_ps.iter().sum();
         let _ = writeln!(
             out,
-            "{:<10} {:>4} {:<10} {:>14} {:>14} {:>7} {:>10} {:>13.3} {:>7} {:>8} {:>11.1} {:>11.1}",
+            "{:<10} {:>4} {:<10} {:>14} {:>14} {:>7} {:>10} {:>13} {:>7} {:>8} {:>11} {:>11}",
             p.node,
             p.port,
             p.peer,
             c.tx_bytes,
             c.rx_bytes,
-            c.drops,
-            ib.fecn_marks,
-            stalled as f64 / 1e6,
-            ib.credit_stalls,
-            ib.fcp_tx,
-            ib.peak_vl_queue_bytes as f64 / 1e3,
-            ib.peak_vl_buffer_bytes as f64 / 1e3
+            na(c.drops.to_string()),
+            na(ib.fecn_marks.to_string()),
+            na(format!("{:.3}", stalled as f64 / 1e6)),
+            na(ib.credit_stalls.to_string()),
+            na(ib.fcp_tx.to_string()),
+            na(format!("{:.1}", ib.peak_vl_queue_bytes as f64 / 1e3)),
+            na(format!("{:.1}", ib.peak_vl_buffer_bytes as f64 / 1e3))
         );
     }
     out
 }
 
 /// A table of the QPs that sent or received data.
-pub fn qps(qps: &[QpReport]) -> String {
+pub fn qps(qps: &[QpReport], backend: Backend) -> String {
+    let na = |v: String| or_na(backend, v);
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -157,23 +172,24 @@ pub fn qps(qps: &[QpReport]) -> String {
         }
         let _ = writeln!(
             out,
-            "{:>5} {:<8} {:<8} {:>14} {:>14} {:>8} {:>8} {:>8} {:>10.2}",
+            "{:>5} {:<8} {:<8} {:>14} {:>14} {:>8} {:>8} {:>8} {:>10}",
             q.qp,
             q.host,
             q.peer,
             c.tx_payload_bytes,
             c.rx_payload_bytes,
-            c.retx_packets,
-            c.cnps_rx,
-            c.cnps_tx,
-            q.rate_gbps
+            na(c.retx_packets.to_string()),
+            na(c.cnps_rx.to_string()),
+            na(c.cnps_tx.to_string()),
+            na(format!("{:.2}", q.rate_gbps))
         );
     }
     out
 }
 
 /// A table of the TCP connections.
-pub fn tcp(conns: &[TcpReport]) -> String {
+pub fn tcp(conns: &[TcpReport], backend: Backend) -> String {
+    let na = |v: String| or_na(backend, v);
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -195,19 +211,19 @@ pub fn tcp(conns: &[TcpReport]) -> String {
         let c = &t.counters;
         let _ = writeln!(
             out,
-            "{:>5} {:<8} {:<8} {:<6} {:>14} {:>14} {:>8} {:>6} {:>5} {:>9} {:>11.1} {:>9.1}",
+            "{:>5} {:<8} {:<8} {:<6} {:>14} {:>14} {:>8} {:>6} {:>5} {:>9} {:>11} {:>9}",
             t.conn,
             t.client,
             t.server,
             t.cc,
             c.tx_bytes,
             c.rx_bytes,
-            c.retx_segments,
-            c.fast_retransmits,
-            c.timeouts,
-            c.ecn_echoes,
-            c.cwnd_bytes as f64 / 1e3,
-            c.srtt_ns as f64 / 1e3
+            na(c.retx_segments.to_string()),
+            na(c.fast_retransmits.to_string()),
+            na(c.timeouts.to_string()),
+            na(c.ecn_echoes.to_string()),
+            na(format!("{:.1}", c.cwnd_bytes as f64 / 1e3)),
+            na(format!("{:.1}", c.srtt_ns as f64 / 1e3))
         );
     }
     out
