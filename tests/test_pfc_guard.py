@@ -90,3 +90,22 @@ def test_bad_watchdog_and_storm_input_is_a_fabric_error():
         )
     with pytest.raises(fabriclab.FabricError, match="pfc.watchdog.detection_us"):
         fabriclab.Fabric.from_toml(base + "[pfc.watchdog]\ndetection_us = -5\n")
+
+
+def test_sweeps_and_comparisons_list_a_deadlocked_run_as_failed(tmp_path):
+    # flows reports a deadlock in its result rather than raising; a sweep
+    # (and compare, which runs sweeps) must not take its rows for a result
+    pytest.importorskip("distributed")
+    from cluster_help import local_client
+
+    (tmp_path / "ring.toml").write_text(ring())
+    flows = ", ".join(f'{{src = "h{i}", dst = "h{(i + 2) % 5}", bytes = {8 << 20}}}' for i in range(5))
+    sc = tmp_path / "ring_flows.toml"
+    sc.write_text(f'fabric = "ring.toml"\n[[flows]]\nname = "ring"\nflows = [{flows}]\n')
+    with local_client() as client:
+        df = fabriclab.sweep(sc, {"seed": [1]}, client=client)
+        assert df.attrs["failed"] == [0]
+        assert df.error.str.startswith("DeadlockError: ").all() and "s4 -> s0" in df.error.iloc[0]
+        cmp = fabriclab.compare(sc, set={"fabric.sim.backend": "flow"}, repeat=1, client=client)
+    assert [(f["side"], f["item"]) for f in cmp.attrs["failed"]] == [("A", "flows[0]")]
+    assert "DeadlockError" in cmp.attrs["failed"][0]["error"]

@@ -334,10 +334,11 @@ def compare_runs(runs: pd.DataFrame, metric: str | Iterable[str] | None = None) 
     """Compare the rows of :func:`run_sides` (see :func:`compare`)."""
     metrics = _metric_list(metric)
     ok = runs[runs["error"].isna() & runs["item"].notna()] if "error" in runs else runs
-    failed = [
-        {"side": r["side"], "seed": r.get("seed"), "item": r["item"], "error": r["error"]}
+    # one entry per failed run of an item (a failed flows run has a row per flow)
+    failed = list({
+        (r["side"], r.get("seed"), r["item"]): {"side": r["side"], "seed": r.get("seed"), "item": r["item"], "error": r["error"]}
         for r in runs[runs["error"].notna()].to_dict("records")
-    ] if "error" in runs else []
+    }.values()) if "error" in runs else []
     if "flows" in set(ok["kind"]):
         ok = ok.copy()
         ok["flow"] = ok.groupby(["side", "point", "item"], sort=False).cumcount()

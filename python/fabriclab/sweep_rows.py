@@ -27,7 +27,7 @@ from .sweep_scenario import scenario_from_text
 
 __all__ = [
     "ERROR", "LEADING_COLUMNS", "ITEM_COLUMNS", "audit_env", "run_point", "error_text", "param_columns", "columns",
-    "cell", "point_records", "rows_frame",
+    "cell", "point_records", "rows_frame", "run_failure",
 ]
 
 #: The columns every sweep result starts with, the swept paths going
@@ -44,9 +44,26 @@ def error_text(e: BaseException) -> str:
     return f"{type(e).__name__}: {e}"
 
 
+def run_failure(res: Result) -> str | None:
+    """The run failure a result carries instead of raising it (flows
+    reports what ran before a PFC deadlock or a QP's transport retry
+    error), as :func:`error_text` words it; None if the run did not fail."""
+    if res.extras.get("deadlock_error"):
+        return f"DeadlockError: {res.extras['deadlock_error']}"
+    failures = res.extras.get("qp_failures")
+    if failures and isinstance(failures, list):
+        f = failures[0]
+        return (
+            f"TransportRetryError: transport retry counter exceeded on QP {f['qp']} "
+            f"({f['host']} -> {f['peer']}) at {f['time_ps'] / 1e6:.3f} us"
+        )
+    return None
+
+
 def _result_rows(label: str, kind: str, name: str | None, res: Result) -> list[dict[str, Any]]:
-    """One record per row of an item's result, with the item's figures."""
-    head = {"item": label, "kind": kind, "name": name, ERROR: None}
+    """One record per row of an item's result, with the item's figures (and
+    its run failure, if it carries one: its rows are then not a result)."""
+    head = {"item": label, "kind": kind, "name": name, ERROR: run_failure(res)}
     extra = figures(res)
     recs = records(res.df) or [{}]
     return [{**rec, **extra, **head} for rec in recs]  # the leading columns win any clash

@@ -167,7 +167,9 @@ def sweep(
     flows item's per-flow table, IMB's, OSU's or Cbench's rows),
     ``outcome``, ``sim_time_us``, ``events`` (where the item has them) and
     ``error``: None, or the error of an item that failed (its only row; the
-    point's other items and the other points still run) or of a point whose
+    point's other items and the other points still run; a flows item whose
+    run ended in a PFC deadlock or a transport retry error keeps its rows,
+    each with the error) or of a point whose
     worker died (one row, no item). ``df.attrs`` holds ``"params"`` (the
     swept paths), ``"points"`` (how many) and ``"failed"`` (the indices of
     points with an error). The same grid and seeds give the same
