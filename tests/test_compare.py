@@ -156,8 +156,8 @@ def test_bad_input_is_refused_before_anything_runs(tiny, tmp_path):
         fabriclab.compare(HEPS, tiny, client=NoClient())
     with pytest.raises(ParseError, match="unknown sweep path 'fabrik.cc.algorithm'"):
         fabriclab.compare(tiny, set={"fabrik.cc.algorithm": "none"}, client=NoClient())
-    for bad in (0, -1, True, 1.5):
-        with pytest.raises(InvalidArgumentError, match="repeat must be an integer >= 1"):
+    for bad in (0, -1, True, 1.5, 1001, 10**23):
+        with pytest.raises(InvalidArgumentError, match="repeat must be an integer from 1 to 1000"):
             fabriclab.compare(tiny, repeat=bad, client=NoClient())
     with pytest.raises(InvalidArgumentError, match="seed cannot be set"):
         fabriclab.compare(tiny, set={"seed": 3}, client=NoClient())
@@ -249,12 +249,25 @@ def test_cli_compare_errors(tiny, tmp_path, capsys):
     assert_cli_error(run(tiny, HEPS), "differ in their items")
     assert_cli_error(run(tiny, "--set", "fabrik.cc.algorithm=none"), "unknown sweep path 'fabrik.cc.algorithm'")
     assert_cli_error(run(tiny, "--set", "perftest[3].size=8"), "index must be 0")
-    assert_cli_error(run(tiny, "--repeat", "0"), "repeat must be an integer >= 1")
+    assert_cli_error(run(tiny, "--repeat", "0"), "repeat must be an integer from 1 to 1000")
+    assert_cli_error(run(tiny, "--repeat", "99999999999999999999999"), "repeat must be an integer from 1 to 1000")
+    for bad_client in (5, "x"):
+        with pytest.raises(InvalidArgumentError, match="client must be a distributed.Client|scheduler address"):
+            fabriclab.compare(tiny, set={"perftest.size": 8}, repeat=1, client=bad_client)
     assert_cli_error(run(tiny, "--set", "fabric.cc.algorithm=none,dcqcn"), "one value per path", "fabriclab sweep")
     assert_cli_error(run(tiny, "--set", "seed=2"), "seed cannot be set")
     assert_cli_error(run(tiny, "--set", "perftest.iters=0"), "side B (perftest.iters = 0, seed = 1): perftest[0]: -n 0")
     assert_cli_error(run(tiny, "--metric", "iops"), "metric 'iops'", "bw_avg_gbps")
     assert_cli_error(run(tiny, "--csv", tmp_path / "no" / "x.csv"), "--csv", "no such directory")
+    # outputs never overwrite the inputs, nor each other, and have names
+    assert_cli_error(run(tiny, "--set", "perftest.size=8", "--csv", tiny), "--csv", "input of this command")
+    assert_cli_error(run(tiny, "--set", "perftest.size=8", "--html", tiny), "--html", "input of this command")
+    out = tmp_path / "out.csv"
+    assert_cli_error(run(tiny, "--set", "perftest.size=8", "--csv", out, "--html", out), "--csv and --html both name")
+    assert_cli_error(run(tiny, "--set", "perftest.size=8", "--csv", ""), "--csv: give a file name")
+    empty = tmp_path / "empty.toml"
+    empty.write_text('fabric = "heps"\n')
+    assert_cli_error(run(empty, "--set", "fabric.cc.algorithm=none"), "runs nothing")
     assert_cli_error(run(tiny, "--workers", "2", "--scheduler", "tcp://127.0.0.1:1"), "not allowed")
     assert_cli_error(run(tmp_path / "missing.toml"), "missing.toml: no such file")
     # and as a program: the message, exit status 2, no traceback

@@ -17,7 +17,7 @@ import pytest
 
 import fabriclab
 from conftest import run_cli
-from fabriclab.errors import InvalidArgumentError, ParseError
+from fabriclab.errors import ArgumentTypeError, InvalidArgumentError, ParseError
 from fabriclab.lab import KINDS, LAB_DIR, Metric, Selector, load_lab, load_labs
 from fabriclab.lab_measure import QUICK_SKIPPED, VERDICTS, measure, measure_mean, verdict
 from fabriclab.lab_runs import LAB_COLUMNS, run_lab, scenario_of, table_text
@@ -265,6 +265,13 @@ def test_cli_lab_run_json_parses():
     assert all(set(LAB_COLUMNS) <= set(m) for m in doc["metrics"])
 
 
+def test_cli_lab_html_never_overwrites_a_lab_file(tmp_path):
+    lab = copy_lab(tmp_path, "heps", "published = 92.0", "published = 92.0")
+    assert_cli_error(run_cli("lab", "run", str(lab), "--html", str(lab)), "--html", "input of this command")
+    assert_cli_error(run_cli("lab", "run", "heps", "--html", ""), "--html: give a file name")
+    assert lab.read_text().startswith((LAB_DIR / "heps.toml").read_text()[:20])
+
+
 def test_cli_unknown_lab_is_an_input_error():
     assert_cli_error(run_cli("lab", "run", "no-such-lab"), "unknown lab 'no-such-lab'", "heps")
     with pytest.raises(InvalidArgumentError, match="unknown lab"):
@@ -387,7 +394,33 @@ def test_a_lab_with_repetitions_runs_each_item_with_successive_seeds(tmp_path, m
     assert json.loads(r.stdout)["repetitions"] == 3
 
 
-@pytest.mark.parametrize("value", ["0", "2.5", "true", '"3"'])
+@pytest.mark.parametrize(
+    "old, new, says",
+    [
+        ("published = 92.0", "published = inf", "published: must be a finite number, got inf"),
+        ("tolerance_pct = 5\n", "tolerance_pct = inf\n", "tolerance_pct: must be a finite number"),
+        ("tolerance_pct = 5\n", "tolerance_pct = 5\nscale = 0\n", "scale: must not be 0"),
+        ("tolerance_pct = 5\n", "tolerance_pct = 5\ndivide_by = inf\n", "divide_by: must be a finite number"),
+    ],
+)
+def test_absurd_numbers_in_a_lab_file_are_refused(tmp_path, old, new, says):
+    # an infinite figure or tolerance judged everything "reproduced" (and
+    # wrote -Infinity into the JSON); scale = 0 made every value 0
+    path = copy_lab(tmp_path, "heps", old, new)
+    with pytest.raises(ParseError, match=re.escape(says)):
+        load_lab(path)
+    assert_cli_error(run_cli("lab", "run", str(path)), says)
+
+
+def test_a_lab_is_named_by_a_string_or_a_path():
+    for bad in (None, 5, ["heps"], b"heps"):
+        with pytest.raises(ArgumentTypeError, match="a lab is a name"):
+            fabriclab.lab_run(bad)  # type: ignore[arg-type]
+    with pytest.raises(ArgumentTypeError, match="client must be"):
+        fabriclab.lab_run("heps", client=5)
+
+
+@pytest.mark.parametrize("value", ["0", "2.5", "true", '"3"', "1001"])
 def test_bad_repetitions_name_the_key(tmp_path, value):
     path = copy_lab(tmp_path, "heps", "quick_runtime_s = 0.2\n", f"quick_runtime_s = 0.2\nrepetitions = {value}\n")
     with pytest.raises(ParseError, match=r"\[lab\] repetitions"):

@@ -166,6 +166,16 @@ def test_a_bad_value_in_the_last_item_is_refused_before_the_first_runs(toml_file
     assert "fabriclab: error: item 3, [[perftest]] 'late': -n 0" in r.stderr and "Traceback" not in r.stderr
 
 
+def test_dashboard_prefix_is_checked_before_the_runs(toml_file, tmp_path):
+    path = toml_file(LATE_BAD.split("[[imb]]")[0], "one.toml")
+    for bad, says in (("", "give a file name prefix"), (f"{tmp_path}/", "give a file name prefix")):
+        r = run_cli("run", path, "--dashboard", bad)
+        assert r.returncode == 2 and says in r.stderr and r.stdout == "", (r.stdout, r.stderr)
+    (tmp_path / "d-1.html").mkdir()
+    r = run_cli("run", path, "--dashboard", tmp_path / "d")
+    assert r.returncode == 2 and "is a directory" in r.stderr and r.stdout == ""
+
+
 def test_check_mode_runs_nothing_and_ends_with_the_call():
     from fabriclab import _core
     from fabriclab.precheck import check_call

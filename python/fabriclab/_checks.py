@@ -18,7 +18,7 @@ import json
 import math
 import operator
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .errors import (
@@ -29,7 +29,7 @@ from .errors import (
     MissingFileError,
 )
 
-__all__ = ["as_int", "as_seed", "as_float", "as_bool", "as_str", "as_list", "as_mapping", "as_path", "check_out_path", "dumps", "read_file"]
+__all__ = ["as_int", "as_seed", "as_float", "as_bool", "as_str", "as_list", "as_mapping", "as_path", "check_out_path", "check_out_paths", "dumps", "read_file"]
 
 
 def as_int(name: str, value: Any) -> int:
@@ -119,15 +119,37 @@ def read_file(path: str) -> bytes:
         raise
 
 
-def check_out_path(path: str, option: str) -> None:
-    """An output file a command writes when its runs end: a path that is a
-    folder, or in a folder that does not exist, is refused before they
-    start, not after."""
+def check_out_path(path: str, option: str, inputs: Iterable[str | os.PathLike[str] | None] = ()) -> None:
+    """An output file a command writes when its runs end: an empty name, a
+    path that is a folder, in a folder that does not exist, or that is one
+    of the command's ``inputs`` (a scenario or lab file it would
+    overwrite) is refused before they start, not after."""
+    if not path:
+        raise InvalidArgumentError(f"{option}: give a file name (it is empty)")
+    target = os.path.realpath(path)
+    for src in inputs:
+        if src is not None and os.path.realpath(os.fspath(src)) == target:
+            raise InvalidArgumentError(f"{option} {path}: that is an input of this command, which it would overwrite; give another file name")
     if os.path.isdir(path):
         raise InvalidArgumentError(f"{option} {path}: is a directory; give a file name")
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise InvalidArgumentError(f"{option} {path}: no such directory {folder}")
+
+
+def check_out_paths(outs: Iterable[tuple[str | None, str]], inputs: Iterable[str | os.PathLike[str] | None] = ()) -> None:
+    """:func:`check_out_path` for each (path, option) given (None: not
+    asked for), and no two options naming the same file."""
+    inputs = list(inputs)
+    seen: dict[str, str] = {}
+    for path, option in outs:
+        if path is None:
+            continue
+        check_out_path(path, option, inputs)
+        real = os.path.realpath(path)
+        if real in seen:
+            raise InvalidArgumentError(f"{seen[real]} and {option} both name {path}; give each its own file")
+        seen[real] = option
 
 
 def as_mapping(name: str, value: Any) -> Mapping[str, Any]:

@@ -475,8 +475,11 @@ def _is_number(text: str) -> bool:
 
 def _cmd_run(a: argparse.Namespace) -> None:
     sc = load_scenario(a.scenario)
-    if a.dashboard:
-        check_out_path(f"{a.dashboard}-1.html", "--dashboard")  # before the runs, not after
+    if a.dashboard is not None:
+        if not a.dashboard or a.dashboard.endswith(("/", os.sep)):
+            raise InvalidArgumentError(f"--dashboard {a.dashboard!r}: give a file name prefix (PREFIX-1.html, ...)")
+        for i in range(1, len(sc.items) + 1):  # before the runs, not after
+            check_out_path(f"{a.dashboard}-{i}.html", "--dashboard", inputs=(a.scenario,))
     if a.backend is not None:
         sc.fabric = api.Fabric(api.fabric_arg(sc.fabric, backend=a.backend))
     check_scenario(sc)  # a bad value in the last item, before the first runs

@@ -99,8 +99,8 @@ def cmd_lab(a: argparse.Namespace, item_what: Callable[[Any], str], print_item: 
     for i, lab_path in enumerate(seen):
         if lab_path in seen[:i]:
             raise InvalidArgumentError(f"lab {labs[i].name} is named twice; name each lab once")
-    if a.html:
-        check_out_path(a.html, "--html")  # before minutes of runs, not after
+    if a.html is not None:
+        check_out_path(a.html, "--html", inputs=seen)  # before minutes of runs, not after
 
     def on_item(lab: Lab, run: LabRun, i: int, item: Any) -> None:
         label = f" {item.name!r}" if item.name else ""

@@ -46,6 +46,7 @@ from .bisection import CBENCH_COLUMNS
 from .errors import ArgumentTypeError, FabriclabError, InvalidArgumentError
 from .gpu import NCCL_COLUMNS
 from .kinds import NAMES as ITEM_KINDS
+from .lab import MAX_REPEAT
 from .lab_runs import fmt
 from .linpack import HPL_COLUMNS
 from .mpi import IMB_COLUMNS, OSU_COLUMNS
@@ -115,8 +116,10 @@ def _metrics_of(kind: str) -> list[str]:
 
 
 def _repeat(repeat: Any) -> int:
-    if isinstance(repeat, bool) or not isinstance(repeat, numbers.Integral) or repeat < 1:
-        raise InvalidArgumentError(f"repeat must be an integer >= 1 (runs per side, seeds 1..repeat), got {repeat!r}")
+    if isinstance(repeat, bool) or not isinstance(repeat, numbers.Integral) or not 1 <= repeat <= MAX_REPEAT:
+        raise InvalidArgumentError(
+            f"repeat must be an integer from 1 to {MAX_REPEAT} (runs per side, seeds 1..repeat), got {repeat!r}"
+        )
     return int(repeat)
 
 

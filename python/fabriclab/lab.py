@@ -67,6 +67,7 @@ written by hand. (Runs in parallel: :mod:`fabriclab.lab_dask`.)
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import sys
@@ -76,7 +77,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from ._checks import read_file
-from .errors import InvalidArgumentError, ParseError
+from .errors import ArgumentTypeError, InvalidArgumentError, ParseError
 from .kinds import NAMES as ITEM_KINDS
 from .scenario import file_order
 
@@ -96,6 +97,9 @@ AGGS = ("only", "mean", "min", "max", "sum")
 OPS = ("value", "difference", "ratio", "reduction_pct")
 PLOT_KINDS = ("lines", "bars")
 
+#: Most repetitions of a lab's runs (and of a comparison's): the seed
+#: reports repeated theirs 5 times; 1,000 is already hours of runs.
+MAX_REPEAT = 1000
 _LAB_KEYS = {"name", "seed", "title", "reproduces", "runtime_s", "quick_runtime_s", "notes", "repetitions"}
 _RUN_KEYS = {"name", "fabric", "seed", "set", "quick", *ITEM_KINDS}
 _METRIC_KEYS = {
@@ -241,6 +245,11 @@ def load_labs() -> list[Lab]:
 
 
 def _lab_path(name_or_path: str | os.PathLike[str]) -> str:
+    if not isinstance(name_or_path, (str, os.PathLike)) or isinstance(os.fspath(name_or_path), bytes):
+        raise ArgumentTypeError(
+            "a lab is a name (see `fabriclab lab list`) or the path of a lab file, "
+            f"not {type(name_or_path).__name__}"
+        )
     text = os.fspath(name_or_path)
     if isinstance(name_or_path, os.PathLike) or text.endswith(".toml") or os.sep in text:
         return text
@@ -297,11 +306,13 @@ def _str(w: _Where, key: str, v: Any, empty: bool = False) -> str:
     return v
 
 
-def _number(w: _Where, key: str, v: Any, positive: bool = False) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v:
-        raise w.error(key, f"must be a number, got {v!r}")
+def _number(w: _Where, key: str, v: Any, positive: bool = False, nonzero: bool = False) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        raise w.error(key, f"must be a finite number, got {v!r}")
     if positive and v <= 0:
         raise w.error(key, f"must be above 0, got {v!r}")
+    if nonzero and v == 0:
+        raise w.error(key, "must not be 0 (it would make every value 0)")
     return float(v)
 
 
@@ -331,8 +342,8 @@ def _parse(path: str, text: str, doc: dict[str, Any]) -> Lab:
     seed = _str(w, "[lab] seed", head["seed"])
     runtimes = {k: _number(w, f"[lab] {k}", head[k], positive=True) if k in head else None for k in ("runtime_s", "quick_runtime_s")}
     repetitions = head.get("repetitions", 1)
-    if isinstance(repetitions, bool) or not isinstance(repetitions, int) or repetitions < 1:
-        raise w.error("[lab] repetitions", f"must be a whole number of runs, 1 or more, got {repetitions!r}")
+    if isinstance(repetitions, bool) or not isinstance(repetitions, int) or not 1 <= repetitions <= MAX_REPEAT:
+        raise w.error("[lab] repetitions", f"must be a whole number of runs from 1 to {MAX_REPEAT}, got {repetitions!r}")
 
     runs_doc = doc["run"]
     if not isinstance(runs_doc, list) or not runs_doc:
@@ -518,7 +529,7 @@ def _parse_metric(w: _Where, i: int, m: Any, runs: Sequence[LabRun]) -> Metric:
         op=op,
         by=by,
         agg=agg,
-        scale=_number(w, f"{key} scale", m.get("scale", 1.0)),
+        scale=_number(w, f"{key} scale", m.get("scale", 1.0), nonzero=True),
         divide_by=_number(w, f"{key} divide_by", m.get("divide_by", 1.0), positive=True),
         note=_str(w, f"{key} note", m.get("note", ""), empty=True),
         quick=_bool(w, f"{key} quick", m.get("quick", True)),

@@ -27,7 +27,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from .errors import InvalidArgumentError
+from .errors import ArgumentTypeError, InvalidArgumentError
 from .sweep_grid import SweepPoint
 from .sweep_rows import ERROR, error_text, point_records, run_point
 from .sweep_writer import Writer
@@ -131,6 +131,11 @@ def dask_client(client: Any, n: int, what: str = "a sweep on a local Dask cluste
                 where += f", dashboard {cluster.dashboard_link}"
             yield c, where
         return
+    if not isinstance(client, str) and not callable(getattr(client, "submit", None)):
+        raise ArgumentTypeError(
+            "client must be a distributed.Client or a scheduler address such as 'tcp://host:8786', "
+            f"not {type(client).__name__}"
+        )
     if isinstance(client, str):
         _check_address(client)
         try:

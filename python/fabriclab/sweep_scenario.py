@@ -52,6 +52,9 @@ def load_swept(path: str) -> SweptFile:
     """Read scenario file ``path`` for sweeping."""
     text, doc = read_toml(path)
     counts = {k: len(doc[k]) if isinstance(doc.get(k), list) else 0 for k in NAMES}
+    if not any(counts.values()):
+        # as load_scenario: a file that runs nothing is a mistake
+        raise ParseError(f"scenario {path}: it runs nothing; add an item table such as [[perftest]] or [[imb]] ({', '.join(NAMES)})")
     return SweptFile(path, os.path.dirname(os.path.abspath(path)), doc, file_order(text, counts))
 
 
