@@ -124,3 +124,33 @@ pub(crate) fn fabric_err<T>(msg: impl Into<String>) -> Result<T> {
 pub(crate) fn arg_err<T>(msg: impl Into<String>) -> Result<T> {
     Err(Error::InvalidArgument(msg.into()))
 }
+
+/// A deserializer's message with the Rust type it expected put in words
+/// ("expected u32" -> "expected a whole number from 0 to 4294967295"): the
+/// user wrote TOML or passed options, not Rust.
+pub(crate) fn types_in_words(msg: &str) -> String {
+    for (rust, words) in [
+        (
+            "expected u64",
+            "expected a whole number from 0 to 18446744073709551615",
+        ),
+        (
+            "expected u32",
+            "expected a whole number from 0 to 4294967295",
+        ),
+        ("expected u16", "expected a whole number from 0 to 65535"),
+        ("expected u8", "expected a whole number from 0 to 255"),
+        ("expected usize", "expected a whole number of 0 or more"),
+        ("expected i64", "expected a whole number"),
+        (
+            "expected i32",
+            "expected a whole number from -2147483648 to 2147483647",
+        ),
+        ("expected f64", "expected a number"),
+    ] {
+        if let Some(head) = msg.strip_suffix(rust) {
+            return format!("{head}{words}");
+        }
+    }
+    msg.to_string()
+}

@@ -564,33 +564,11 @@ fn options_err(what: &str, e: &serde_json::Error) -> Error {
             );
         }
     }
-    let mut msg = msg
+    let msg = msg
         .replace("unknown variant `", "unknown value `")
         .replace("`, expected one of ", "`; use one of ")
         .replace("`, expected `", "`; use `");
-    for (rust, words) in [
-        (
-            "expected u64",
-            "expected a whole number from 0 to 18446744073709551615",
-        ),
-        (
-            "expected u32",
-            "expected a whole number from 0 to 4294967295",
-        ),
-        ("expected u16", "expected a whole number from 0 to 65535"),
-        ("expected u8", "expected a whole number from 0 to 255"),
-        ("expected usize", "expected a whole number of 0 or more"),
-        ("expected i64", "expected a whole number"),
-        (
-            "expected i32",
-            "expected a whole number from -2147483648 to 2147483647",
-        ),
-        ("expected f64", "expected a number"),
-    ] {
-        if msg.ends_with(rust) {
-            msg = format!("{}{words}", &msg[..msg.len() - rust.len()]);
-        }
-    }
+    let msg = crate::error::types_in_words(&msg);
     Error::InvalidArgument(format!("{what}: {msg}"))
 }
 

@@ -66,6 +66,23 @@ fn malformed_toml_and_unknown_keys_are_parse_errors() {
 }
 
 #[test]
+fn a_bad_value_in_topology_names_its_key_in_words() {
+    // [topology] is read whole (its kind picks the layout): the parser's
+    // message points at the table and names a Rust type (hunt finding).
+    for (body, want) in [
+        ("kind = \"fat_tree\"\nk = -4", "[topology] k: invalid value: integer `-4`, expected a whole number from 0 to 4294967295"),
+        ("kind = \"fat_tree\"\nk = 4.0", "[topology] k: invalid type: floating point `4.0`, expected a whole number"),
+        ("kind = \"fat_tree\"\nk = 4294967296", "[topology] k: invalid value: integer `4294967296`"),
+        ("kind = \"leaf_spine\"\nspines = -2\nleaves = 2\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 100", "[topology] spines: invalid value: integer `-2`"),
+    ] {
+        let e = FabricSpec::from_toml(&format!("[topology]\n{body}\n")).unwrap_err();
+        let text = e.to_string();
+        assert!(matches!(e, Error::Parse(_)) && text.contains(want), "{text}");
+        assert!(!text.contains("u32") && !text.contains('\n'), "{text}");
+    }
+}
+
+#[test]
 fn a_byte_order_mark_before_the_toml_is_skipped() {
     let text = fabriclab_core::config::preset_toml("leaf-spine").unwrap();
     let with_bom = format!("\u{feff}{text}");

@@ -433,6 +433,22 @@ impl Default for EcnSpec {
     }
 }
 
+/// The key of `[topology]` whose value a deserializer's message quotes
+/// ("invalid value: integer `-4`, expected u32"), if exactly one has it.
+fn topology_key_of(text: &str, msg: &str) -> Option<String> {
+    let quoted = msg.split('`').nth(1)?;
+    let doc: toml::Table = toml::from_str(text).ok()?;
+    let topo = doc.get("topology")?.as_table()?;
+    let same = |v: &toml::Value| match v {
+        toml::Value::Integer(i) => quoted.parse::<i64>().is_ok_and(|q| q == *i),
+        toml::Value::Float(f) => quoted.parse::<f64>().is_ok_and(|q| q == *f),
+        _ => false,
+    };
+    let mut keys = topo.iter().filter(|(_, v)| same(v)).map(|(k, _)| k);
+    let key = keys.next()?;
+    keys.next().is_none().then(|| key.clone())
+}
+
 impl FabricSpec {
     /// Parse a fabric from TOML text (a leading byte-order mark is skipped).
     ///
@@ -443,9 +459,18 @@ impl FabricSpec {
         // A UTF-8 byte-order mark, as some Windows editors write, is not TOML.
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let mut spec: FabricSpec = toml::from_str(text).map_err(|e| {
+            // `[topology]` is read whole (its `kind` picks the layout), so
+            // a bad value there is reported at the table: name its key.
+            let msg = e.message();
+            if let Some(key) = topology_key_of(text, msg) {
+                return Error::Parse(format!(
+                    "fabric TOML: [topology] {key}: {}",
+                    crate::error::types_in_words(msg)
+                ));
+            }
             Error::Parse(format!(
                 "fabric TOML: {}",
-                e.to_string().trim_end().replace('\n', "\n  ")
+                crate::error::types_in_words(e.to_string().trim_end()).replace('\n', "\n  ")
             ))
         })?;
         ib::apply_defaults(&mut spec, text)?;
