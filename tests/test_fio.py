@@ -135,6 +135,7 @@ def test_the_cli_prints_fio_text_and_json(cli):
         (["--clients", "h12", "--targets", "h12"], "both a client and a target"),
         (["--iodepth", "0"], "iodepth=0"),
         (["--runtime", "-1"], "runtime"),
+        (["--runtime", "0"], "runtime=0: use a number of seconds above 0"),
     ],
 )
 def test_bad_fio_options(args, words, cli):

@@ -150,6 +150,8 @@ def test_api_is_deterministic():
         (dict(bitrate=-5e9), fabriclab.InvalidArgumentError, "bitrate"),
         (dict(duration=0), fabriclab.InvalidArgumentError, "duration"),
         (dict(duration=-1), fabriclab.InvalidArgumentError, "duration"),
+        (dict(duration=float("nan")), fabriclab.InvalidArgumentError, "duration must be a finite number, got nan"),
+        (dict(interval=float("inf")), fabriclab.InvalidArgumentError, "interval must be a finite number, got inf"),
         (dict(interval=-0.1), fabriclab.InvalidArgumentError, "interval"),
         (dict(parallel=0), fabriclab.InvalidArgumentError, "parallel"),
         (dict(server="h99"), fabriclab.UnknownHostError, "h99"),

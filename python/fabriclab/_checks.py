@@ -51,10 +51,14 @@ def as_seed(value: Any) -> int:
 
 
 def as_float(name: str, value: Any) -> float:
-    """A number (an int or a float; not a bool or a string)."""
+    """A finite number (an int or a float; not a bool or a string; NaN and
+    infinities are an InvalidArgumentError naming ``name``)."""
     if isinstance(value, (bool, str, bytes)) or not hasattr(value, "__float__"):
         raise ArgumentTypeError(f"{name} must be a number, not {type(value).__name__}")
-    return float(value)
+    x = float(value)
+    if not math.isfinite(x):
+        raise InvalidArgumentError(f"{name} must be a finite number, got {x}")
+    return x
 
 
 def as_bool(name: str, value: Any) -> bool:

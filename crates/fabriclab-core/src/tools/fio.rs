@@ -135,7 +135,10 @@ impl Options {
             }
         }
         if self.runtime_s <= 0.0 {
-            return arg_err("runtime must be positive");
+            return arg_err(format!(
+                "runtime={}: use a number of seconds above 0, at most 3600 (the test's length)",
+                self.runtime_s
+            ));
         }
         for (name, v) in [
             ("target_write_mbps", self.target_write_mbps),
