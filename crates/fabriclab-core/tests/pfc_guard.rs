@@ -307,4 +307,11 @@ fn watchdog_and_storm_input_is_checked() {
             .unwrap_err();
         assert!(e.to_string().contains(needle), "{needle}: {e}");
     }
+    // InfiniBand has no PFC to turn on: the advice says so.
+    let e = FabricSpec::from_toml(&format!(
+        "transport = \"infiniband\"\n{base}[[pfc_storms]]\nhost = \"h0\"\nstart_us = 1\n"
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("InfiniBand has no PFC"), "{e}");
 }

@@ -596,6 +596,7 @@ impl FabricSpec {
             self.pfc.watchdog.as_ref(),
             &self.pfc_storms,
             self.pfc.enabled && !self.pfc.priorities.is_empty(),
+            self.is_infiniband(),
         )?;
         self.routing.validate(self.is_infiniband())?;
         self.sim.validate()?;
@@ -772,7 +773,9 @@ pub(crate) fn time_ms(field: &str, v: f64) -> Result<()> {
 /// `v` in `unit`, of which `per_us` make a microsecond.
 fn time_in(field: &str, v: f64, unit: &str, per_us: f64) -> Result<()> {
     if !(v.is_finite() && v >= 0.0) {
-        return fabric_err(format!("{field} must be zero or positive, got {v}"));
+        return fabric_err(format!(
+            "{field} must be a finite number, zero or positive, got {v}"
+        ));
     }
     let max = MAX_SETTING_US * per_us;
     if v > max {
@@ -816,7 +819,9 @@ fn positive_rate(field: &str, gbps: f64) -> Result<()> {
 /// more than 10^12 (1,000 s, or a cable no run could use).
 fn non_negative(field: &str, v: f64) -> Result<()> {
     if !(v.is_finite() && v >= 0.0) {
-        return fabric_err(format!("{field} must be zero or positive, got {v}"));
+        return fabric_err(format!(
+            "{field} must be a finite number, zero or positive, got {v}"
+        ));
     }
     if v > MAX_SETTING_US * 1e3 {
         return fabric_err(format!(

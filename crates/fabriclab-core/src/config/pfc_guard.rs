@@ -116,6 +116,7 @@ pub(crate) fn validate(
     watchdog: Option<&WatchdogSpec>,
     storms: &[PfcStorm],
     pfc_on: bool,
+    infiniband: bool,
 ) -> Result<()> {
     time_us("pfc.deadlock.detect_us", deadlock.detect_us)?;
     if let Some(w) = watchdog {
@@ -150,8 +151,15 @@ pub(crate) fn validate(
             }
         }
         if !pfc_on {
+            // InfiniBand has no PFC (credits pace its links): no setting
+            // would make a storm possible there.
+            let fix = if infiniband {
+                "an Ethernet transport with pfc.enabled = true; InfiniBand has no PFC"
+            } else {
+                "pfc.enabled = true"
+            };
             return fabric_err(format!(
-                "pfc_storms[{i}] ({}): a PFC storm needs PFC (pfc.enabled = true)",
+                "pfc_storms[{i}] ({}): a PFC storm needs PFC ({fix})",
                 s.host
             ));
         }

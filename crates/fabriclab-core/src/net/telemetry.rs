@@ -110,7 +110,8 @@ impl Net {
         if self.flow.is_some() {
             return crate::error::arg_err(
                 "telemetry samples queues and PFC state, which the flow backend does not \
-                 model; use sim.backend = \"packet\" (drop --backend flow) for telemetry",
+                 model; use the packet backend for telemetry ([sim] backend = \"packet\" in the \
+                 fabric, --backend packet, or backend=\"packet\" in Python)",
             );
         }
         Ok(())

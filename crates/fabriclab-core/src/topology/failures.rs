@@ -37,7 +37,7 @@ pub(crate) fn resolve(f: &LinkFailure, i: usize, topo: &Topology) -> Result<Vec<
     }
     if !(f.down_us.is_finite() && f.down_us >= 0.0) {
         return fabric_err(format!(
-            "{what}: down_us must be zero or positive, got {}",
+            "{what}: down_us must be a finite number, zero or positive, got {}",
             f.down_us
         ));
     }
