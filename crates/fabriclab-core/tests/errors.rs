@@ -49,6 +49,31 @@ fn a_fat_tree_whose_host_count_would_wrap_is_refused() {
     )
     .unwrap_err();
     assert!(e.to_string().contains("hosts"), "{e}");
+    // k = 2^31: the count saturated and printed as 2^64 - 1 (hunt finding).
+    let e = FabricSpec::from_toml(
+        "[topology]\nkind = \"fat_tree\"\nk = 2147483648\nhost_link_gbps = 100\n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("has 2.476e+27 hosts") && !e.contains("18446744073709551615"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_fabric_too_large_for_any_memory_says_so_without_saturated_numbers() {
+    let e = leaf_spine(
+        "spines = 4000000000\nleaves = 2\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 100\nlinks_per_pair = 4000000000",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("4000000002 switches, over 1.8e19 links")
+            && e.contains("use fewer hosts, switches or links")
+            && !e.contains("18446744073"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -319,7 +319,10 @@ fn bad_failures_are_refused_with_what_to_change() {
     let e = err("[[link_failures]]\na = \"leaf0\"\nb = \"spine0\"\ndown_us = 5\nup_us = 2\n");
     assert!(e.contains("up_us (2) must come after down_us (5)"), "{e}");
     let e = err("[[link_failures]]\na = \"leaf0\"\nb = \"spine0\"\ndown_us = -1\n");
-    assert!(e.contains("down_us must be a finite number, zero or positive"), "{e}");
+    assert!(
+        e.contains("down_us must be a finite number, zero or positive"),
+        "{e}"
+    );
     let e = err("[[link_failures]]\na = \"leaf0\"\nb = \"spine0\"\nindex = 1\ndown_us = 1\n");
     assert!(
         e.contains("index 1 but there are only 1 parallel links"),

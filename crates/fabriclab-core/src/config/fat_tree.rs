@@ -77,12 +77,14 @@ impl FatTreeSpec {
             return fabric_err("topology.hosts_per_edge is 0: a fabric needs hosts");
         }
         if self.hosts() > MAX_HOSTS {
+            // k^3 / 4 in floating point: the integer product saturates.
+            let hosts = self.k as f64 * (self.k / 2) as f64 * self.hosts_per_edge() as f64;
             return fabric_err(format!(
                 "a fat tree with k = {} and {} hosts per edge has {} hosts, over the {MAX_HOSTS} \
                  the builder makes; lower k or hosts_per_edge",
                 self.k,
                 self.hosts_per_edge(),
-                self.hosts()
+                crate::report::cjson::fmt_g(hosts, 4)
             ));
         }
         super::positive_rate("topology.host_link_gbps", self.host_link_gbps)?;

@@ -27,20 +27,24 @@ fn counts(spec: &FabricSpec) -> (u64, u64, u64, u64) {
         TopologySpec::LeafSpine(ls) => {
             let hosts = ls.leaves as u64 * ls.hosts_per_leaf as u64;
             let switches = ls.leaves as u64 + ls.spines as u64;
-            let links =
-                hosts + ls.leaves as u64 * ls.spines as u64 * ls.links_per_pair.max(1) as u64;
+            let links = hosts.saturating_add(
+                (ls.leaves as u64 * ls.spines as u64)
+                    .saturating_mul(ls.links_per_pair.max(1) as u64),
+            );
             (
                 hosts,
                 switches,
                 links,
-                (ls.spines as u64 * ls.links_per_pair.max(1) as u64).max(1),
+                (ls.spines as u64)
+                    .saturating_mul(ls.links_per_pair.max(1) as u64)
+                    .max(1),
             )
         }
         TopologySpec::FatTree(ft) => {
             let k = ft.k as u64;
             let hosts = ft.hosts();
             let switches = k * k + k * k / 4;
-            let links = hosts + k * (k / 2) * (k / 2) * 2;
+            let links = hosts.saturating_add((k * (k / 2)).saturating_mul(k));
             (hosts, switches, links, (k / 2).max(1))
         }
         TopologySpec::RailOptimized(r) | TopologySpec::RailOnly(r) => {
@@ -162,12 +166,30 @@ pub fn check(spec: &FabricSpec, limit: Option<u64>) -> Result<()> {
         return Ok(());
     };
     if need > have {
-        let (hosts, switches, _, _) = counts(spec);
+        let (hosts, switches, links, _) = counts(spec);
+        // Products past u64 saturate: say so rather than print 2^64 - 1.
+        let count = |x: u64| {
+            if x == u64::MAX {
+                "over 1.8e19".to_string()
+            } else {
+                x.to_string()
+            }
+        };
+        let need = if need == u64::MAX {
+            "more memory than any machine has".to_string()
+        } else {
+            format!(
+                "about {} GB",
+                crate::report::cjson::fmt_g(need as f64 / 1e9, 3)
+            )
+        };
         return fabric_err(format!(
-            "this fabric ({hosts} hosts, {switches} switches) needs about {:.1} GB to build \
+            "this fabric ({} hosts, {} switches, {} links) needs {need} to build \
              (routing tables of every switch towards every host, ports), more than the {:.1} GB \
-             available; use fewer hosts or switches (or a machine with more memory)",
-            need as f64 / 1e9,
+             available; use fewer hosts, switches or links (or a machine with more memory)",
+            count(hosts),
+            count(switches),
+            count(links),
             have as f64 / 1e9
         ));
     }
