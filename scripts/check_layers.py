@@ -33,7 +33,7 @@ SRC = Path(__file__).resolve().parent.parent / "crates" / "fabriclab-core" / "sr
 
 # Lowest first. A module may use its own layer and the layers before it.
 LAYERS: list[tuple[str, ...]] = [
-    ("units", "wire", "rng", "error", "interrupt"),
+    ("units", "wire", "rng", "error", "interrupt", "numfmt"),
     ("engine",),
     ("config",),
     ("topology",),

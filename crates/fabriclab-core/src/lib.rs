@@ -9,7 +9,7 @@
 //! `scripts/check_layers.py`), lowest first:
 //!
 //! - base: [`units`] (integer-picosecond time, rates), [`wire`] (per-packet
-//!   overheads), [`rng`], [`error`], [`interrupt`];
+//!   overheads), [`rng`], [`error`], [`interrupt`], [`numfmt`] (C's `%g`);
 //! - [`engine`]: the event queue and lazily cancelled timers;
 //! - [`config`]: the fabric file's sections and presets, each checking its
 //!   own values (it never builds a graph);
@@ -61,6 +61,7 @@ pub mod interrupt;
 pub mod mpi;
 pub mod nccl;
 pub mod net;
+pub mod numfmt;
 pub mod option_fields;
 pub mod report;
 pub mod rng;

@@ -84,7 +84,7 @@ impl FatTreeSpec {
                  the builder makes; lower k or hosts_per_edge",
                 self.k,
                 self.hosts_per_edge(),
-                crate::report::cjson::fmt_g(hosts, 4)
+                crate::numfmt::fmt_g(hosts, 4)
             ));
         }
         super::positive_rate("topology.host_link_gbps", self.host_link_gbps)?;

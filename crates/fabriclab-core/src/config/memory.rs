@@ -56,7 +56,12 @@ fn counts(spec: &FabricSpec) -> (u64, u64, u64, u64) {
                 TopologySpec::RailOnly(_) => r.spines as u64 * rails,
                 _ => r.spines as u64,
             };
-            (hosts, leaves + spines, hosts + leaves * up, up.max(1))
+            (
+                hosts,
+                leaves.saturating_add(spines),
+                hosts.saturating_add(leaves.saturating_mul(up)),
+                up.max(1),
+            )
         }
         TopologySpec::Explicit(ex) => {
             let hosts = ex.nodes.iter().filter(|n| n.kind == NodeKind::Host).count() as u64;
@@ -76,11 +81,11 @@ pub fn estimate_bytes(spec: &FabricSpec) -> u64 {
     let tables = switches
         .saturating_mul(hosts)
         .saturating_mul(GROUP_BYTES)
-        .saturating_add(lists.saturating_mul(group * MEMBER_BYTES))
+        .saturating_add(lists.saturating_mul(group.saturating_mul(MEMBER_BYTES)))
         .saturating_add(links.saturating_mul(2 * MEMBER_BYTES));
     tables
         .saturating_add(links.saturating_mul(2 * PORT_BYTES))
-        .saturating_add((hosts + switches).saturating_mul(NODE_BYTES))
+        .saturating_add(hosts.saturating_add(switches).saturating_mul(NODE_BYTES))
 }
 
 /// Memory a run may still take, bytes: the least of Linux's MemAvailable,
@@ -178,10 +183,7 @@ pub fn check(spec: &FabricSpec, limit: Option<u64>) -> Result<()> {
         let need = if need == u64::MAX {
             "more memory than any machine has".to_string()
         } else {
-            format!(
-                "about {} GB",
-                crate::report::cjson::fmt_g(need as f64 / 1e9, 3)
-            )
+            format!("about {} GB", crate::numfmt::fmt_g(need as f64 / 1e9, 3))
         };
         return fabric_err(format!(
             "this fabric ({} hosts, {} switches, {} links) needs {need} to build \

@@ -464,7 +464,7 @@ fn check(mut s: Settings, o: &Options) -> Result<Settings> {
     for &n in &s.n {
         let days = hpl_flops(n) / (min_rate * s.np as f64) / 86_400.0;
         if days > 100.0 {
-            let g = |x: f64| crate::report::cjson::fmt_g(x, 4);
+            let g = |x: f64| crate::numfmt::fmt_g(x, 4);
             return arg_err(format!(
                 "N = {n} on {} processes at {} GFLOPS each would take about {} days \
                  of simulated time, beyond what the simulator's clock holds (213 days); use \
