@@ -190,7 +190,7 @@ def test_preset_and_file_fabrics_are_inlined(tmp_path):
         ({"fabric..cc": [1]}, ParseError, ["invalid sweep path"]),
         ({"seed": ["x"]}, ParseError, ['point 0 (seed = "x")', "seed must be a non-negative integer"]),
         # values the core rejects, with the point named
-        ({"fabric.topology.spines": [0, "two"]}, ParseError, ['point 1 (fabric.topology.spines = "two")', "expected u32"]),
+        ({"fabric.topology.spines": [0, "two"]}, ParseError, ['point 1 (fabric.topology.spines = "two")', '[topology] spines: invalid type: string "two", expected a whole number']),
         ({"fabric.cc.algorithm": ["none", "bogus"]}, ParseError, ["point 1", "unknown variant `bogus`"]),
         ({"fabric.cc.bogus": [1]}, ParseError, ["unknown field `bogus`"]),
         ({"fabric": ["no-such-preset"]}, InvalidArgumentError, ["no preset named"]),

@@ -99,6 +99,7 @@ fn a_bad_value_in_topology_names_its_key_in_words() {
         ("kind = \"fat_tree\"\nk = 4.0", "[topology] k: invalid type: floating point `4.0`, expected a whole number"),
         ("kind = \"fat_tree\"\nk = 4294967296", "[topology] k: invalid value: integer `4294967296`"),
         ("kind = \"leaf_spine\"\nspines = -2\nleaves = 2\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 100", "[topology] spines: invalid value: integer `-2`"),
+        ("kind = \"leaf_spine\"\nspines = \"two\"\nleaves = 2\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 100", "[topology] spines: invalid type: string \"two\", expected a whole number"),
     ] {
         let e = FabricSpec::from_toml(&format!("[topology]\n{body}\n")).unwrap_err();
         let text = e.to_string();

@@ -434,14 +434,22 @@ impl Default for EcnSpec {
 }
 
 /// The key of `[topology]` whose value a deserializer's message quotes
-/// ("invalid value: integer `-4`, expected u32"), if exactly one has it.
+/// ("invalid value: integer `-4`, expected u32", "invalid type: string
+/// \"two\", expected u32"), if exactly one has it.
 fn topology_key_of(text: &str, msg: &str) -> Option<String> {
-    let quoted = msg.split('`').nth(1)?;
+    let string = msg
+        .strip_prefix("invalid type: string \"")
+        .and_then(|rest| rest.split('"').next());
+    let quoted = match string {
+        Some(s) => s,
+        None => msg.split('`').nth(1)?,
+    };
     let doc: toml::Table = toml::from_str(text).ok()?;
     let topo = doc.get("topology")?.as_table()?;
     let same = |v: &toml::Value| match v {
         toml::Value::Integer(i) => quoted.parse::<i64>().is_ok_and(|q| q == *i),
         toml::Value::Float(f) => quoted.parse::<f64>().is_ok_and(|q| q == *f),
+        toml::Value::String(s) => string.is_some() && s == quoted,
         _ => false,
     };
     let mut keys = topo.iter().filter(|(_, v)| same(v)).map(|(k, _)| k);
