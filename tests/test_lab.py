@@ -333,6 +333,34 @@ def test_cli_html_report_has_an_index_and_a_section_per_lab(tmp_path):
     assert "calibrated" in text and "StackHPC blog, ping-pong table" in text
 
 
+def test_a_plot_that_cannot_draw_a_full_runs_data_is_an_error():
+    # a plot whose column or selection finds nothing drew "Nothing to draw"
+    # and exited 0; a quick run may lack rows, a full one must not
+    pytest.importorskip("matplotlib")
+    import dataclasses
+
+    from fabriclab.lab import Plot, Series
+    from fabriclab.lab_html import report_html
+    from fabriclab.lab_runs import LabResult
+
+    lab = load_lab("heps")
+    table = pd.DataFrame({"bytes": [8, 64], "t_avg_us": [1.0, 1.2]})
+    results = {lab.runs[0].name: [("latency", table)]}
+
+    def page(x: str, where: dict, quick: bool) -> str:
+        series = Series(label="s", run=lab.runs[0].name, item="latency", table="result", where=where)
+        plot = Plot(title="p", place="here", kind="lines", x=x, y="t_avg_us", series=(series,))
+        r = LabResult(dataclasses.replace(lab, plots=(plot,)), quick, 0.1, pd.DataFrame({"verdict": [], "metric": []}), results)
+        return report_html([r])
+
+    assert "data:image/png" in page("bytes", {}, quick=False)
+    with pytest.raises(ParseError, match="plot 'p', series 's': its table has no column 'nosuch'; the columns are bytes, t_avg_us"):
+        page("nosuch", {}, quick=False)
+    with pytest.raises(ParseError, match="matches no row"):
+        page("bytes", {"bytes": 3}, quick=False)
+    assert "data:image/png" not in page("nosuch", {}, quick=True)  # quick: skipped, as before
+
+
 # --------------------------------------------------------------------------
 # Repetitions
 

@@ -558,6 +558,8 @@ def _parse_plot(w: _Where, i: int, p: Any, runs: Sequence[LabRun], labels: Seque
         for k in ("x", "y", "series"):
             if k not in p:
                 raise w.error(key, f"missing {k} (a lines plot draws y over x for each series)")
+        for k in ("x", "y"):
+            _str(w, f"{key} {k}", p[k])  # a column name
         if not isinstance(p["series"], list) or not p["series"]:
             raise w.error(f"{key} series", "must be a list of {label, run, item, where} tables")
         for j, s in enumerate(p["series"]):

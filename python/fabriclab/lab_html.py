@@ -24,6 +24,7 @@ import pandas as pd
 
 from ._tables import tuples
 from .dashboards import Plotter, matplotlib_parts
+from .errors import FabriclabError, ParseError
 from .lab import Plot
 from .lab_measure import select_rows
 from .lab_runs import LabResult, delta_text, repetitions_text, value_text
@@ -87,12 +88,22 @@ def _lines(r: LabResult, plot: Plot, plotter: Plotter) -> str | None:
     fig, ax = plotter.axes()
     drawn = 0
     for s in plot.series:
+        where = f"lab {r.lab.name}: plot {plot.title!r}, series {s.label!r}"
         try:
             rows = select_rows(r.results, s.run, s.item, s.table, s.where, f"plot {plot.title!r}")
-        except Exception:  # a quick run may lack what the plot draws
-            continue
-        if plot.x not in rows.columns or plot.y not in rows.columns:
-            continue
+        except FabriclabError as e:
+            if r.quick:  # a quick run may lack what the full one draws
+                continue
+            raise ParseError(f"{where}: {e}") from None
+        missing = [c for c in (plot.x, plot.y) if c not in rows.columns]
+        if missing or rows.empty:
+            if r.quick:
+                continue
+            raise ParseError(
+                f"{where}: its table has no column {missing[0]!r}; the columns are {', '.join(map(str, rows.columns))}"
+                if missing
+                else f"{where}: its where {dict(s.where)!r} matches no row"
+            )
         x = pd.to_numeric(rows[plot.x], errors="coerce").astype(float)
         y = pd.to_numeric(rows[plot.y], errors="coerce").astype(float)
         keep = x.notna() & y.notna()
