@@ -10,19 +10,11 @@ use fabriclab_core::tools::hpl;
 use fabriclab_core::traffic::flows::{FlowSpec, Flows};
 use fabriclab_core::Error;
 
+mod common;
+
 fn incast(spec: &FabricSpec) -> (Outcome, u64) {
     let flows: Vec<FlowSpec> = (1..4)
-        .map(|s| FlowSpec {
-            src: format!("h{s}"),
-            dst: "h0".into(),
-            bytes: 1 << 20,
-            op: "write".into(),
-            start_us: 0.0,
-            priority: None,
-            repeat: false,
-            via: None,
-            return_via: None,
-        })
+        .map(|s| common::flow(&format!("h{s}"), "h0", 1 << 20))
         .collect();
     let net = Net::new(spec, 1).unwrap();
     let app = Flows::new(&net, &flows).unwrap();

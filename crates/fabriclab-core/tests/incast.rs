@@ -91,46 +91,45 @@ fn without_pfc_a_small_buffer_drops_and_go_back_n_delivers_every_byte_once() {
 }
 
 #[test]
-fn a_lossy_fifteen_to_one_incast_collapses_and_the_last_senders_run_out_of_retries() {
+fn a_lossy_fifteen_to_one_incast_collapses_into_go_back_n_timeouts() {
     // Every sender times out at the same instant and resends at line rate
     // in lockstep: at each packet time the switch has room for one of the
     // arriving packets, and ties go the same way every time, so each round
-    // of timeouts lets one more sender through. With the default retry
-    // count (7) the last senders give up after 8 rounds: go-back-N incast
-    // collapse ending in "transport retry counter exceeded", the failure
-    // lossy RoCE without congestion control is known for, made sharper
-    // here by the model's perfect synchrony (no timer jitter). Which round
-    // lets which sender through depends on how many frames the buffer
-    // holds to the byte, so the failures are counted at three sizes (at
-    // 200 KB all fifteen finish, after the same collapse); at each the
-    // senders retransmit their incast several times over.
+    // of timeouts lets a few more packets through: go-back-N incast
+    // collapse, the failure lossy RoCE without congestion control is known
+    // for, made sharper here by the model's perfect synchrony (no timer
+    // jitter). The transport timer is the IB spec's (restarted by an ACK
+    // that makes progress, not by later sends), so a sender whose packets
+    // get through now and then keeps its retries; it fails only after
+    // retry_cnt + 1 timeouts in a row without progress. Until 2026-11-26
+    // every send pushed the timer back, which spaced the rounds further
+    // apart and let the last senders run out of retries at two of these
+    // three buffer sizes; none does now. Counted at three buffer sizes:
+    // the senders retransmit their incast several times over, time out
+    // repeatedly, and the last completion is far past the line-rate bound.
     let packets = 15 * MIB / 4096;
-    let mut runs_with_failures = 0;
+    // 15 MiB of 4 KiB frames through one 100G port: the line-rate bound.
+    let bound_ps = packets as f64 * (4096.0 + 82.0) * 8.0 / 100e9 * 1e12;
     for buffer in [190_000, 200_000, 210_000] {
         let (sim, res) = run_flows(&lossy(buffer), &incast(15, MIB), 1);
-        let failed: Vec<&str> = sim
-            .net
-            .qp_failures()
-            .iter()
-            .map(|f| f.host.as_str())
-            .collect();
-        assert!(failed.len() < 15, "{buffer} B: {failed:?}");
-        runs_with_failures += usize::from(!failed.is_empty());
         for f in sim.net.qp_failures() {
             assert_eq!((f.peer.as_str(), f.retries), ("h0", 7));
         }
+        let failed = sim.net.qp_failures().len();
         let done = res.iter().filter(|r| r.completed_ps.is_some()).count();
         let errs = res.iter().filter(|r| r.error.is_some()).count();
-        assert_eq!((done + errs, errs), (15, failed.len()));
-        let retx: u64 = sim
-            .net
-            .qp_reports()
-            .iter()
-            .map(|q| q.counters.retx_packets)
-            .sum();
+        assert_eq!((done + errs, errs), (15, failed));
+        let qps = sim.net.qp_reports();
+        let retx: u64 = qps.iter().map(|q| q.counters.retx_packets).sum();
         assert!(retx > 4 * packets, "{buffer} B: {retx} retransmitted");
+        let timeouts = qps.iter().map(|q| q.counters.timeouts).max().unwrap();
+        assert!(timeouts >= 8, "{buffer} B: at most {timeouts} timeouts");
+        let last = res.iter().filter_map(|r| r.completed_ps).max().unwrap();
+        assert!(
+            last as f64 > 1.5 * bound_ps,
+            "{buffer} B: last at {last} ps"
+        );
     }
-    assert!(runs_with_failures >= 2, "{runs_with_failures} of 3");
 }
 
 #[test]

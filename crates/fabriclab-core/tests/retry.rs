@@ -27,10 +27,9 @@ fn fabric(retry_cnt: u32, up_us: Option<f64>) -> FabricSpec {
 
 const RTO_PS: u64 = 4_096_000 << 8;
 
-/// One 1 KiB WRITE h0 -> h1 posted at 20 us, after the cable pull.
-fn one_write(spec: &FabricSpec) -> (Sim, Outcome, FlowResult) {
-    let net = Net::new(spec, 1).unwrap();
-    let flows = [FlowSpec {
+/// A 1 KiB WRITE h0 -> h1 posted at 20 us.
+fn one_write_spec() -> FlowSpec {
+    FlowSpec {
         src: "h0".into(),
         dst: "h1".into(),
         bytes: 1024,
@@ -40,7 +39,13 @@ fn one_write(spec: &FabricSpec) -> (Sim, Outcome, FlowResult) {
         repeat: false,
         via: None,
         return_via: None,
-    }];
+    }
+}
+
+/// One 1 KiB WRITE h0 -> h1 posted at 20 us, after the cable pull.
+fn one_write(spec: &FabricSpec) -> (Sim, Outcome, FlowResult) {
+    let net = Net::new(spec, 1).unwrap();
+    let flows = [one_write_spec()];
     let app = Flows::new(&net, &flows).unwrap();
     let mut sim = Sim::new(net);
     let id = sim.add_app(Box::new(app));
@@ -256,15 +261,10 @@ fn a_sender_paused_for_good_by_a_stuck_receiver_fails_after_its_retries() {
     .unwrap();
     let net = Net::new(&spec, 1).unwrap();
     let flows = [FlowSpec {
-        src: "h0".into(),
         dst: "h2".into(),
         bytes: 4 << 20,
-        op: "write".into(),
         start_us: 0.0,
-        priority: None,
-        repeat: false,
-        via: None,
-        return_via: None,
+        ..one_write_spec()
     }];
     let app = Flows::new(&net, &flows).unwrap();
     let mut sim = Sim::new(net);
