@@ -136,6 +136,7 @@ def test_the_cli_prints_fio_text_and_json(cli):
         (["--iodepth", "0"], "iodepth=0"),
         (["--runtime", "-1"], "runtime"),
         (["--runtime", "0"], "runtime=0: use a number of seconds above 0"),
+        (["--clients", "h0,,h1"], "has an empty name"),
     ],
 )
 def test_bad_fio_options(args, words, cli):

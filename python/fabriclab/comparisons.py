@@ -116,7 +116,7 @@ def _metrics_of(kind: str) -> list[str]:
 
 
 def _repeat(repeat: Any) -> int:
-    if isinstance(repeat, bool) or not isinstance(repeat, numbers.Integral) or not 1 <= repeat <= MAX_REPEAT:
+    if isinstance(repeat, bool) or not isinstance(repeat, numbers.Integral) or not 1 <= int(repeat) <= MAX_REPEAT:
         raise InvalidArgumentError(
             f"repeat must be an integer from 1 to {MAX_REPEAT} (runs per side, seeds 1..repeat), got {repeat!r}"
         )

@@ -74,13 +74,15 @@ def parse_hosts(value: Sequence[str] | str) -> list[str]:
     out: list[str] = []
     for part in value.split(","):
         part = part.strip()
+        if not part:
+            raise InvalidArgumentError(f"host list {value!r} has an empty name (two commas, or a comma at an end)")
         m = re.fullmatch(r"h(\d+)-h(\d+)", part)
         if m:
             lo, hi = int(m.group(1)), int(m.group(2))
             if lo > hi:
                 raise InvalidArgumentError(f"host range {part}: write the lower host first, e.g. h{hi}-h{lo}")
             out += [f"h{i}" for i in range(lo, hi + 1)]
-        elif part:
+        else:
             out.append(part)
     return out
 
