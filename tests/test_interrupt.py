@@ -14,8 +14,16 @@ import time
 LONG = ["bench", "a2a-128"]
 
 
+def _default_sigint() -> None:
+    """In the child: SIGINT's default disposition. A shell that starts the
+    test suite in the background (``nohup ... &``) ignores SIGINT, children
+    inherit that, and Python then installs no handler: Ctrl-C could not be
+    tested."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _interrupt(cmd: list[str], wait_s: float, ready: str | None = None) -> tuple[subprocess.CompletedProcess, float]:
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint)
     if ready is not None:
         assert p.stdout is not None
         line = p.stdout.readline()  # the script says when its run has begun
