@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -137,18 +138,23 @@ def test_the_cli_prints_fio_text_and_json(cli):
         (["--runtime", "-1"], "runtime"),
         (["--runtime", "0"], "runtime=0: use a number of seconds above 0"),
         (["--clients", "h0,,h1"], "has an empty name"),
+        (["--target-latency-us", "1e12"], "target_latency_us=1000000000000: longer than the whole test"),
+        (["--name", ""], "name is empty"),
     ],
 )
 def test_bad_fio_options(args, words, cli):
     r = cli("fio", *args, "--quiet")
     assert r.returncode == 2 and words in r.stderr, r.stderr
-    with pytest.raises(FabriclabError):
-        fabriclab.fio(
-            iodepth=0 if "--iodepth" in args else 1,
-            runtime=-1 if "--runtime" in args else 0.001,
-            clients=args[1] if args[0] == "--clients" else "h0",
-            targets=args[3] if len(args) > 3 else "h12",
-        )
+    # the same from Python: each flag as its keyword (numbers as numbers)
+    kwargs: dict = {"runtime": 0.001}
+    for flag, value in zip(args[::2], args[1::2]):
+        key = flag.removeprefix("--").replace("-", "_")
+        try:
+            kwargs[key] = float(value) if key != "iodepth" else int(value)
+        except ValueError:
+            kwargs[key] = value
+    with pytest.raises(FabriclabError, match=re.escape(words)):
+        fabriclab.fio(**kwargs)
 
 
 def test_fio_items_in_a_scenario(tmp_path, cli):

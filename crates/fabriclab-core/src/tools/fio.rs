@@ -176,6 +176,19 @@ impl Options {
             if !(v.is_finite() && v >= 0.0) {
                 return arg_err(format!("{name}={v}: must be zero or a positive number"));
             }
+            // An I/O that takes longer than the whole test never completes:
+            // the run would report io=0B as if it were a measurement.
+            let test_us = (self.ramp_time_s + self.runtime_s) * 1e6;
+            if v >= test_us {
+                return arg_err(format!(
+                    "{name}={v}: longer than the whole test (ramp_time + runtime = {} us), so no \
+                     I/O would complete; give less, or a longer runtime",
+                    crate::numfmt::fmt_g(test_us, 6)
+                ));
+            }
+        }
+        if self.name.trim().is_empty() {
+            return arg_err("name is empty: give the job a name (fio's --name)");
         }
         if self.clients.is_empty() || self.targets.is_empty() {
             return arg_err("fio needs at least one client host and one target host");
