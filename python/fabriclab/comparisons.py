@@ -53,7 +53,7 @@ from .mpi import IMB_COLUMNS, OSU_COLUMNS
 from .scenario import file_order, read_toml
 from .storage import FIO_COLUMNS
 from .sweep_dask import dask_client, worker_count
-from .sweeps import ITEM_COLUMNS, sweep, sweep_points
+from .sweeps import ITEM_COLUMNS, run_points, sweep_points
 
 __all__ = ["compare", "run_sides", "compare_runs", "row_label", "sides_text", "KEY_COLUMNS", "DEFAULT_METRICS", "COMPARE_COLUMNS"]
 
@@ -241,9 +241,10 @@ def run_sides(
     grid_a: dict[str, list[Any]] = {"seed": seeds}
     grid_b: dict[str, list[Any]] = {**{p: [v] for p, v in overrides.items()}, "seed": seeds}
     # every run of both sides checked before anything runs
+    points = {}
     for side, path, grid in (("A", path_a, grid_a), ("B", path_b, grid_b)):
         try:
-            sweep_points(path, grid)
+            points[side] = sweep_points(path, grid)
         except FabriclabError as e:
             # "point 0 (perftest.iters = 0, seed = 1): ..." is the sweep's
             # word; here the run is one side's
@@ -252,8 +253,8 @@ def run_sides(
             raise type(e)(where) from None
     n = worker_count(workers, 2 * k) if client is None else 0
     with dask_client(client, n) as (c, _where):
-        runs_a = sweep(path_a, grid_a, client=c, progress=progress)
-        runs_b = sweep(path_b, grid_b, client=c, progress=progress)
+        runs_a = run_points(path_a, points["A"], client=c, progress=progress)
+        runs_b = run_points(path_b, points["B"], client=c, progress=progress)
     runs_a.insert(0, "side", "A")
     runs_b.insert(0, "side", "B")
     runs = pd.concat([runs_a, runs_b], ignore_index=True)

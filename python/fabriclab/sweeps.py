@@ -91,7 +91,7 @@ from .sweep_scenario import load_swept, parse_paths, point_doc, scenario_text
 from .sweep_writer import open_writer, point_key, read_done
 
 __all__ = [
-    "sweep", "sweep_points", "expand_grid", "SweepPoint", "Grid", "LEADING_COLUMNS", "ITEM_COLUMNS",
+    "sweep", "sweep_points", "run_points", "expand_grid", "SweepPoint", "Grid", "LEADING_COLUMNS", "ITEM_COLUMNS",
     "RETRIES_ON_WORKER_DEATH",
 ]
 
@@ -182,7 +182,22 @@ def sweep(
         raise InvalidArgumentError(
             "workers sizes the LocalCluster that sweep starts; a client or scheduler brings its own workers"
         )
-    points = sweep_points(origin, grid)
+    return run_points(origin, sweep_points(origin, grid), client=client, workers=workers, progress=progress, out=out, resume=resume)
+
+
+def run_points(
+    origin: str,
+    points: Sequence[SweepPoint],
+    *,
+    client: Any = None,
+    workers: int | None = None,
+    progress: bool = False,
+    out: str | None = None,
+    resume: bool = False,
+) -> pd.DataFrame:
+    """:func:`sweep`'s run of points already made and checked by
+    :func:`sweep_points` from scenario file ``origin`` (what
+    :func:`fabriclab.compare` does for both sides before either runs)."""
     params = param_columns(points)
     done: dict[int, list[dict[str, Any]]] = {}
     if resume:

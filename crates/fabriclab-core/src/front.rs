@@ -577,25 +577,20 @@ mod tests {
     #[test]
     fn an_option_error_names_the_option_and_what_it_takes() {
         let heps = crate::config::preset_toml("heps").unwrap();
-        let e = super::perftest_json(
-            heps,
-            r#"{"test": "ib_write_bw", "client": "h0", "server": "h1", "size": -1}"#,
-            1,
-        )
-        .unwrap_err()
-        .to_string();
+        let perftest_err = |extra: &str| {
+            let opts =
+                format!(r#"{{"test": "ib_write_bw", "client": "h0", "server": "h1", {extra}}}"#);
+            super::perftest_json(heps, &opts, 1)
+                .unwrap_err()
+                .to_string()
+        };
+        let e = perftest_err(r#""size": -1"#);
         assert!(
             e.contains("perftest options: size: invalid value: integer `-1`, expected a whole number from 0 to"),
             "{e}"
         );
         // Beyond 2^64: serde sees a float; the message says it is too large.
-        let e = super::perftest_json(
-            heps,
-            r#"{"test": "ib_write_bw", "client": "h0", "server": "h1", "iters": 99999999999999999999999}"#,
-            1,
-        )
-        .unwrap_err()
-        .to_string();
+        let e = perftest_err(r#""iters": 99999999999999999999999"#);
         assert!(
             e.contains("perftest options: iters: invalid value: `1e+23` is too large, expected a whole number from 0 to 18446744073709551615"),
             "{e}"
