@@ -2,10 +2,11 @@
 //! before anything is built, so that a fabric too large for the machine
 //! is refused with the figure instead of failing half-way (or swapping).
 //!
-//! Counted: the routing tables (one ECMP group per switch and host; the
-//! member lists are shared, one per port and about one many-port list per
-//! switch in a leaf-spine or fat tree, and counted at worst, one per group,
-//! for explicit topologies), the ports (one per link end, with their queues' empty
+//! Counted: the routing tables (one ECMP group per switch and edge switch,
+//! a class and a home group per host; the member lists are shared, one
+//! per port and about one many-port list per switch in a leaf-spine or fat
+//! tree, and counted at worst, one per group, for explicit topologies, whose
+//! edge switches are counted at worst too, every switch), the ports (one per link end, with their queues' empty
 //! state), the NICs and node names. Left out: what workloads allocate
 //! (QPs, flows, MPI ranks), which grows with the run, not the fabric.
 
@@ -18,8 +19,23 @@ const PORT_BYTES: u64 = 640;
 const GROUP_BYTES: u64 = 8;
 /// Bytes of a routing group member.
 const MEMBER_BYTES: u64 = 4;
+/// Bytes of a host's routing class.
+const CLASS_BYTES: u64 = 4;
 /// Bytes per node: name, NIC or MMU state.
 const NODE_BYTES: u64 = 256;
+
+/// Switches that hosts attach to (the routing tables' destination
+/// classes); every switch for an explicit topology.
+fn edge_switches(spec: &FabricSpec) -> u64 {
+    match &spec.topology {
+        TopologySpec::LeafSpine(ls) => ls.leaves as u64,
+        TopologySpec::FatTree(ft) => ft.k as u64 * (ft.k as u64 / 2),
+        TopologySpec::RailOptimized(r) | TopologySpec::RailOnly(r) => {
+            r.sus() as u64 * spec.gpu.as_ref().map_or(1, |g| g.nics()) as u64
+        }
+        TopologySpec::Explicit(_) => counts(spec).1,
+    }
+}
 
 /// (hosts, switches, links, mean ECMP group size) of a fabric description.
 fn counts(spec: &FabricSpec) -> (u64, u64, u64, u64) {
@@ -74,13 +90,15 @@ fn counts(spec: &FabricSpec) -> (u64, u64, u64, u64) {
 /// Estimated bytes the fabric needs once built.
 pub fn estimate_bytes(spec: &FabricSpec) -> u64 {
     let (hosts, switches, links, group) = counts(spec);
+    let classes = edge_switches(spec);
     let lists = match spec.topology {
-        TopologySpec::Explicit(_) => switches.saturating_mul(hosts),
+        TopologySpec::Explicit(_) => switches.saturating_mul(classes),
         _ => switches,
     };
     let tables = switches
-        .saturating_mul(hosts)
+        .saturating_mul(classes)
         .saturating_mul(GROUP_BYTES)
+        .saturating_add(hosts.saturating_mul(CLASS_BYTES + GROUP_BYTES))
         .saturating_add(lists.saturating_mul(group.saturating_mul(MEMBER_BYTES)))
         .saturating_add(links.saturating_mul(2 * MEMBER_BYTES));
     tables
@@ -187,7 +205,7 @@ pub fn check(spec: &FabricSpec, limit: Option<u64>) -> Result<()> {
         };
         return fabric_err(format!(
             "this fabric ({} hosts, {} switches, {} links) needs {need} to build \
-             (routing tables of every switch towards every host, ports), more than the {:.1} GB \
+             (routing tables of every switch towards every edge switch, ports), more than the {:.1} GB \
              available; use fewer hosts, switches or links (or a machine with more memory)",
             count(hosts),
             count(switches),
@@ -247,10 +265,11 @@ mod tests {
     #[test]
     fn estimate_by_hand() {
         // 2 leaves x 2 hosts, 1 spine: 4 hosts, 3 switches, 4 + 2 links;
-        // a group per switch and host, a list per switch (of 1 member) and
-        // one per port.
+        // a group per switch and leaf, a class and a home group per host,
+        // a list per switch (of 1 member) and one per port.
         let spec = leaf_spine(2, 2, 1);
-        let want = 3 * 4 * GROUP_BYTES
+        let want = 3 * 2 * GROUP_BYTES
+            + 4 * (CLASS_BYTES + GROUP_BYTES)
             + 3 * MEMBER_BYTES
             + 6 * 2 * MEMBER_BYTES
             + 6 * 2 * PORT_BYTES
@@ -285,7 +304,7 @@ mod tests {
     fn a_fabric_over_the_limit_is_refused_with_the_estimate() {
         let spec = leaf_spine(512, 64, 64); // 32,768 hosts, 576 switches
         let need = estimate_bytes(&spec);
-        assert!(need > 100_000_000, "{need}");
+        assert!(need > 50_000_000, "{need}");
         let e = check(&spec, Some(need - 1)).unwrap_err().to_string();
         assert!(
             e.contains("needs about") && e.contains("32768 hosts"),

@@ -20,5 +20,5 @@ use super::super::routing::Routing;
 
 /// Replace every ECMP group by its D-mod-K member.
 pub(crate) fn pin_dmodk(routing: &mut Routing) {
-    routing.pin(|_switch, dst, members| members[dst % members.len()]);
+    routing.pin_dmodk();
 }
