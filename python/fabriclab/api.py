@@ -608,7 +608,7 @@ def perftest(
 
 
 def bench(name: str, cc: str = "", progress: ProgressArg = False, backend: str = "packet") -> dict[str, Any]:
-    """Run benchmark ``name`` (``"a2a-32"``, ``"a2a-128"``, ``"ns3-hpcc-64"``, ``"a2a-1024"``, ``"allreduce-1k"``, ``"allreduce-16k"`` or ``"nccl-1024"``)
+    """Run benchmark ``name`` (``"a2a-32"``, ``"a2a-128"``, ``"ns3-hpcc-64"``, ``"a2a-1024"``, ``"perm-64k"``, ``"allreduce-1k"``, ``"allreduce-16k"`` or ``"nccl-1024"``)
     with congestion control ``cc`` (``"none"``, ``"dcqcn"`` or ``""`` for the
     benchmark's default) on ``backend`` (``"packet"`` or ``"flow"``) and
     return its figures (wall_s, events_per_s, ...). With ``progress``,

@@ -248,7 +248,7 @@ def _parser() -> argparse.ArgumentParser:
 
     # bench
     pb = sub.add_parser("bench", help="run a simulator benchmark (wall-clock speed)")
-    pb.add_argument("name", choices=["a2a-32", "a2a-128", "ns3-hpcc-64", "a2a-1024", "allreduce-1k", "allreduce-16k", "nccl-1024"])
+    pb.add_argument("name", choices=["a2a-32", "a2a-128", "ns3-hpcc-64", "a2a-1024", "perm-64k", "allreduce-1k", "allreduce-16k", "nccl-1024"])
     pb.add_argument("--cc", choices=["none", "dcqcn"], default="", help="congestion control (default: the benchmark's)")
     pb.add_argument("--json", action="store_true", help="print the figures as JSON")
     pb.add_argument("--quiet", action="store_true", help="no progress bar or lines on stderr")
@@ -544,6 +544,7 @@ _BENCH_ROWS = [
     ("qps", "QPs", "{}"),
     ("bytes_per_flow", "bytes per flow", "{}"),
     ("outcome", "outcome", "{}"),
+    ("build_s", "fabric build, s", "{:.3f}"),
     ("wall_s", "wall time, s", "{:.3f}"),
     ("events", "events", "{:,}"),
     ("events_per_s", "events / s", "{:,.0f}"),

@@ -7,7 +7,12 @@
 //! 32 MB buffers, DCQCN, 512 KiB all-to-all (16,256 QPs). `ns3-hpcc-64`:
 //! the 64-host fabric of the ns-3 HPCC cross-check
 //! (`validation/ns3_hpcc_64.toml`, DCQCN), 512 KiB all-to-all (4,032 QPs).
-//! Reported: wall time, events and events per second, packets forwarded by
+//! `perm-64k`: 65,536 hosts on a k = 64 three-tier fat tree (5,120
+//! switches of 64 ports, 1:1), each host sending 512 KiB to the host half
+//! the fabric away (a shift permutation: every flow crosses the core);
+//! meant for the flow backend, it measures what a fabric of that size
+//! costs to build (`build_s`) and to run.
+//! Reported: fabric build time, wall time, events and events per second, packets forwarded by
 //! switches and per second, peak resident memory of the process, peak
 //! packets in flight and the memory per packet in flight, simulated time.
 
@@ -36,6 +41,10 @@ pub struct BenchResult {
     pub bytes_per_flow: u64,
     /// Wall-clock seconds of the simulation loop (build excluded).
     pub wall_s: f64,
+    /// Wall-clock seconds building the fabric (topology, ports, routing
+    /// tables) and connecting the flows, before the loop. None for the
+    /// tool-driven benchmarks, whose tools build inside their runs.
+    pub build_s: Option<f64>,
     /// Events processed.
     pub events: u64,
     /// Events per wall second.
@@ -70,11 +79,12 @@ pub struct BenchResult {
 }
 
 /// Benchmark names.
-pub const BENCHES: [&str; 7] = [
+pub const BENCHES: [&str; 8] = [
     "a2a-32",
     "a2a-128",
     "ns3-hpcc-64",
     "a2a-1024",
+    "perm-64k",
     "allreduce-1k",
     "allreduce-16k",
     "nccl-1024",
@@ -101,6 +111,24 @@ description = "scale benchmark: k = 16 fat tree, 1024 hosts, 100G, 1:1"
 [topology]
 kind = "fat_tree"
 k = 16
+host_link_gbps = 100
+host_link_delay_ns = 1000
+edge_agg_delay_ns = 1000
+agg_core_delay_ns = 1000
+"#,
+    )
+}
+
+/// The 65,536-host benchmark fabric: a k = 64 three-tier fat tree of 100G
+/// links (1:1), 1 us cables, MTU 1024, PFC.
+fn fat_tree_64k() -> Result<FabricSpec> {
+    FabricSpec::from_toml(
+        r#"
+name = "bench-perm-64k"
+description = "scale benchmark: k = 64 fat tree, 65536 hosts, 100G, 1:1"
+[topology]
+kind = "fat_tree"
+k = 64
 host_link_gbps = 100
 host_link_delay_ns = 1000
 edge_agg_delay_ns = 1000
@@ -261,6 +289,7 @@ impl ToolRun {
             run_bytes_per_packet_in_flight: None,
             outcome: Outcome::Finished,
             flow_stats: None,
+            build_s: None,
         }
     }
 }
@@ -268,7 +297,8 @@ impl ToolRun {
 /// Run benchmark `name` on `backend`: `a2a-32`, `a2a-128` (the issue-2
 /// fabrics), `ns3-hpcc-64` (the 64-host all-to-all of the ns-3 HPCC
 /// cross-check, `validation/ns3_hpcc_64.toml`, 512 KiB per pair), `a2a-1024` (a k = 16 fat tree; meant for the flow backend,
-/// the packet backend needs hours), `allreduce-1k` and `allreduce-16k`
+/// the packet backend needs hours), `perm-64k` (a shift permutation on
+/// 65,536 hosts of a k = 64 fat tree; meant for the flow backend), `allreduce-1k` and `allreduce-16k`
 /// (MPI_Allreduce of 1 GiB on 1,024 hosts of a k = 16 fat tree and on
 /// 16,384 hosts of a k = 32 fat tree with 32 hosts per edge, 2:1 at the
 /// edge; `last_completion_us` is IMB's t_avg), `nccl-1024` (nccl-tests'
@@ -294,6 +324,7 @@ pub fn run_on(
             "dcqcn",
         ),
         "a2a-1024" => (fat_tree_1024()?, "none"),
+        "perm-64k" => (fat_tree_64k()?, "none"),
         _ => {
             return arg_err(format!(
                 "unknown benchmark {name:?}; use one of {}",
@@ -313,27 +344,30 @@ pub fn run_on(
         }
     };
     let bytes = 512 * 1024;
+    let t_build = std::time::Instant::now();
     let net = Net::new(&spec, 1)?;
     let n = net.n_hosts();
-    let mut flows = Vec::with_capacity((n * (n - 1)) as usize);
-    for s in 0..n {
-        for d in 0..n {
-            if s != d {
-                flows.push(FlowSpec {
-                    src: format!("h{s}"),
-                    dst: format!("h{d}"),
-                    bytes,
-                    op: "write".into(),
-                    start_us: 0.0,
-                    priority: None,
-                    repeat: false,
-                    via: None,
-                    return_via: None,
-                });
-            }
-        }
-    }
+    let flow = |s: u32, d: u32| FlowSpec {
+        src: format!("h{s}"),
+        dst: format!("h{d}"),
+        bytes,
+        op: "write".into(),
+        start_us: 0.0,
+        priority: None,
+        repeat: false,
+        via: None,
+        return_via: None,
+    };
+    let flows: Vec<FlowSpec> = if name == "perm-64k" {
+        (0..n).map(|s| flow(s, (s + n / 2) % n)).collect()
+    } else {
+        (0..n)
+            .flat_map(|s| (0..n).filter(move |&d| d != s).map(move |d| (s, d)))
+            .map(|(s, d)| flow(s, d))
+            .collect()
+    };
     let app = Flows::new(&net, &flows)?;
+    let build_s = t_build.elapsed().as_secs_f64();
     let mut sim = Sim::new(net);
     let id = sim.add_app(Box::new(app));
     let rss_before_mb = current_rss_mb();
@@ -372,6 +406,7 @@ pub fn run_on(
             .then(|| (rss - rss_before_mb).max(0.0) * 1024.0 * 1024.0 / peak_pkts as f64),
         outcome,
         flow_stats: sim.net.flow_stats().cloned(),
+        build_s: Some(build_s),
     })
 }
 
@@ -410,6 +445,7 @@ mod tests {
         assert_eq!(r.outcome, Outcome::Finished);
         assert_eq!(r.peak_packets_in_flight, None);
         assert_eq!(r.run_bytes_per_packet_in_flight, None);
+        assert!(r.build_s.is_some_and(|s| s > 0.0), "{:?}", r.build_s);
         let e = run_on("a2a-64", "", Backend::Packet, None).unwrap_err();
         for name in BENCHES {
             assert!(e.to_string().contains(name), "{e}");

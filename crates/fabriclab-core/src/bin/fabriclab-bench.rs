@@ -4,7 +4,7 @@
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.len() < 2 || args.len() > 4 {
-        eprintln!("usage: fabriclab-bench a2a-32|a2a-128|ns3-hpcc-64|a2a-1024|allreduce-1k|allreduce-16k|nccl-1024 [none|dcqcn|\"\"] [packet|flow]");
+        eprintln!("usage: fabriclab-bench a2a-32|a2a-128|ns3-hpcc-64|a2a-1024|perm-64k|allreduce-1k|allreduce-16k|nccl-1024 [none|dcqcn|\"\"] [packet|flow]");
         std::process::exit(2);
     }
     let cc = args.get(2).map(String::as_str).unwrap_or("");

@@ -244,7 +244,10 @@ impl Routing {
     /// Bytes the tables take (groups, classes, home groups, members).
     #[cfg(test)]
     pub fn table_bytes(&self) -> usize {
-        self.groups.len() * 8 + self.class_of.len() * 4 + self.home.len() * 8 + self.members.len() * 4
+        self.groups.len() * 8
+            + self.class_of.len() * 4
+            + self.home.len() * 8
+            + self.members.len() * 4
     }
 }
 
