@@ -101,40 +101,24 @@ pub fn run(
     run_on(name, cc, Backend::Packet, progress)
 }
 
-/// The 1,024-host benchmark fabric: a k = 16 three-tier fat tree of 100G
-/// links (1:1), 1 us cables, MTU 1024, PFC.
-fn fat_tree_1024() -> Result<FabricSpec> {
-    FabricSpec::from_toml(
+/// A scale benchmark's fabric: a k-ary three-tier fat tree of 100G links
+/// (1:1, k^3 / 4 hosts), 1 us cables, MTU 1024, PFC; k = 16 for a2a-1024,
+/// k = 64 for perm-64k.
+fn fat_tree_bench(name: &str, k: u32) -> Result<FabricSpec> {
+    let hosts = k * k * k / 4;
+    FabricSpec::from_toml(&format!(
         r#"
-name = "bench-a2a-1024"
-description = "scale benchmark: k = 16 fat tree, 1024 hosts, 100G, 1:1"
+name = "bench-{name}"
+description = "scale benchmark: k = {k} fat tree, {hosts} hosts, 100G, 1:1"
 [topology]
 kind = "fat_tree"
-k = 16
+k = {k}
 host_link_gbps = 100
 host_link_delay_ns = 1000
 edge_agg_delay_ns = 1000
 agg_core_delay_ns = 1000
-"#,
-    )
-}
-
-/// The 65,536-host benchmark fabric: a k = 64 three-tier fat tree of 100G
-/// links (1:1), 1 us cables, MTU 1024, PFC.
-fn fat_tree_64k() -> Result<FabricSpec> {
-    FabricSpec::from_toml(
-        r#"
-name = "bench-perm-64k"
-description = "scale benchmark: k = 64 fat tree, 65536 hosts, 100G, 1:1"
-[topology]
-kind = "fat_tree"
-k = 64
-host_link_gbps = 100
-host_link_delay_ns = 1000
-edge_agg_delay_ns = 1000
-agg_core_delay_ns = 1000
-"#,
-    )
+"#
+    ))
 }
 
 /// A three-tier fat tree of `k` pods with `hosts_per_edge` hosts per edge
@@ -323,8 +307,8 @@ pub fn run_on(
             FabricSpec::from_toml(include_str!("../../../validation/ns3_hpcc_64.toml"))?,
             "dcqcn",
         ),
-        "a2a-1024" => (fat_tree_1024()?, "none"),
-        "perm-64k" => (fat_tree_64k()?, "none"),
+        "a2a-1024" => (fat_tree_bench(name, 16)?, "none"),
+        "perm-64k" => (fat_tree_bench(name, 64)?, "none"),
         _ => {
             return arg_err(format!(
                 "unknown benchmark {name:?}; use one of {}",
