@@ -313,9 +313,10 @@ def test_cli_bench_json():
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["name"] == "a2a-32" and doc["outcome"] == "Finished"
+    assert doc["build_s"] > 0  # the fabric build, timed apart from the loop
     r = run_cli("bench", "a2a-32", "--cc", "none")
     assert r.returncode == 0, r.stderr
-    assert "events / s" in r.stdout
+    assert "events / s" in r.stdout and "fabric build, s" in r.stdout
 
 
 # --------------------------------------------------------------------------
