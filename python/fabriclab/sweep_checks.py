@@ -10,7 +10,8 @@ looked up in the fabric's host list (the core's, from
 :attr:`fabriclab.Fabric.hosts`), with the core's wording.
 
 A run's check builds the point's fabric: a few ms on the seed fabrics,
-but 3.4-4 s at 16,384 hosts (a k = 32 fat tree, measured 2026-11-26), paid
+1.25 s for an IMB job on 16,384 hosts (a k = 32 fat tree, measured
+2026-11-27 with the routing tables per edge switch; 3.4-4 s before), paid
 point by point on the machine that starts the sweep. So on fabrics above
 :data:`CORE_CHECK_MAX_HOSTS` hosts only the host names are checked up
 front, and a point's other bad values are reported when it runs (the
@@ -32,7 +33,7 @@ from .sweep_scenario import SweptFile, load_point
 __all__ = ["check_point", "named_hosts", "CORE_CHECK_MAX_HOSTS"]
 
 #: Fabrics up to this many hosts get each item's run checked up front.
-CORE_CHECK_MAX_HOSTS = 4096
+CORE_CHECK_MAX_HOSTS = 16384
 
 #: Keys that name one host, and keys that name several (a list, or text
 #: with ranges like h0-h7), in any kind that has them.
