@@ -91,11 +91,11 @@ impl Routing {
         let mut lone = Vec::new();
         for d in 0..h {
             let (a, b) = (node_ports[d], node_ports[d + 1]);
-            let s = ports[a as usize].peer_node as usize;
-            if b - a != 1 || gone(a) || s < h {
+            if b - a != 1 || gone(a) || (ports[a as usize].peer_node as usize) < h {
                 lone.push(d);
                 continue;
             }
+            let s = ports[a as usize].peer_node as usize;
             if class_of_home[s - h] == u32::MAX {
                 class_of_home[s - h] = homes.len() as u32;
                 homes.push(s);
@@ -147,11 +147,14 @@ impl Routing {
         // Each host's own group at its home switch.
         let home = (0..h)
             .map(|d| {
+                if (class_of[d] as usize) >= homes.len() {
+                    return (0, 0); // lone: its class has no HOME entry
+                }
                 let pi = ports[node_ports[d] as usize].peer;
-                if (class_of[d] as usize) < homes.len() && !unused(pi) {
-                    lists.add(0, std::iter::once(pi))
-                } else {
+                if unused(pi) {
                     (0, 0)
+                } else {
+                    lists.add(0, std::iter::once(pi))
                 }
             })
             .collect();
@@ -342,7 +345,6 @@ impl super::Net {
     }
 }
 
-/// Where port `pi`'s one-port member list is, adding it the first time.
 /// The switches' links to other switches, as (port, peer switch) lists in
 /// port order, without the links that are gone: what a search from a
 /// switch crosses (hosts are never transit). Compact, where the ports are
@@ -633,11 +635,16 @@ links = [ { a = "a", b = "s1", gbps = 100 },
                 if round > 0 {
                     for pi in 0..np {
                         x = crate::rng::splitmix64(x);
-                        if x % 23 == 0 {
-                            gone[pi] = true;
-                            gone[net.ports[pi].peer as usize] = true;
-                        } else if x % 23 == 1 {
-                            unused[pi] = true;
+                        match x % 31 {
+                            // A failed link: gone at both ends.
+                            0 => {
+                                gone[pi] = true;
+                                gone[net.ports[pi].peer as usize] = true;
+                            }
+                            // Gone at one end only (a host's or a switch's).
+                            1 => gone[pi] = true,
+                            2 => unused[pi] = true,
+                            _ => {}
                         }
                     }
                 }
@@ -652,12 +659,17 @@ links = [ { a = "a", b = "s1", gbps = 100 },
                 let want = reference(&net, &gone, &unused);
                 for sw in h..n {
                     for dst in 0..h {
-                        assert_eq!(
-                            r.group(sw as u32, dst as u32),
-                            &want[(sw - h) * h + dst][..],
-                            "{} round {round}: switch {sw}, host {dst}",
-                            spec.name
-                        );
+                        let g = &want[(sw - h) * h + dst];
+                        let at = format!("{} round {round}: switch {sw}, host {dst}", spec.name);
+                        assert_eq!(r.group(sw as u32, dst as u32), &g[..], "{at}");
+                        // The packet path's lookup, HOME entries included.
+                        let (sw32, dst32) = (sw as u32, dst as u32);
+                        let port = match g.len() {
+                            0 => super::NO_ROUTE,
+                            1 => g[0],
+                            len => g[r.pick(sw32, 5, dst32, 49_200, 4791, len)],
+                        };
+                        assert_eq!(r.next_port(sw32, 5, dst32, 49_200, 4791), port, "{at}");
                     }
                 }
             }
