@@ -482,6 +482,9 @@ def test_bad_input_found_by_a_hunt_is_refused_with_exit_2(tmp_path):
     assert_cli_error(run_cli("lab", "run", "heps", "heps", "--quick"), "lab heps is named twice")
     r = run_cli("lab", "run", "heps", "--quick", "--html", str(tmp_path / "no" / "such" / "r.html"))
     assert r.returncode == 2 and "no such directory" in r.stderr and "ib_write_bw" not in r.stdout, r.stdout + r.stderr
+    # A folder that exists but takes no file (/proc) is refused before the runs too.
+    r = run_cli("lab", "run", "heps", "--quick", "--html", "/proc/fabriclab-report.html")
+    assert r.returncode == 2 and "cannot write there" in r.stderr and "ib_write_bw" not in r.stdout, r.stdout + r.stderr
     assert_cli_error(run_cli("imb", "PingPong", "-np", "2", "--telemetry-us", "10", "--telemetry-csv", str(tmp_path)), "is a directory")
     # A flow option given twice kept the last; compare with nothing to compare.
     assert_cli_error(run_cli("flows", "--flow", "h0:h20:1K:via=spine0:via=spine1"), "via is given twice")

@@ -155,3 +155,21 @@ def test_scenario_items_are_results_with_their_names(tmp_path: Any) -> None:
     assert (bw.name, one.name) == ("bw", "one")
     assert bw.df.attrs["name"] == "bw" and one.df.attrs["name"] == "one"
     assert bw.fabric == "heps"
+
+
+def test_an_output_path_is_probed_and_left_as_it_was(tmp_path):
+    """The up-front check of an output file opens it as the command will:
+    a new file is not left behind, an existing one keeps its bytes, and a
+    place that takes no file is refused with the option's name."""
+    from fabriclab._checks import check_out_path
+    from fabriclab.errors import InvalidArgumentError
+
+    new = tmp_path / "new.csv"
+    check_out_path(str(new), "--csv")
+    assert not new.exists()
+    old = tmp_path / "old.csv"
+    old.write_bytes(b"kept\n")
+    check_out_path(str(old), "--csv")
+    assert old.read_bytes() == b"kept\n"
+    with pytest.raises(InvalidArgumentError, match=r"--html /proc/x\.html: cannot write there"):
+        check_out_path("/proc/x.html", "--html")

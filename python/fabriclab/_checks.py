@@ -125,9 +125,10 @@ def read_file(path: str) -> bytes:
 
 def check_out_path(path: str, option: str, inputs: Iterable[str | os.PathLike[str] | None] = ()) -> None:
     """An output file a command writes when its runs end: an empty name, a
-    path that is a folder, in a folder that does not exist, or that is one
-    of the command's ``inputs`` (a scenario or lab file it would
-    overwrite) is refused before they start, not after."""
+    path that is a folder, in a folder that does not exist or where no file
+    can be written, or that is one of the command's ``inputs`` (a scenario
+    or lab file it would overwrite) is refused before they start, not
+    after."""
     if not path:
         raise InvalidArgumentError(f"{option}: give a file name (it is empty)")
     target = os.path.realpath(path)
@@ -139,6 +140,25 @@ def check_out_path(path: str, option: str, inputs: Iterable[str | os.PathLike[st
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise InvalidArgumentError(f"{option} {path}: no such directory {folder}")
+    _probe_writable(path, option)
+
+
+def _probe_writable(path: str, option: str) -> None:
+    """Open ``path`` for writing as the command will, and leave it as it
+    was: an existing file is opened to append nothing, a new one is created
+    and removed (a device or a pipe is left alone). A place the folder checks cannot see refuses (``/proc``, a
+    read-only mount, a folder without write permission) before the runs,
+    not after hours of them."""
+    existed = os.path.exists(path)
+    if existed and not os.path.isfile(path):
+        return  # a device or a pipe (/dev/stdout): opening one may block
+    try:
+        with open(path, "ab"):
+            pass
+    except OSError as e:
+        raise InvalidArgumentError(f"{option} {path}: cannot write there ({e.strerror or e}); give a file in a writable folder") from None
+    if not existed:
+        os.remove(path)
 
 
 def check_out_paths(outs: Iterable[tuple[str | None, str]], inputs: Iterable[str | os.PathLike[str] | None] = ()) -> None:
