@@ -331,17 +331,7 @@ pub fn run_on(
     let t_build = std::time::Instant::now();
     let net = Net::new(&spec, 1)?;
     let n = net.n_hosts();
-    let flow = |s: u32, d: u32| FlowSpec {
-        src: format!("h{s}"),
-        dst: format!("h{d}"),
-        bytes,
-        op: "write".into(),
-        start_us: 0.0,
-        priority: None,
-        repeat: false,
-        via: None,
-        return_via: None,
-    };
+    let flow = |s: u32, d: u32| FlowSpec::write(format!("h{s}"), format!("h{d}"), bytes);
     let flows: Vec<FlowSpec> = if name == "perm-64k" {
         (0..n).map(|s| flow(s, (s + n / 2) % n)).collect()
     } else {

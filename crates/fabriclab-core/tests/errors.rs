@@ -245,17 +245,7 @@ fn a_flow_over_the_rdma_message_limit_is_an_error_not_a_panic() {
     use fabriclab_core::net::Net;
     use fabriclab_core::traffic::flows::{FlowSpec, Flows};
     let net = Net::new(&preset("heps").unwrap(), 1).unwrap();
-    let spec = FlowSpec {
-        src: "h0".into(),
-        dst: "h4".into(),
-        bytes: 1 << 32,
-        op: "write".into(),
-        start_us: 0.0,
-        priority: None,
-        repeat: false,
-        via: None,
-        return_via: None,
-    };
+    let spec = FlowSpec::write("h0", "h4", 1 << 32);
     let e = Flows::new(&net, &[spec])
         .err()
         .expect("refused")

@@ -93,17 +93,7 @@ fn cross_pod_exchange(k: u32, hpe: u32, bytes: u64) -> u64 {
     for a in 0..hosts {
         for b in 0..hosts {
             if pod(a) != pod(b) {
-                flows.push(FlowSpec {
-                    src: format!("h{a}"),
-                    dst: format!("h{b}"),
-                    bytes,
-                    op: "write".into(),
-                    start_us: 0.0,
-                    priority: None,
-                    repeat: false,
-                    via: None,
-                    return_via: None,
-                });
+                flows.push(FlowSpec::write(format!("h{a}"), format!("h{b}"), bytes));
             }
         }
     }

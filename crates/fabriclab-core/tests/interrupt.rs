@@ -9,17 +9,7 @@ use fabriclab_core::traffic::flows::{FlowSpec, Flows};
 
 fn flows() -> Vec<FlowSpec> {
     (1..16)
-        .map(|s| FlowSpec {
-            src: format!("h{s}"),
-            dst: "h0".into(),
-            bytes: 4 << 20,
-            op: "write".into(),
-            start_us: 0.0,
-            priority: None,
-            repeat: false,
-            via: None,
-            return_via: None,
-        })
+        .map(|s| FlowSpec::write(format!("h{s}"), "h0", 4 << 20))
         .collect()
 }
 

@@ -84,17 +84,7 @@ fn spec_text(kind: &str, servers: u32, su: u32, spines: u32) -> String {
 #[test]
 fn a_qp_between_rails_is_refused_and_one_on_a_rail_runs() {
     let net = Net::new(&spec("rail_only", 4, 2, 1, "packet"), 1).unwrap();
-    let flow = |src: &str, dst: &str| FlowSpec {
-        src: src.into(),
-        dst: dst.into(),
-        bytes: 1 << 20,
-        op: "write".into(),
-        start_us: 0.0,
-        priority: None,
-        repeat: false,
-        via: None,
-        return_via: None,
-    };
+    let flow = |src: &str, dst: &str| FlowSpec::write(src, dst, 1 << 20);
     let e = Flows::new(&net, &[flow("h0.nic0", "h3.nic1")])
         .err()
         .unwrap();

@@ -46,6 +46,25 @@ pub struct FlowSpec {
     pub return_via: Option<String>,
 }
 
+impl FlowSpec {
+    /// A WRITE of `bytes` from `src` to `dst` at time zero, with every
+    /// other field at its default (the fabric's data priority, once, the
+    /// ECMP path).
+    pub fn write(src: impl Into<String>, dst: impl Into<String>, bytes: u64) -> FlowSpec {
+        FlowSpec {
+            src: src.into(),
+            dst: dst.into(),
+            bytes,
+            op: default_op(),
+            start_us: 0.0,
+            priority: None,
+            repeat: false,
+            via: None,
+            return_via: None,
+        }
+    }
+}
+
 fn default_op() -> String {
     "write".into()
 }

@@ -28,17 +28,7 @@ host_link_delay_ns = 1000
 }
 
 pub fn flow(src: &str, dst: &str, bytes: u64) -> FlowSpec {
-    FlowSpec {
-        src: src.into(),
-        dst: dst.into(),
-        bytes,
-        op: "write".into(),
-        start_us: 0.0,
-        priority: None,
-        repeat: false,
-        via: None,
-        return_via: None,
-    }
+    FlowSpec::write(src, dst, bytes)
 }
 
 /// Run a set of flows to completion; returns the sim and flow results.
