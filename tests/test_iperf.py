@@ -122,6 +122,12 @@ def test_api_returns_one_row_per_stream_and_interval(paced):
     assert paced.extras["congestion"] == "cubic"
     tcp = paced.extras["tcp"]
     assert len(tcp) == 2 and (tcp.rx_bytes > 0).all()
+    # The fabric's port counters: the sender's NIC port carried at least
+    # the payload the receiver got, with headers on top.
+    ports = paced.ports
+    assert list(ports.columns[: len(fabriclab.api.PORT_COLUMNS)]) == fabriclab.api.PORT_COLUMNS
+    nic = ports[(ports.node == "h1") & (ports.port == 0)]
+    assert len(nic) == 1 and int(nic.tx_bytes.iloc[0]) > int(tcp.rx_bytes.sum())
 
 
 def test_api_congestion_and_sizes():

@@ -35,7 +35,7 @@ TOOL_NAME = {"nccl": "nccl-tests"}
 #: Where each tool's attributes are: text (None for flows), the counter
 #: tables, the telemetry tables and the figures it reports.
 HAS_TEXT = set(TOOLS) - {"flows"}
-HAS_PORTS = set(TOOLS) - {"iperf"}
+HAS_PORTS = set(TOOLS)
 HAS_QPS = {"perftest", "flows", "imb", "osu", "cbench", "hpl", "nccl"}
 HAS_PORT_SAMPLES = {"flows", "imb", "osu", "cbench", "hpl", "nccl"}
 HAS_OUTCOME = {"perftest", "flows", "fio", "iperf"}

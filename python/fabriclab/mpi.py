@@ -25,7 +25,17 @@ import pandas as pd
 from . import _core
 from ._checks import as_bool, as_float, as_int, as_list, as_mapping, as_seed, as_str, dumps
 from ._tables import frame
-from .api import PORT_SAMPLE_COLUMNS, FabricLike, Flow, fabric_arg, fabric_label, flow_list, with_backend
+from .api import (
+    PORT_COLUMNS,
+    PORT_SAMPLE_COLUMNS,
+    QP_COLUMNS,
+    FabricLike,
+    Flow,
+    fabric_arg,
+    fabric_label,
+    flow_list,
+    with_backend,
+)
 from .errors import InvalidArgumentError
 from .progress import ProgressArg, progress_callback
 from .results import Result, run_stoppable
@@ -180,8 +190,8 @@ def mpi_result(tool: str, df: pd.DataFrame, out: Mapping[str, Any], fabric: str 
         backend=out["backend"],
         fabric=fabric,
         text=out["text"],
-        ports=pd.DataFrame.from_records(rep["ports"]),
-        qps=pd.DataFrame.from_records(rep["qps"]),
+        ports=frame(rep["ports"], PORT_COLUMNS),
+        qps=frame(rep["qps"], QP_COLUMNS),
         ports_table=out["ports_table"],
         port_samples=port_samples_frame(rep),
         **figures,

@@ -28,12 +28,10 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-import pandas as pd
-
 from . import _core
 from ._checks import as_float, as_int, as_list, as_seed, as_str, dumps
 from ._tables import frame
-from .api import FabricLike, fabric_arg, fabric_label, with_backend
+from .api import PORT_COLUMNS, FabricLike, fabric_arg, fabric_label, with_backend
 from .errors import InvalidArgumentError
 from .progress import ProgressArg, progress_callback
 from .results import Result
@@ -182,7 +180,7 @@ def fio(
         backend=out["backend"],
         fabric=label,
         text=out["text"],
-        ports=pd.DataFrame.from_records(rep["ports"]),
+        ports=frame(rep["ports"], PORT_COLUMNS),
         ports_table=out["ports_table"],
         outcome=rep["outcome"],
         sim_time_us=rep["sim_time_ps"] / 1e6,

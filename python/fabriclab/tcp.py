@@ -31,7 +31,7 @@ from typing import Any
 from . import _core
 from ._checks import as_bool, as_float, as_int, as_seed, as_str, dumps
 from ._tables import frame
-from .api import FabricLike, Flow, fabric_arg, fabric_label, flow_list, with_backend
+from .api import PORT_COLUMNS, FabricLike, Flow, fabric_arg, fabric_label, flow_list, with_backend
 from .errors import InvalidArgumentError
 from .results import Result
 
@@ -163,6 +163,7 @@ def _run_iperf(fabric: FabricLike, opts: Mapping[str, Any], seed: int, label: st
         backend=out["backend"],
         fabric=label,
         text=out["text"],
+        ports=frame(rep["ports"], PORT_COLUMNS),
         ports_table=out["ports_table"],
         outcome=rep["outcome"],
         sim_time_us=rep["sim_time_ps"] / 1e6,
@@ -221,6 +222,7 @@ def iperf(
     Returns a :class:`fabriclab.Result` with ``tool="iperf"``: ``df`` has
     one row per stream per interval (:data:`IPERF_COLUMNS`; ``rtt`` and
     ``rttvar`` in us, windows in bytes); ``text`` is iperf3's text output,
+    ``ports`` (port counters, :data:`fabriclab.api.PORT_COLUMNS`),
     ``ports_table``, ``outcome``, ``sim_time_us``, ``events``. ``extras``:
     ``json`` (iperf3's ``-J`` document), ``sums`` (per-interval sums),
     ``server_intervals``, ``sum_sent`` / ``sum_received``,

@@ -241,13 +241,16 @@ pub fn flows_json(
         deadlocks: &'a [crate::net::Deadlock],
         events: u64,
         flow_stats: Option<&'a crate::net::FlowStats>,
+        #[serde(serialize_with = "crate::traffic::flows::results_as_columns")]
         flows: Vec<crate::traffic::flows::FlowResult>,
         outcome: crate::sim::Outcome,
         #[serde(serialize_with = "crate::net::port_rows_as_columns")]
         port_samples: &'a [crate::net::PortSampleRow],
+        #[serde(serialize_with = "crate::net::port_reports_as_columns")]
         ports: &'a [crate::net::PortReport],
         ports_table: String,
         qp_failures: &'a [crate::net::QpFailure],
+        #[serde(serialize_with = "crate::net::qp_reports_as_columns")]
         qps: &'a [crate::net::QpReport],
         #[serde(serialize_with = "crate::net::qp_rows_as_columns")]
         samples: &'a [crate::net::Sample],

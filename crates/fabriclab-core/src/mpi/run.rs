@@ -33,7 +33,8 @@ pub struct ProgramRun {
 pub struct RunSummary {
     /// MPI runtime counters.
     pub mpi: MpiCounters,
-    /// Port counters at the end.
+    /// Port counters at the end; in JSON one array per column.
+    #[serde(serialize_with = "crate::net::port_reports_as_columns")]
     pub ports: Vec<PortReport>,
     /// Port telemetry (with `telemetry_us`), every port every period; in
     /// JSON one array per column.
@@ -42,7 +43,8 @@ pub struct RunSummary {
         serialize_with = "crate::net::port_rows_as_columns"
     )]
     pub port_samples: Vec<PortSampleRow>,
-    /// QP counters at the end (the job's and background flows').
+    /// QP counters at the end (the job's and background flows'); in JSON one array per column.
+    #[serde(serialize_with = "crate::net::qp_reports_as_columns")]
     pub qps: Vec<QpReport>,
     /// Simulated time at the end, us.
     pub sim_time_us: f64,

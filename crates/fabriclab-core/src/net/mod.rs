@@ -20,6 +20,7 @@ mod adaptive;
 mod api;
 mod audit;
 pub mod cc;
+pub(crate) mod columns;
 pub mod counters;
 mod dyn_ecn;
 mod failures;
@@ -42,16 +43,16 @@ mod verbs;
 
 pub use api::{qp_pair_bytes, responder_stream_bytes, PortReport, QpReport};
 pub use audit::AuditSummary;
+pub use columns::{
+    port_reports_as_columns, port_rows_as_columns, qp_reports_as_columns, qp_rows_as_columns,
+};
 pub use counters::{PortCounters, QpCounters};
 pub use dyn_ecn::DynEcnPort;
 pub use failures::LinkStep;
 pub use flow::{FlowRoute, FlowStats};
 pub use pfc_guard::{Deadlock, DeadlockPort};
 pub use tcp::{TcpCounters, TcpId, TcpReport};
-pub use telemetry::{
-    port_rows_as_columns, qp_rows_as_columns, PortSample, PortSampleRow, Sample,
-    ROW_BYTES as TELEMETRY_ROW_BYTES,
-};
+pub use telemetry::{PortSample, PortSampleRow, Sample, ROW_BYTES as TELEMETRY_ROW_BYTES};
 pub use verbs::{
     wc_status_str, AppEvent, OpKind, QpFailure, QpId, WC_RETRY_EXC_ERR, WC_WR_FLUSH_ERR,
 };

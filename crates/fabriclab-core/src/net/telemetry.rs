@@ -15,13 +15,12 @@
 use super::{Ev, Net};
 use crate::error::Result;
 use crate::units::Time;
-use serde::ser::{SerializeMap, Serializer};
 
 /// Peak bytes of one telemetry row on its way from the core to a Python
 /// DataFrame, with a margin. Measured: `fabriclab.hpl(n=[2000], nb=[200],
 /// grids=["1x2"], telemetry_us=1)` on the leaf-spine preset peaks at
 /// 1,715 MB with 4,813,312 rows (188 MB without telemetry): 0.32 KB a row,
-/// sent as one JSON array per column ([`port_rows_as_columns`]). It was
+/// sent as one JSON array per column ([`super::port_rows_as_columns`]). It was
 /// 1.3 KB while the front end built a `serde_json::Value` tree of one
 /// object per row.
 pub const ROW_BYTES: u64 = 400;
@@ -240,52 +239,4 @@ impl Net {
     pub fn port_samples(&self) -> &[PortSample] {
         &self.telemetry.port_samples
     }
-}
-
-/// One column of a table of rows, serialised as a JSON array straight from
-/// the rows.
-struct Column<'a, T, F>(&'a [T], F);
-
-impl<'a, T, V: serde::Serialize, F: Fn(&'a T) -> V> serde::Serialize for Column<'a, T, F> {
-    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.iter().map(&self.1))
-    }
-}
-
-/// The column `f` of `rows`.
-fn col<'a, T, V, F: Fn(&'a T) -> V>(rows: &'a [T], f: F) -> Column<'a, T, F> {
-    Column(rows, f)
-}
-
-/// Port telemetry rows as one array per column (`{"time_ps": [...],
-/// "node": [...], ...}`), for `#[serde(serialize_with)]`: a third of the
-/// JSON of one object per row, and what a DataFrame is built from fastest.
-pub fn port_rows_as_columns<S: Serializer>(
-    rows: &[PortSampleRow],
-    s: S,
-) -> std::result::Result<S::Ok, S::Error> {
-    let mut m = s.serialize_map(Some(7))?;
-    m.serialize_entry("time_ps", &col(rows, |r| r.time_ps))?;
-    m.serialize_entry("node", &col(rows, |r| r.node.as_str()))?;
-    m.serialize_entry("port", &col(rows, |r| r.port))?;
-    m.serialize_entry("peer", &col(rows, |r| r.peer.as_str()))?;
-    m.serialize_entry("queue_bytes", &col(rows, |r| r.queue_bytes))?;
-    m.serialize_entry("tx_bytes", &col(rows, |r| r.tx_bytes))?;
-    m.serialize_entry("paused", &col(rows, |r| r.paused))?;
-    m.end()
-}
-
-/// QP telemetry rows as one array per column, like
-/// [`port_rows_as_columns`].
-pub fn qp_rows_as_columns<S: Serializer>(
-    rows: &[Sample],
-    s: S,
-) -> std::result::Result<S::Ok, S::Error> {
-    let mut m = s.serialize_map(Some(5))?;
-    m.serialize_entry("time_ps", &col(rows, |r| r.time_ps))?;
-    m.serialize_entry("qp", &col(rows, |r| r.qp))?;
-    m.serialize_entry("acked_bytes", &col(rows, |r| r.acked_bytes))?;
-    m.serialize_entry("rx_bytes", &col(rows, |r| r.rx_bytes))?;
-    m.serialize_entry("rate_bps", &col(rows, |r| r.rate_bps))?;
-    m.end()
 }

@@ -754,7 +754,8 @@ pub struct Report {
     pub sim_time_ps: u64,
     /// Events processed.
     pub events: u64,
-    /// The fabric's port counters.
+    /// The fabric's port counters; in JSON one array per column.
+    #[serde(serialize_with = "crate::net::port_reports_as_columns")]
     pub ports: Vec<PortReport>,
 }
 

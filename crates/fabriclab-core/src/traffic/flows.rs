@@ -105,6 +105,29 @@ pub struct FlowResult {
     pub error: Option<String>,
 }
 
+/// Flow results as one array per column (`{"src": [...], "dst": [...],
+/// ...}`), for `#[serde(serialize_with)]`: what the Python layer builds
+/// the flows table from (an all-to-all of 1,024 hosts has a million rows).
+/// A test checks the columns against the rows' fields.
+pub fn results_as_columns<S: serde::Serializer>(
+    rows: &[FlowResult],
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    use crate::net::columns::col;
+    use serde::ser::SerializeMap;
+    let mut m = s.serialize_map(Some(9))?;
+    m.serialize_entry("src", &col(rows, |r| r.src.as_str()))?;
+    m.serialize_entry("dst", &col(rows, |r| r.dst.as_str()))?;
+    m.serialize_entry("bytes", &col(rows, |r| r.bytes))?;
+    m.serialize_entry("start_ps", &col(rows, |r| r.start_ps))?;
+    m.serialize_entry("delivered_ps", &col(rows, |r| r.delivered_ps))?;
+    m.serialize_entry("completed_ps", &col(rows, |r| r.completed_ps))?;
+    m.serialize_entry("messages", &col(rows, |r| r.messages))?;
+    m.serialize_entry("failed_ps", &col(rows, |r| r.failed_ps))?;
+    m.serialize_entry("error", &col(rows, |r| r.error.as_deref()))?;
+    m.end()
+}
+
 struct Flow {
     src: u32,
     dst: u32,

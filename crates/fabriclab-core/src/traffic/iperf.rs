@@ -368,7 +368,8 @@ pub struct Report {
     pub sim_time_ps: u64,
     /// Events processed.
     pub events: u64,
-    /// Port counters.
+    /// Port counters; in JSON one array per column.
+    #[serde(serialize_with = "crate::net::port_reports_as_columns")]
     pub ports: Vec<PortReport>,
     /// TCP connection counters.
     pub tcp: Vec<TcpReport>,

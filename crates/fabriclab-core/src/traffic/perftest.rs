@@ -237,9 +237,11 @@ pub struct Report {
     pub bw: Vec<BwRow>,
     /// Latency lines (lat tests).
     pub lat: Vec<LatRow>,
-    /// Port counters of the last size's run.
+    /// Port counters of the last size's run; in JSON one array per column.
+    #[serde(serialize_with = "crate::net::port_reports_as_columns")]
     pub ports: Vec<PortReport>,
-    /// QP counters of the last size's run.
+    /// QP counters of the last size's run; in JSON one array per column.
+    #[serde(serialize_with = "crate::net::qp_reports_as_columns")]
     pub qps: Vec<QpReport>,
     /// How the last run ended (`Interrupted`: stopped by the user; the
     /// lines hold the sizes that completed).

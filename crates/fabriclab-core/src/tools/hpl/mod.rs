@@ -180,7 +180,8 @@ pub struct Report {
     pub tests: Vec<TestResult>,
     /// Host of every rank of the largest grid.
     pub rank_hosts: Vec<String>,
-    /// Port counters of the last test.
+    /// Port counters of the last test; in JSON one array per column.
+    #[serde(serialize_with = "crate::net::port_reports_as_columns")]
     pub ports: Vec<crate::net::PortReport>,
     /// Port telemetry (with `telemetry_us`) of the last test; in JSON one
     /// array per column.
