@@ -2,9 +2,9 @@
 
 :func:`frame` builds a tool's table with its known columns first (and
 present even with no rows), from one object per row or one list per
-column (as the core sends counters and telemetry); :func:`records` and
-:func:`tuples` read one back with the types the code expects. Left out: any tool's columns (each
-tool's module lists its own).
+column (as the core sends counters, telemetry and the flows table);
+:func:`records` and :func:`tuples` read one back with the types the code
+expects. Left out: any tool's columns (each tool's module lists its own).
 """
 
 from __future__ import annotations
