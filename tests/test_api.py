@@ -403,6 +403,22 @@ def test_tables_are_built_from_rows_or_from_columns():
     rows = [{"a": 1, "b": "x"}, {"a": 2, "b": "y"}]
     cols = {"a": [1, 2], "b": ["x", "y"]}
     pd.testing.assert_frame_equal(frame(rows, ["b", "a"]), frame(cols, ["b", "a"]))
+    # The core's column tables: numbers (made NumPy arrays first), floats,
+    # booleans, lists, a group some rows lack (null), a column of nulls:
+    # the same frame, dtypes included, as from one object per row.
+    cols = {
+        "n": [1, 2, 3],
+        "f": [0.5, 1.0, 2.5],
+        "ok": [True, False, True],
+        "by_prio": [[0] * 8, [1] * 8, [2] * 8],
+        "kmin": [None, 12_500, 50_000],
+        "error": [None, None, None],
+        "node": ["h0", "leaf0", "spine0"],
+    }
+    rows = [{k: v[i] for k, v in cols.items() if v[i] is not None or k == "error"} for i in range(3)]
+    got, want = frame(cols, list(cols)), frame(rows, list(cols))
+    pd.testing.assert_frame_equal(got, want)
+    assert got["n"].dtype == "int64" and got["kmin"].dtype == "float64" and got["ok"].dtype == "bool"
     for empty in ([], {}, {"a": [], "b": []}):
         df = frame(empty, ["a", "b"])
         assert df.empty and list(df.columns) == ["a", "b"]
