@@ -104,6 +104,7 @@ def test_what_the_flow_backend_does_not_model_is_nan_or_n_a_never_zero(tmp_path)
     ip = fabriclab.iperf("h0", "h4", duration=0.002, interval=0.001, fabric="heps", backend="flow")
     assert ip.df["retransmits"].isna().all() and ip.extras["tcp"]["cwnd_bytes"].isna().all()
     assert (ip.df["bits_per_second"] > 0).all()
+    assert ip.ports is not None and ip.ports[cols].isna().all().all() and (ip.ports["tx_bytes"] > 0).any()
     # The CLI: n/a in the tables, and the backend said when the fabric file chooses it.
     fab = tmp_path / "flow.toml"
     fab.write_text(fabriclab.api.fabric_arg("heps", backend="flow"))
