@@ -79,7 +79,7 @@ impl Net {
         }
         let start = self.routing.pick(node, src, dst, sport, dport, g.len());
         let mut best = g[start];
-        let load = |p: &super::port::Port| p.qbytes[prio] * 2 + p.busy as u64;
+        let load = |p: &super::port::Port| p.prio[prio].qbytes * 2 + p.busy as u64;
         let mut best_load = load(&self.ports[best as usize]);
         for i in 1..g.len() {
             let pi = g[(start + i) % g.len()];

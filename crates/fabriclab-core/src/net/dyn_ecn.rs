@@ -151,7 +151,7 @@ impl Net {
     pub(crate) fn on_ecn_tick(&mut self, port: PortIdx, prio: u8) {
         let prio = prio as usize;
         let p = &self.ports[port as usize];
-        let (tx, rate, queued) = (p.c.tx_bytes, p.rate, p.qbytes[prio]);
+        let (tx, rate, queued) = (p.c.tx_bytes, p.rate, p.prio[prio].qbytes);
         let d = self.decn.as_mut().expect("dynamic ECN on");
         let (interval, target_util, target_queue) = (d.interval, d.target_util, d.target_queue);
         let (down, up) = (d.steps_down, d.steps_up);

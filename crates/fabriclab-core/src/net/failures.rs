@@ -193,6 +193,7 @@ impl Net {
         // ends its `TxDone`, which keeps the port's transmitter consistent.
         let wire = std::mem::take(&mut port.wire);
         let pfc = std::mem::take(&mut port.pfc_out);
+        port.pfc_queued = false;
         for pkt in pfc {
             self.pkts.free(pkt);
         }
@@ -202,10 +203,10 @@ impl Net {
         let node = self.ports[pi as usize].node;
         let switch = self.is_switch(node);
         for prio in 0..8 {
-            while let Some(pkt) = self.ports[pi as usize].queues[prio].pop_front() {
+            while let Some(pkt) = self.ports[pi as usize].prio[prio].queue.pop_front() {
                 let (stored, kind) = (self.stored_bytes(pkt), self.pkts.get(pkt).kind);
                 let port = &mut self.ports[pi as usize];
-                port.qbytes[prio] -= stored;
+                port.prio[prio].qbytes -= stored;
                 port.total_qbytes -= stored;
                 if switch {
                     self.release_switch_buffer(pi, pkt, prio);

@@ -73,30 +73,30 @@ impl SwitchMmu {
 
     #[inline]
     fn shared_of(&self, port: &Port, prio: usize) -> u64 {
-        port.ing_bytes[prio].saturating_sub(self.reserve)
+        port.prio[prio].ing_bytes.saturating_sub(self.reserve)
     }
 
     /// Admit a packet of a lossless priority arriving on `port`.
     pub fn admit_lossless(&mut self, port: &mut Port, prio: usize, size: u64) -> Admit {
         let thresh = self.threshold();
-        if size + port.hdrm_bytes[prio] > port.headroom
+        if size + port.prio[prio].hdrm_bytes > port.headroom
             && size + self.shared_of(port, prio) > thresh
         {
             return Admit::Drop;
         }
-        let new = port.ing_bytes[prio] + size;
+        let new = port.prio[prio].ing_bytes + size;
         if new <= self.reserve {
-            port.ing_bytes[prio] = new;
+            port.prio[prio].ing_bytes = new;
         } else if new - self.reserve > thresh {
-            port.hdrm_bytes[prio] += size;
+            port.prio[prio].hdrm_bytes += size;
         } else {
-            port.ing_bytes[prio] = new;
+            port.prio[prio].ing_bytes = new;
             self.shared_used += size.min(new - self.reserve);
         }
         port.ing_total += size;
         let thresh = self.threshold();
-        let pause =
-            !port.xoff[prio] && (port.hdrm_bytes[prio] > 0 || self.shared_of(port, prio) >= thresh);
+        let pause = !port.xoff[prio]
+            && (port.prio[prio].hdrm_bytes > 0 || self.shared_of(port, prio) >= thresh);
         Admit::Ok { pause }
     }
 
@@ -117,11 +117,11 @@ impl SwitchMmu {
         if pool_full || egress_queue + size > self.reserve + thresh {
             return Admit::Drop;
         }
-        let new = ingress.ing_bytes[prio] + size;
+        let new = ingress.prio[prio].ing_bytes + size;
         if new > self.reserve {
             self.shared_used += size.min(new - self.reserve);
         }
-        ingress.ing_bytes[prio] = new;
+        ingress.prio[prio].ing_bytes = new;
         ingress.ing_total += size;
         Admit::Ok { pause: false }
     }
@@ -129,14 +129,14 @@ impl SwitchMmu {
     /// A packet that entered on `port` left the switch. Returns true if the
     /// ingress must now send XON.
     pub fn release(&mut self, port: &mut Port, prio: usize, size: u64) -> bool {
-        let from_hdrm = port.hdrm_bytes[prio].min(size);
+        let from_hdrm = port.prio[prio].hdrm_bytes.min(size);
         let rest = size - from_hdrm;
         let from_shared = rest.min(self.shared_of(port, prio));
-        port.hdrm_bytes[prio] -= from_hdrm;
-        port.ing_bytes[prio] -= rest;
+        port.prio[prio].hdrm_bytes -= from_hdrm;
+        port.prio[prio].ing_bytes -= rest;
         port.ing_total -= size;
         self.shared_used -= from_shared;
-        if !port.xoff[prio] || port.hdrm_bytes[prio] > 0 {
+        if !port.xoff[prio] || port.prio[prio].hdrm_bytes > 0 {
             return false;
         }
         let used = self.shared_of(port, prio);
@@ -199,8 +199,8 @@ mod tests {
         );
         p.xoff[3] = true;
         let mut resumed = false;
-        while p.ing_bytes[3] + p.hdrm_bytes[3] > 0 {
-            let size = 1000.min(p.ing_bytes[3] + p.hdrm_bytes[3]);
+        while p.prio[3].ing_bytes + p.prio[3].hdrm_bytes > 0 {
+            let size = 1000.min(p.prio[3].ing_bytes + p.prio[3].hdrm_bytes);
             if m.release(&mut p, 3, size) {
                 resumed = true;
                 break;
@@ -220,7 +220,7 @@ mod tests {
             }
         }
         assert!(drops > 0);
-        assert!(p.hdrm_bytes[3] <= 2_000);
+        assert!(p.prio[3].hdrm_bytes <= 2_000);
     }
 
     #[test]
@@ -233,12 +233,12 @@ mod tests {
                 admitted += 1;
             }
         }
-        let total = p.ing_bytes[3] + p.hdrm_bytes[3];
+        let total = p.prio[3].ing_bytes + p.prio[3].hdrm_bytes;
         assert_eq!(total, admitted * 1500);
         for _ in 0..admitted {
             m.release(&mut p, 3, 1500);
         }
-        assert_eq!(p.ing_bytes[3] + p.hdrm_bytes[3], 0);
+        assert_eq!(p.prio[3].ing_bytes + p.prio[3].hdrm_bytes, 0);
         assert_eq!(m.shared_used(), 0);
         assert_eq!(p.ing_total, 0);
     }

@@ -258,7 +258,7 @@ impl Net {
         let now = self.now();
         let port = &self.ports[pi as usize];
         let since = port.pause_since[prio]?;
-        (since <= by && port.paused_until[prio] > now && !port.queues[prio].is_empty())
+        (since <= by && port.paused_until[prio] > now && !port.prio[prio].queue.is_empty())
             .then_some(since)
     }
 
@@ -359,7 +359,8 @@ impl Net {
                 (self.node_ports[node]..self.node_ports[node + 1])
                     .filter_map(|q| {
                         let j = index(q)?;
-                        self.ports[q as usize].queues[prio]
+                        self.ports[q as usize].prio[prio]
+                            .queue
                             .iter()
                             .any(|&pkt| self.pkts.get(pkt).ingress == ingress)
                             .then_some(j)
@@ -467,10 +468,10 @@ impl Net {
         port.xoff[prio] = false;
         self.audit_pfc(pi, prio as u8, false, was);
         if drop {
-            while let Some(pkt) = self.ports[pi as usize].queues[prio].pop_front() {
+            while let Some(pkt) = self.ports[pi as usize].prio[prio].queue.pop_front() {
                 let stored = self.stored_bytes(pkt);
                 let port = &mut self.ports[pi as usize];
-                port.qbytes[prio] -= stored;
+                port.prio[prio].qbytes -= stored;
                 port.total_qbytes -= stored;
                 self.release_switch_buffer(pi, pkt, prio);
                 self.watchdog_drop(pi, pkt, prio);

@@ -27,12 +27,45 @@ const CUT_THROUGH_BYTES: u64 = 64;
 /// a packet).
 const DWRR_ROUNDS_CAP: u32 = 4;
 
-/// Fields are laid out by use: the first cache line holds what every
-/// event of the port reads, then the egress queue state, then ingress
-/// accounting, then what is read rarely.
+/// One priority's state at a port, in one cache line: its egress queue
+/// and the queue's bytes, and the port's ingress accounting for that
+/// priority (switch ports). A packet's hop reads one of these per port
+/// instead of one line per array.
+#[repr(C, align(64))]
+pub(crate) struct PrioState {
+    /// Packets queued at this egress.
+    pub queue: VecDeque<PktId>,
+    /// Bytes of the frames in `queue` (no preamble or inter-frame gap).
+    pub qbytes: u64,
+    /// Bytes held in the switch buffer by packets that entered through this
+    /// port (reserve and shared pool).
+    pub ing_bytes: u64,
+    /// Of those, bytes in this port's PFC headroom.
+    pub hdrm_bytes: u64,
+    /// When the last XOFF was sent (refresh bookkeeping).
+    pub xoff_at: Time,
+}
+
+impl Default for PrioState {
+    fn default() -> Self {
+        PrioState {
+            queue: VecDeque::new(),
+            qbytes: 0,
+            ing_bytes: 0,
+            hdrm_bytes: 0,
+            xoff_at: Time::ZERO,
+        }
+    }
+}
+
+/// Fields are laid out by use, in 64-byte lines (pinned by the assertions
+/// below): the first line holds what every event of the port reads, the
+/// second the transmitter's state, the third the pause timers, the fourth
+/// the ingress totals and PFC frames; then one line per priority
+/// ([`PrioState`]), the counters, and what is read rarely.
 #[repr(C, align(64))]
 pub(crate) struct Port {
-    // --- first cache line ---
+    // --- line 0: every event ---
     pub wire: VecDeque<(Time, PktId)>,
     pub rate: Rate,
     pub delay: Time,
@@ -44,8 +77,11 @@ pub(crate) struct Port {
     /// Bit p is set when priority queue p holds a packet.
     pub nonempty: u8,
     pub rr: u8,
-    // --- egress ---
+    // --- line 1: transmitter ---
     pub total_qbytes: u64,
+    pub tx_end: Time,
+    pub txdone_seq: u64,
+    pub deficit: [u32; 8],
     /// The link is up (false between a failure and its repair).
     pub up: bool,
     /// The current frame's `TxDone` was not scheduled (nothing was queued
@@ -53,37 +89,50 @@ pub(crate) struct Port {
     /// `tx_end`, and it is scheduled there only if something arrives to
     /// send before then (`Net::port_free`).
     pub txdone_lazy: bool,
-    pub tx_end: Time,
-    pub txdone_seq: u64,
     /// On a switch port, bit p: the watchdog took priority p out of
     /// lossless service; on a host port, nonzero: its NIC is not draining
     /// (a PFC storm). Read only while `Net::storms_active` is nonzero.
     pub storm: u8,
-    /// Time of the pending `Wake`, if any (to avoid duplicates).
-    pub wake_at: Time,
-    pub qbytes: [u64; 8],
-    pub paused_until: [Time; 8],
-    pub deficit: [u32; 8],
-    pub queues: [VecDeque<PktId>; 8],
-    /// PFC frames waiting to go out (ahead of everything).
-    pub pfc_out: VecDeque<PktId>,
-    // --- ingress accounting (switch ports) ---
-    pub ing_total: u64,
-    /// PFC headroom of this port as an ingress (switch ports).
-    pub headroom: u64,
-    pub ing_bytes: [u64; 8],
-    pub hdrm_bytes: [u64; 8],
-    pub xoff: [bool; 8],
-    pub c: PortCounters,
-    // --- rarely read ---
-    pub pause_since: [Option<Time>; 8],
-    /// When the last XOFF was sent, per priority (refresh bookkeeping).
-    pub xoff_at: [Time; 8],
     /// Bit p: the last PFC frame this port put on the wire for priority p
     /// was an XOFF, so its peer is paused (counts `pause_starts`; cleared
     /// when the link goes down, which ends the peer's pause).
     pub pfc_peer_paused: u8,
+    /// Bit p is set whenever `paused_until[p]` may lie in the future (set
+    /// by an XOFF, cleared once seen expired), so that the scheduler reads
+    /// the pause timers only for the priorities that have been paused.
+    pub pause_armed: u8,
+    /// `pfc_out` holds a frame (kept here so that a transmit need not read
+    /// the line `pfc_out` is on).
+    pub pfc_queued: bool,
+    // --- line 2 ---
+    pub paused_until: [Time; 8],
+    // --- line 3: PFC frames and ingress totals ---
+    /// PFC frames waiting to go out (ahead of everything).
+    pub pfc_out: VecDeque<PktId>,
+    /// Bytes in the switch buffer that entered through this port.
+    pub ing_total: u64,
+    /// PFC headroom of this port as an ingress (switch ports).
+    pub headroom: u64,
+    /// Priority p is paused at the peer by this port's XOFF.
+    pub xoff: [bool; 8],
+    /// Time of the pending `Wake`, if any (to avoid duplicates).
+    pub wake_at: Time,
+    // --- lines 4-11 ---
+    pub prio: [PrioState; 8],
+    pub c: PortCounters,
+    // --- rarely read ---
+    pub pause_since: [Option<Time>; 8],
 }
+
+// The layout above, line by line.
+const _: () = {
+    use std::mem::{offset_of, size_of};
+    assert!(size_of::<PrioState>() == 64);
+    assert!(offset_of!(Port, total_qbytes) == 64);
+    assert!(offset_of!(Port, paused_until) == 128);
+    assert!(offset_of!(Port, pfc_out) == 192);
+    assert!(offset_of!(Port, prio) == 256);
+};
 
 impl Port {
     pub fn new(
@@ -102,8 +151,7 @@ impl Port {
             rate,
             delay,
             headroom: 0,
-            queues: Default::default(),
-            qbytes: [0; 8],
+            prio: Default::default(),
             total_qbytes: 0,
             up: true,
             storm: 0,
@@ -119,12 +167,11 @@ impl Port {
             nonempty: 0,
             wire: VecDeque::new(),
             wake_at: Time::NEVER,
-            ing_bytes: [0; 8],
-            hdrm_bytes: [0; 8],
             ing_total: 0,
             xoff: [false; 8],
-            xoff_at: [Time::ZERO; 8],
             pfc_peer_paused: 0,
+            pause_armed: 0,
+            pfc_queued: false,
             c: PortCounters::default(),
         }
     }
@@ -161,7 +208,42 @@ impl Port {
 
     #[inline]
     pub fn paused(&self, prio: usize, now: Time) -> bool {
-        self.paused_until[prio] > now
+        self.pause_armed & (1 << prio) != 0 && self.paused_until[prio] > now
+    }
+
+    /// Priorities (bit p) paused at `now`; clears the armed bits of the
+    /// pauses found expired.
+    #[inline]
+    pub fn paused_mask(&mut self, now: Time) -> u8 {
+        let mut armed = self.pause_armed;
+        let mut paused = 0u8;
+        while armed != 0 {
+            let p = armed.trailing_zeros() as usize;
+            armed &= armed - 1;
+            if self.paused_until[p] > now {
+                paused |= 1 << p;
+            }
+        }
+        self.pause_armed = paused;
+        paused
+    }
+
+    /// Queue a PFC frame (or an InfiniBand credit update) ahead of
+    /// everything.
+    pub fn push_pfc(&mut self, pkt: PktId) {
+        self.pfc_out.push_back(pkt);
+        self.pfc_queued = true;
+    }
+
+    /// The next queued PFC frame, if any.
+    #[inline]
+    fn pop_pfc(&mut self) -> Option<PktId> {
+        if !self.pfc_queued {
+            return None;
+        }
+        let pkt = self.pfc_out.pop_front();
+        self.pfc_queued = !self.pfc_out.is_empty();
+        pkt
     }
 
     /// Close the books on a pause that ended (by XON or expiry) by `now`.
@@ -188,7 +270,7 @@ impl Net {
     /// kept in wire bytes.
     pub(crate) fn queued_wire_bytes(&self, pi: usize, prio: usize) -> u64 {
         let port = &self.ports[pi];
-        port.qbytes[prio] + self.p.framing as u64 * port.queues[prio].len() as u64
+        port.prio[prio].qbytes + self.p.framing as u64 * port.prio[prio].queue.len() as u64
     }
 
     /// [`Net::queued_wire_bytes`] over every priority of port `pi`.
@@ -202,9 +284,9 @@ impl Net {
         let prio = self.pkts.get(pkt).prio as usize;
         let stored = self.stored_bytes(pkt);
         let port = &mut self.ports[pi as usize];
-        port.queues[prio].push_back(pkt);
+        port.prio[prio].queue.push_back(pkt);
         port.nonempty |= 1 << prio;
-        port.qbytes[prio] += stored;
+        port.prio[prio].qbytes += stored;
         port.total_qbytes += stored;
         port.c.peak_queue_bytes = port.c.peak_queue_bytes.max(port.total_qbytes);
         if !port.busy || port.txdone_lazy {
@@ -245,7 +327,7 @@ impl Net {
         if !port.up {
             return;
         }
-        if let Some(pkt) = port.pfc_out.pop_front() {
+        if let Some(pkt) = port.pop_pfc() {
             self.start_tx(pi, pkt);
             return;
         }
@@ -279,14 +361,12 @@ impl Net {
         if port.nonempty & !strict == 0 {
             return None;
         }
-        let mask = (0..8).fold(0u8, |m, i| m | (u8::from(!port.paused(i, now)) << i))
-            & port.nonempty
-            & !strict;
+        let mask = !port.paused_mask(now) & port.nonempty & !strict;
         if mask == 0 {
             return None;
         }
         let pkts = &self.pkts;
-        let head_wire = |port: &Port, i: usize| pkts.get(*port.queues[i].front().unwrap()).wire;
+        let head_wire = |port: &Port, i: usize| pkts.get(*port.prio[i].queue.front().unwrap()).wire;
         if mask.is_power_of_two() {
             let size = head_wire(port, mask.trailing_zeros() as usize);
             return Some(dwrr_sole(port, mask, size, &self.p.dwrr_quantum));
@@ -297,14 +377,14 @@ impl Net {
     /// Take the head of a priority queue, with switch buffer accounting.
     fn dequeue(&mut self, pi: PortIdx, prio: usize) -> PktId {
         let port = &mut self.ports[pi as usize];
-        let pkt = port.queues[prio].pop_front().unwrap();
-        if let Some(&next) = port.queues[prio].front() {
+        let pkt = port.prio[prio].queue.pop_front().unwrap();
+        if let Some(&next) = port.prio[prio].queue.front() {
             self.pkts.prefetch(next);
         } else {
             port.nonempty &= !(1 << prio);
         }
         let stored = (self.pkts.get(pkt).wire - self.p.framing) as u64;
-        port.qbytes[prio] -= stored;
+        port.prio[prio].qbytes -= stored;
         port.total_qbytes -= stored;
         let node = port.node;
         if self.is_switch(node) {
@@ -352,7 +432,7 @@ impl Net {
         // adaptive routing (it reads `busy`), InfiniBand and link failures
         // always schedule it.
         if port.nonempty == 0
-            && port.pfc_out.is_empty()
+            && !port.pfc_queued
             && self.lazy_txdone
             && port.node as usize >= self.topo.n_hosts
         {
@@ -411,7 +491,7 @@ impl Net {
             if self.audit.is_some() {
                 self.audit_rx(peer, pkt);
             }
-            self.switch_receive(peer, pkt);
+            self.switch_receive(peer_node, peer, pkt);
         } else if self.storms_active != 0 && self.ports[peer as usize].storm != 0 {
             self.storm_discard(peer, pkt);
         } else if self.ib.is_some() {
@@ -446,6 +526,7 @@ impl Net {
                 port.pause_since[prio] = Some(now);
             }
             port.paused_until[prio] = until;
+            port.pause_armed |= 1 << prio;
             // Wake at expiry in case no XON comes.
             self.q.schedule(until, Ev::Wake(pi));
             if self.guard.is_some() {

@@ -18,7 +18,10 @@ use super::{Ev, Net, PortIdx};
 use crate::wire::PFC_FRAME_WIRE;
 
 impl Net {
-    pub(crate) fn switch_receive(&mut self, in_port: PortIdx, pkt: PktId) {
+    /// A packet arrived at switch `node` through its port `in_port` (the
+    /// caller has the node at hand: reading it here would touch another
+    /// line of the port).
+    pub(crate) fn switch_receive(&mut self, node: u32, in_port: PortIdx, pkt: PktId) {
         if self.ib.is_some() {
             return self.ib_switch_receive(in_port, pkt);
         }
@@ -28,7 +31,7 @@ impl Net {
         let (prio, size) = (p.prio as usize, p.wire as u64);
         // The buffer holds the frame; drop counters count wire bytes.
         let stored = size - self.p.framing as u64;
-        let node = self.ports[in_port as usize].node;
+        debug_assert_eq!(node, self.ports[in_port as usize].node);
         let out = if self.ar.is_some() {
             self.adaptive_port(node, (src, dst, sport, dport), prio)
         } else {
@@ -57,7 +60,7 @@ impl Net {
         let admit = if self.p.lossless[prio] {
             self.mmus[sw].admit_lossless(&mut self.ports[in_port as usize], prio, stored)
         } else {
-            let q = self.ports[out as usize].qbytes[prio];
+            let q = self.ports[out as usize].prio[prio].qbytes;
             self.mmus[sw].admit_lossy(&mut self.ports[in_port as usize], prio, stored, q)
         };
         match admit {
@@ -93,7 +96,7 @@ impl Net {
         let sw = self.ports[out as usize].node as usize - self.topo.n_hosts;
         let ect = kind.is_data() || (kind == PktKind::TcpData && flags & F_ECT != 0);
         if self.p.ecn && self.p.ecn_prio[prio] && ect {
-            let q = self.ports[out as usize].qbytes[prio];
+            let q = self.ports[out as usize].prio[prio].qbytes;
             let (kmin, kmax) = match &self.decn {
                 None => (self.p.kmin, self.p.kmax),
                 Some(d) => d.thresholds(out, prio),
@@ -140,7 +143,7 @@ impl Net {
         port.xoff[prio as usize] = pause;
         let quanta = if pause { self.p.pause_quanta as u64 } else { 0 };
         if pause {
-            port.xoff_at[prio as usize] = now;
+            port.prio[prio as usize].xoff_at = now;
             // Refresh halfway through the pause time while still congested.
             let half = port.rate.tx_time(quanta * 64 / 2);
             self.q.schedule(now + half, Ev::PfcRefresh(pi, prio));
@@ -170,7 +173,7 @@ impl Net {
             token: 0,
             rx_end: now,
         });
-        self.ports[pi as usize].pfc_out.push_back(pkt);
+        self.ports[pi as usize].push_pfc(pkt);
         self.try_tx(pi);
     }
 
@@ -178,7 +181,7 @@ impl Net {
         let now = self.now();
         let port = &self.ports[pi as usize];
         let half = port.rate.tx_time(self.p.pause_quanta as u64 * 64 / 2);
-        if port.xoff[prio as usize] && now >= port.xoff_at[prio as usize] + half {
+        if port.xoff[prio as usize] && now >= port.prio[prio as usize].xoff_at + half {
             self.send_pfc(pi, prio, true);
         }
     }

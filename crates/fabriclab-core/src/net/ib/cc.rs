@@ -80,7 +80,7 @@ impl Net {
             let p = self.pkts.get(pkt);
             (p.kind, p.wire)
         };
-        let queued = self.ports[out as usize].qbytes[prio];
+        let queued = self.ports[out as usize].prio[prio].qbytes;
         let ib = self.ib.as_mut().expect("InfiniBand");
         let conf = ib.cc.as_ref().expect("congestion control");
         let port = &mut ib.ports[out as usize];

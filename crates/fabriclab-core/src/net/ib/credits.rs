@@ -216,7 +216,7 @@ impl Net {
             token: 0,
             rx_end: self.now(),
         });
-        self.ports[pi as usize].pfc_out.push_back(fcp);
+        self.ports[pi as usize].push_pfc(fcp);
         self.try_tx(pi);
     }
 
