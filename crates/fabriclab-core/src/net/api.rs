@@ -288,7 +288,7 @@ impl Net {
         for (node, w) in self.node_ports.windows(2).enumerate() {
             for (k, pi) in (w[0]..w[1]).enumerate() {
                 let port = &self.ports[pi as usize];
-                let mut counters = port.c.clone();
+                let mut counters = port.counters();
                 // Include pauses still in force at the end of the run.
                 for prio in 0..8 {
                     if let Some(since) = port.pause_since[prio] {
@@ -356,12 +356,12 @@ impl Net {
 
     /// Counters of the port of `node` that faces `peer` (first one if
     /// parallel links), by names.
-    pub fn port_between(&self, node: &str, peer: &str) -> Option<&PortCounters> {
+    pub fn port_between(&self, node: &str, peer: &str) -> Option<PortCounters> {
         let ni = self.topo.nodes.iter().position(|n| n.name == node)?;
         (self.node_ports[ni]..self.node_ports[ni + 1])
             .map(|pi| &self.ports[pi as usize])
             .find(|p| self.topo.nodes[p.peer_node as usize].name == peer)
-            .map(|p| &p.c)
+            .map(|p| p.counters())
     }
 }
 

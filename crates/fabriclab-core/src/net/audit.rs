@@ -206,7 +206,7 @@ impl Net {
                     let port = &self.ports[p as usize];
                     for prio in 0..8 {
                         let (off, on) = (a.xoff[p as usize][prio], a.xon[p as usize][prio]);
-                        let held = port.xoff[prio] as u64;
+                        let held = port.prio[prio].xoff as u64;
                         if off != on + held {
                             return Err(audit_err(format!(
                                 "switch {} port {} (to {}) priority {prio}: {off} XOFF but {on} \

@@ -18,6 +18,57 @@ impl PortCounters {
     }
 }
 
+/// The counters a port's egress moves with every packet, kept apart from
+/// the others so that they share a cache line with the transmitter's state
+/// (`Port`); a port's [`PortCounters`] carries them
+/// ([`PortCounters::with_traffic`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct TxCounters {
+    /// [`PortCounters::tx_bytes`].
+    pub tx_bytes: u64,
+    /// [`PortCounters::tx_packets`].
+    pub tx_packets: u64,
+    /// [`PortCounters::peak_queue_bytes`].
+    pub peak_queue_bytes: u64,
+}
+
+/// The counters a port's ingress moves with every packet, beside its
+/// buffer totals (`Port`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct RxCounters {
+    /// [`PortCounters::rx_bytes`].
+    pub rx_bytes: u64,
+    /// [`PortCounters::rx_packets`].
+    pub rx_packets: u64,
+    /// [`PortCounters::peak_buffer_bytes`].
+    pub peak_buffer_bytes: u64,
+}
+
+impl PortCounters {
+    /// These counters with the traffic ones taken from `tx` and `rx`.
+    pub(crate) fn with_traffic(&self, tx: &TxCounters, rx: &RxCounters) -> PortCounters {
+        let TxCounters {
+            tx_bytes,
+            tx_packets,
+            peak_queue_bytes,
+        } = *tx;
+        let RxCounters {
+            rx_bytes,
+            rx_packets,
+            peak_buffer_bytes,
+        } = *rx;
+        PortCounters {
+            tx_bytes,
+            tx_packets,
+            rx_bytes,
+            rx_packets,
+            peak_queue_bytes,
+            peak_buffer_bytes,
+            ..self.clone()
+        }
+    }
+}
+
 /// Counters of one port (one direction's egress plus the reverse ingress).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct PortCounters {

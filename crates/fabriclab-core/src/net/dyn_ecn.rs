@@ -132,7 +132,7 @@ impl Net {
     /// interval timer if the queue was idle.
     #[inline(never)]
     pub(crate) fn dyn_ecn_departure(&mut self, out: PortIdx, prio: usize, q: u64, marked: bool) {
-        let tx = self.ports[out as usize].c.tx_bytes;
+        let tx = self.ports[out as usize].tx.tx_bytes;
         let d = self.decn.as_mut().expect("dynamic ECN on");
         let c = &mut d.q[out as usize * 8 + prio];
         c.min_q = c.min_q.min(q);
@@ -151,7 +151,7 @@ impl Net {
     pub(crate) fn on_ecn_tick(&mut self, port: PortIdx, prio: u8) {
         let prio = prio as usize;
         let p = &self.ports[port as usize];
-        let (tx, rate, queued) = (p.c.tx_bytes, p.rate, p.prio[prio].qbytes);
+        let (tx, rate, queued) = (p.tx.tx_bytes, p.rate, p.prio[prio].qbytes);
         let d = self.decn.as_mut().expect("dynamic ECN on");
         let (interval, target_util, target_queue) = (d.interval, d.target_util, d.target_queue);
         let (down, up) = (d.steps_down, d.steps_up);

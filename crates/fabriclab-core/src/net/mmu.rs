@@ -95,7 +95,7 @@ impl SwitchMmu {
         }
         port.ing_total += size;
         let thresh = self.threshold();
-        let pause = !port.xoff[prio]
+        let pause = !port.prio[prio].xoff
             && (port.prio[prio].hdrm_bytes > 0 || self.shared_of(port, prio) >= thresh);
         Admit::Ok { pause }
     }
@@ -136,7 +136,7 @@ impl SwitchMmu {
         port.prio[prio].ing_bytes -= rest;
         port.ing_total -= size;
         self.shared_used -= from_shared;
-        if !port.xoff[prio] || port.prio[prio].hdrm_bytes > 0 {
+        if !port.prio[prio].xoff || port.prio[prio].hdrm_bytes > 0 {
             return false;
         }
         let used = self.shared_of(port, prio);
@@ -197,7 +197,7 @@ mod tests {
             (sent as i64 - 4096 - 99_545).abs() < 2000,
             "paused after {sent}"
         );
-        p.xoff[3] = true;
+        p.prio[3].xoff = true;
         let mut resumed = false;
         while p.prio[3].ing_bytes + p.prio[3].hdrm_bytes > 0 {
             let size = 1000.min(p.prio[3].ing_bytes + p.prio[3].hdrm_bytes);

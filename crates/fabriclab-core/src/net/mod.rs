@@ -555,7 +555,7 @@ impl Net {
         let first_switch_port = self.node_ports[self.topo.n_hosts] as usize;
         self.ports[first_switch_port..]
             .iter()
-            .map(|p| p.c.tx_packets)
+            .map(|p| p.tx.tx_packets)
             .sum()
     }
 

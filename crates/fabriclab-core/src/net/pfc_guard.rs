@@ -464,8 +464,8 @@ impl Net {
         port.paused_until[prio] = now;
         port.settle_pause(prio, now);
         // ... and no longer pauses the storming link.
-        let was = port.xoff[prio];
-        port.xoff[prio] = false;
+        let was = port.prio[prio].xoff;
+        port.prio[prio].xoff = false;
         self.audit_pfc(pi, prio as u8, false, was);
         if drop {
             while let Some(pkt) = self.ports[pi as usize].prio[prio].queue.pop_front() {

@@ -13,7 +13,7 @@
 //! ride the PFC frames' queue and credits are handled in `ib/` (two hooks
 //! below, in `start_tx` and `on_arrive`).
 
-use super::counters::PortCounters;
+use super::counters::{PortCounters, RxCounters, TxCounters};
 use super::packet::{PktId, PktKind};
 use super::{Ev, Net, PortIdx};
 use crate::units::{Rate, Time};
@@ -27,10 +27,11 @@ const CUT_THROUGH_BYTES: u64 = 64;
 /// a packet).
 const DWRR_ROUNDS_CAP: u32 = 4;
 
-/// One priority's state at a port, in one cache line: its egress queue
-/// and the queue's bytes, and the port's ingress accounting for that
-/// priority (switch ports). A packet's hop reads one of these per port
-/// instead of one line per array.
+/// One priority's state at a port, in one cache line: its egress queue,
+/// the queue's bytes and its DWRR deficit, and the port's ingress
+/// accounting for that priority (switch ports). A packet's hop reads one
+/// of these per port instead of one line per array.
+#[derive(Default)]
 #[repr(C, align(64))]
 pub(crate) struct PrioState {
     /// Packets queued at this egress.
@@ -42,27 +43,19 @@ pub(crate) struct PrioState {
     pub ing_bytes: u64,
     /// Of those, bytes in this port's PFC headroom.
     pub hdrm_bytes: u64,
-    /// When the last XOFF was sent (refresh bookkeeping).
-    pub xoff_at: Time,
-}
-
-impl Default for PrioState {
-    fn default() -> Self {
-        PrioState {
-            queue: VecDeque::new(),
-            qbytes: 0,
-            ing_bytes: 0,
-            hdrm_bytes: 0,
-            xoff_at: Time::ZERO,
-        }
-    }
+    /// DWRR deficit, wire bytes (set through [`Port::set_deficit`]).
+    deficit: u32,
+    /// This priority is paused at the peer by this port's XOFF.
+    pub xoff: bool,
 }
 
 /// Fields are laid out by use, in 64-byte lines (pinned by the assertions
-/// below): the first line holds what every event of the port reads, the
-/// second the transmitter's state, the third the pause timers, the fourth
-/// the ingress totals and PFC frames; then one line per priority
-/// ([`PrioState`]), the counters, and what is read rarely.
+/// below), so that a packet's hop touches few lines of each port: the first
+/// line holds what every event of the port reads, the second the
+/// transmitter's state and egress counters, the third the ingress totals
+/// and counters; then one line per priority ([`PrioState`]: queue, bytes,
+/// DWRR deficit, ingress accounting), the other counters, and what is read
+/// rarely (pause timers, PFC frames waiting).
 #[repr(C, align(64))]
 pub(crate) struct Port {
     // --- line 0: every event ---
@@ -81,7 +74,8 @@ pub(crate) struct Port {
     pub total_qbytes: u64,
     pub tx_end: Time,
     pub txdone_seq: u64,
-    pub deficit: [u32; 8],
+    /// The traffic counters of this egress (the rest are in `c`).
+    pub tx: TxCounters,
     /// The link is up (false between a failure and its repair).
     pub up: bool,
     /// The current frame's `TxDone` was not scheduled (nothing was queued
@@ -104,24 +98,34 @@ pub(crate) struct Port {
     /// `pfc_out` holds a frame (kept here so that a transmit need not read
     /// the line `pfc_out` is on).
     pub pfc_queued: bool,
-    // --- line 2 ---
-    pub paused_until: [Time; 8],
-    // --- line 3: PFC frames and ingress totals ---
-    /// PFC frames waiting to go out (ahead of everything).
-    pub pfc_out: VecDeque<PktId>,
+    /// Bit p is set when priority p's DWRR deficit is nonzero, so that
+    /// clearing the deficits of empty classes touches only their lines.
+    deficit_nz: u8,
+    /// Fills line 1 (the assertions below check the count).
+    _line1_pad: [u8; 9],
+    // --- line 2: ingress totals and the traffic counters ---
     /// Bytes in the switch buffer that entered through this port.
     pub ing_total: u64,
     /// PFC headroom of this port as an ingress (switch ports).
     pub headroom: u64,
-    /// Priority p is paused at the peer by this port's XOFF.
-    pub xoff: [bool; 8],
-    /// Time of the pending `Wake`, if any (to avoid duplicates).
-    pub wake_at: Time,
-    // --- lines 4-11 ---
+    /// The traffic counters of this ingress (the rest are in `c`).
+    pub rx: RxCounters,
+    // --- lines 3-10 ---
     pub prio: [PrioState; 8],
+    /// Every other counter; its traffic fields stay zero (they are kept in
+    /// `tx` and `rx`): read a port's counters with [`Port::counters`].
     pub c: PortCounters,
     // --- rarely read ---
+    /// End of the pause in force per priority (read only where
+    /// `pause_armed` has the priority's bit).
+    pub paused_until: [Time; 8],
+    /// PFC frames waiting to go out (ahead of everything).
+    pub pfc_out: VecDeque<PktId>,
+    /// Time of the pending `Wake`, if any (to avoid duplicates).
+    pub wake_at: Time,
     pub pause_since: [Option<Time>; 8],
+    /// When the last XOFF was sent, per priority (refresh bookkeeping).
+    pub xoff_at: [Time; 8],
 }
 
 // The layout above, line by line.
@@ -129,9 +133,9 @@ const _: () = {
     use std::mem::{offset_of, size_of};
     assert!(size_of::<PrioState>() == 64);
     assert!(offset_of!(Port, total_qbytes) == 64);
-    assert!(offset_of!(Port, paused_until) == 128);
-    assert!(offset_of!(Port, pfc_out) == 192);
-    assert!(offset_of!(Port, prio) == 256);
+    assert!(offset_of!(Port, ing_total) == 128);
+    assert!(offset_of!(Port, prio) == 192);
+    assert!(size_of::<TxCounters>() == 24 && size_of::<RxCounters>() == 24);
 };
 
 impl Port {
@@ -162,13 +166,16 @@ impl Port {
             busy: false,
             paused_until: [Time::ZERO; 8],
             pause_since: [None; 8],
-            deficit: [0; 8],
             rr: 0,
             nonempty: 0,
             wire: VecDeque::new(),
             wake_at: Time::NEVER,
             ing_total: 0,
-            xoff: [false; 8],
+            tx: TxCounters::default(),
+            rx: RxCounters::default(),
+            deficit_nz: 0,
+            _line1_pad: [0; 9],
+            xoff_at: [Time::ZERO; 8],
             pfc_peer_paused: 0,
             pause_armed: 0,
             pfc_queued: false,
@@ -226,6 +233,40 @@ impl Port {
         }
         self.pause_armed = paused;
         paused
+    }
+
+    /// This port's counters.
+    pub fn counters(&self) -> PortCounters {
+        self.c.with_traffic(&self.tx, &self.rx)
+    }
+
+    /// Priority `i`'s DWRR deficit.
+    #[inline]
+    pub fn deficit(&self, i: usize) -> u32 {
+        self.prio[i].deficit
+    }
+
+    /// Set priority `i`'s DWRR deficit.
+    #[inline]
+    pub fn set_deficit(&mut self, i: usize, d: u32) {
+        self.prio[i].deficit = d;
+        if d == 0 {
+            self.deficit_nz &= !(1 << i);
+        } else {
+            self.deficit_nz |= 1 << i;
+        }
+    }
+
+    /// Zero the deficits of the classes of `mask` (bit p: priority p),
+    /// touching only those that are not already zero.
+    #[inline]
+    fn clear_deficits(&mut self, mask: u8) {
+        let mut nz = mask & self.deficit_nz;
+        self.deficit_nz &= !nz;
+        while nz != 0 {
+            self.prio[nz.trailing_zeros() as usize].deficit = 0;
+            nz &= nz - 1;
+        }
     }
 
     /// Queue a PFC frame (or an InfiniBand credit update) ahead of
@@ -288,7 +329,7 @@ impl Net {
         port.nonempty |= 1 << prio;
         port.prio[prio].qbytes += stored;
         port.total_qbytes += stored;
-        port.c.peak_queue_bytes = port.c.peak_queue_bytes.max(port.total_qbytes);
+        port.tx.peak_queue_bytes = port.tx.peak_queue_bytes.max(port.total_qbytes);
         if !port.busy || port.txdone_lazy {
             self.try_tx(pi);
         }
@@ -418,8 +459,8 @@ impl Net {
             // InfiniBand credit update: carries the credits as they are now.
             super::ib::stamp_fcp(self.ib.as_deref_mut(), pi, p);
         } else {
-            port.c.tx_bytes += wire;
-            port.c.tx_packets += 1;
+            port.tx.tx_bytes += wire;
+            port.tx.tx_packets += 1;
         }
         p.rx_end = rx_end;
         let audit = (p.prio, p.kind);
@@ -485,8 +526,8 @@ impl Net {
         if kind == PktKind::FlowCtl {
             return self.ib_on_fcp(peer, pkt);
         }
-        rx.c.rx_bytes += wire;
-        rx.c.rx_packets += 1;
+        rx.rx.rx_bytes += wire;
+        rx.rx.rx_packets += 1;
         if self.is_switch(peer_node) {
             if self.audit.is_some() {
                 self.audit_rx(peer, pkt);
@@ -581,26 +622,21 @@ fn dwrr_sole(port: &mut Port, mask: u8, size: u32, quantum: &[u32; 8]) -> usize 
     let start = port.rr as usize;
     let steps = (e + 8 - start) & 7;
     let q = quantum[e];
-    let first = port.deficit[e] + if steps > 0 { q } else { 0 };
+    let first = port.deficit(e) + if steps > 0 { q } else { 0 };
     let served = (0..DWRR_ROUNDS_CAP).find(|&k| first + k * q >= size);
     let visited = match served {
         Some(0) => (((1u16 << steps) - 1) as u8).rotate_left(start as u32),
         _ => !mask,
     };
-    let zero = visited & !port.nonempty;
-    for (i, d) in port.deficit.iter_mut().enumerate() {
-        if zero & (1 << i) != 0 {
-            *d = 0;
-        }
-    }
+    port.clear_deficits(visited & !port.nonempty);
     match served {
         Some(k) => {
-            port.deficit[e] = first + k * q - size;
+            port.set_deficit(e, first + k * q - size);
             port.rr = e as u8;
         }
         // Every class visited DWRR_ROUNDS_CAP times: the pointer is back
         // where it started, the class got a quantum each round.
-        None => port.deficit[e] += DWRR_ROUNDS_CAP * q,
+        None => port.set_deficit(e, port.deficit(e) + DWRR_ROUNDS_CAP * q),
     }
     e
 }
@@ -622,17 +658,17 @@ fn dwrr_walk(
         let i = port.rr as usize;
         if mask & (1 << i) != 0 {
             let size = head_wire(port, i);
-            if port.deficit[i] >= size {
-                port.deficit[i] -= size;
+            if port.deficit(i) >= size {
+                port.set_deficit(i, port.deficit(i) - size);
                 return i;
             }
         } else if port.nonempty & (1 << i) == 0 {
-            port.deficit[i] = 0;
+            port.clear_deficits(1 << i);
         }
         port.rr = (port.rr + 1) & 7;
         let j = port.rr as usize;
         if mask & (1 << j) != 0 {
-            port.deficit[j] += quantum[j];
+            port.set_deficit(j, port.deficit(j) + quantum[j]);
         }
     }
     mask.trailing_zeros() as usize
@@ -646,8 +682,18 @@ mod tests {
         let mut p = Port::new(0, 1, 1, true, Rate::gbps(100), Time::ns(1));
         p.nonempty = nonempty;
         p.rr = rr;
-        p.deficit = deficit;
+        for (i, &d) in deficit.iter().enumerate() {
+            p.set_deficit(i, d);
+        }
         p
+    }
+
+    /// Every deficit, checking that the nonzero mask agrees with them.
+    fn deficits(p: &Port) -> [u32; 8] {
+        let d: [u32; 8] = std::array::from_fn(|i| p.deficit(i));
+        let nz = (0..8).fold(0u8, |m, i| m | (u8::from(d[i] != 0) << i));
+        assert_eq!(nz, p.deficit_nz, "deficit mask out of step with {d:?}");
+        d
     }
 
     /// The closed form leaves exactly the walk's state behind, on random
@@ -679,7 +725,7 @@ mod tests {
             let mut sole = port_with(nonempty, rr, deficit);
             let a = dwrr_walk(&mut walk, mask, |_, _| size, &quantum);
             let b = dwrr_sole(&mut sole, mask, size, &quantum);
-            assert_eq!((a, walk.rr, walk.deficit), (b, sole.rr, sole.deficit));
+            assert_eq!((a, walk.rr, deficits(&walk)), (b, sole.rr, deficits(&sole)));
             assert_eq!(a, e);
         }
         assert!(capped > 1_000, "the cap must be exercised ({capped})");

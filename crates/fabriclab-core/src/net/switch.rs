@@ -73,7 +73,7 @@ impl Net {
             }
             Admit::Ok { pause } => {
                 let ip = &mut self.ports[in_port as usize];
-                ip.c.peak_buffer_bytes = ip.c.peak_buffer_bytes.max(ip.ing_total);
+                ip.rx.peak_buffer_bytes = ip.rx.peak_buffer_bytes.max(ip.ing_total);
                 if pause {
                     self.send_pfc(in_port, prio as u8, true);
                 }
@@ -139,11 +139,11 @@ impl Net {
             return;
         }
         let port = &mut self.ports[pi as usize];
-        let was = port.xoff[prio as usize];
-        port.xoff[prio as usize] = pause;
+        let was = port.prio[prio as usize].xoff;
+        port.prio[prio as usize].xoff = pause;
         let quanta = if pause { self.p.pause_quanta as u64 } else { 0 };
         if pause {
-            port.prio[prio as usize].xoff_at = now;
+            port.xoff_at[prio as usize] = now;
             // Refresh halfway through the pause time while still congested.
             let half = port.rate.tx_time(quanta * 64 / 2);
             self.q.schedule(now + half, Ev::PfcRefresh(pi, prio));
@@ -181,7 +181,7 @@ impl Net {
         let now = self.now();
         let port = &self.ports[pi as usize];
         let half = port.rate.tx_time(self.p.pause_quanta as u64 * 64 / 2);
-        if port.xoff[prio as usize] && now >= port.prio[prio as usize].xoff_at + half {
+        if port.prio[prio as usize].xoff && now >= port.xoff_at[prio as usize] + half {
             self.send_pfc(pi, prio, true);
         }
     }

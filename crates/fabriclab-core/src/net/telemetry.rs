@@ -191,7 +191,7 @@ impl Net {
                 time_ps: now.0,
                 port: i as u32,
                 queue_bytes: port.total_qbytes,
-                tx_bytes: port.c.tx_bytes,
+                tx_bytes: port.tx.tx_bytes,
                 paused: port.paused_until.iter().any(|&t| t > now),
             });
         }

@@ -123,10 +123,10 @@ fn count_ports(
 ) {
     for pi in path {
         let peer_port = ports[pi as usize].peer;
-        let c = &mut ports[pi as usize].c;
+        let c = &mut ports[pi as usize].tx;
         c.tx_bytes += wire;
         c.tx_packets += npkts as u64;
-        let c = &mut ports[peer_port as usize].c;
+        let c = &mut ports[peer_port as usize].rx;
         c.rx_bytes += wire;
         c.rx_packets += npkts as u64;
     }
@@ -441,10 +441,10 @@ impl Net {
     pub fn flow_account(&mut self, ports: &[u32], wire: u64, packets: u64) {
         for &pi in ports {
             let peer = self.ports[pi as usize].peer;
-            let c = &mut self.ports[pi as usize].c;
+            let c = &mut self.ports[pi as usize].tx;
             c.tx_bytes += wire;
             c.tx_packets += packets;
-            let c = &mut self.ports[peer as usize].c;
+            let c = &mut self.ports[peer as usize].rx;
             c.rx_bytes += wire;
             c.rx_packets += packets;
         }
