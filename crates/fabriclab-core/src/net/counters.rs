@@ -72,11 +72,15 @@ impl PortCounters {
 /// Counters of one port (one direction's egress plus the reverse ingress).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct PortCounters {
-    /// Wire bytes transmitted.
+    /// Wire bytes transmitted: on Ethernet each frame plus its 20 B of
+    /// preamble, SFD and inter-frame gap, so that `tx_bytes x 8 / time` is
+    /// the link's utilisation. A switch's octet counter (`ifHCOutOctets`)
+    /// counts the frame alone: `tx_bytes - 20 x tx_packets` (InfiniBand
+    /// has no framing to take off).
     pub tx_bytes: u64,
     /// Packets transmitted.
     pub tx_packets: u64,
-    /// Wire bytes received.
+    /// Wire bytes received (as `tx_bytes`).
     pub rx_bytes: u64,
     /// Packets received.
     pub rx_packets: u64,
@@ -125,7 +129,10 @@ pub struct PortCounters {
 }
 
 /// Counters of one queue pair (the sending side of its data stream).
+/// In declaration order in memory: the send side's fill the first 64
+/// bytes, which `Qp`'s layout relies on.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[repr(C)]
 pub struct QpCounters {
     /// Payload bytes sent (retransmissions included).
     pub tx_payload_bytes: u64,

@@ -77,52 +77,72 @@ impl QpSched {
     }
 }
 
+/// Fields are laid out by use, in 64-byte lines (pinned by the assertions
+/// below): line 0 what every packet built or answered reads (the messages,
+/// the PSNs, the addresses), line 1 the sender's pacing and timer, lines 2
+/// and 3 the counters (the send-side ones fill line 2) and, after them in
+/// line 3, the receive state of the peer's stream; then the congestion
+/// control state and what is read rarely.
+#[repr(C, align(64))]
 pub(crate) struct Qp {
-    pub host: u32,
-    pub peer_qp: u32,
-    pub peer_host: u32,
-    pub sport: u16,
-    pub prio: u8,
-    pub app: u32,
-    // --- send stream ---
+    // --- line 0 ---
     pub msgs: VecDeque<Msg>,
+    pub host: u32,
+    pub peer_host: u32,
+    pub peer_qp: u32,
     pub next_psn: u32,
     pub snd_nxt: u32,
     pub snd_una: u32,
     /// Highest PSN ever sent + 1 (to tell retransmissions).
     pub snd_max: u32,
+    pub sport: u16,
+    pub prio: u8,
+    /// The QP is in the error state (retries exhausted): nothing is sent
+    /// and new work completes in error at once.
+    pub error: bool,
+    // --- line 1: send stream ---
     /// Index in `msgs` of the message holding `snd_nxt`.
     pub cur: usize,
     pub line: Rate,
-    /// Congestion-control state (reaction point and its timers).
-    pub cc: Option<QpCc>,
     /// Earliest departure allowed by the rate limiter (after the last packet).
     pub next_tx: Time,
     /// Key of the QP's live entry in its NIC's waiting heap (entries with
     /// another key are stale and skipped).
     pub wait_at: Time,
-    pub rto: Timer,
     pub rto_deadline: Time,
-    /// Retransmissions on timeout since the last progress (RC retry count).
-    pub retries: u32,
-    /// The QP is in the error state (retries exhausted): nothing is sent
-    /// and new work completes in error at once.
-    pub error: bool,
-    // --- receive state for the peer's stream ---
+    pub rto: Timer,
+    // --- lines 2-3 ---
+    pub counters: QpCounters,
+    // --- rest of line 3: receive state for the peer's stream ---
     pub rcv_nxt: u32,
+    pub unacked: u32,
+    pub rx_msg_bytes: u64,
+    pub last_cnp: Option<Time>,
+    pub app: u32,
     pub nak_sent: bool,
     /// A CNP waits to ride on this QP's next ACK or NAK (`[cc] cnp_on_ack`).
     pub cnp_on_next_ack: bool,
-    pub unacked: u32,
-    pub last_cnp: Option<Time>,
-    pub rx_msg_bytes: u64,
-    pub counters: QpCounters,
+    // --- line 4 on ---
+    /// Congestion-control state (reaction point and its timers).
+    pub cc: Option<QpCc>,
+    /// Retransmissions on timeout since the last progress (RC retry count).
+    pub retries: u32,
     /// For a READ responder stream, the QP it serves (`responder.rs`);
     /// `NO_QP` for a QP of its own.
     pub owner: u32,
     /// This QP's responder stream, once a READ has needed one (`NO_QP`).
     pub resp: u32,
 }
+
+// The layout above, line by line.
+const _: () = {
+    use std::mem::offset_of;
+    assert!(offset_of!(Qp, cur) == 64);
+    assert!(offset_of!(Qp, counters) == 128);
+    assert!(offset_of!(QpCounters, rx_payload_bytes) == 64);
+    assert!(offset_of!(Qp, cnp_on_next_ack) < 256);
+    assert!(offset_of!(Qp, cc) == 256);
+};
 
 impl Qp {
     #[allow(clippy::too_many_arguments)]
