@@ -192,8 +192,7 @@ impl Net {
         // wire changed and does nothing); the one being serialised still
         // ends its `TxDone`, which keeps the port's transmitter consistent.
         let wire = std::mem::take(&mut port.wire);
-        let pfc = std::mem::take(&mut port.pfc_out);
-        port.pfc_queued = false;
+        let pfc = port.take_pfc();
         for pkt in pfc {
             self.pkts.free(pkt);
         }

@@ -96,8 +96,9 @@ pub(crate) struct Port {
     /// the pause timers only for the priorities that have been paused.
     pub pause_armed: u8,
     /// `pfc_out` holds a frame (kept here so that a transmit need not read
-    /// the line `pfc_out` is on).
-    pub pfc_queued: bool,
+    /// the line `pfc_out` is on; both change only through `push_pfc`,
+    /// `pop_pfc` and `take_pfc`).
+    pfc_queued: bool,
     /// Bit p is set when priority p's DWRR deficit is nonzero, so that
     /// clearing the deficits of empty classes touches only their lines.
     deficit_nz: u8,
@@ -120,7 +121,7 @@ pub(crate) struct Port {
     /// `pause_armed` has the priority's bit).
     pub paused_until: [Time; 8],
     /// PFC frames waiting to go out (ahead of everything).
-    pub pfc_out: VecDeque<PktId>,
+    pfc_out: VecDeque<PktId>,
     /// Time of the pending `Wake`, if any (to avoid duplicates).
     pub wake_at: Time,
     pub pause_since: [Option<Time>; 8],
@@ -285,6 +286,12 @@ impl Port {
         let pkt = self.pfc_out.pop_front();
         self.pfc_queued = !self.pfc_out.is_empty();
         pkt
+    }
+
+    /// Every queued PFC frame, taken off the port (a link going down).
+    pub fn take_pfc(&mut self) -> VecDeque<PktId> {
+        self.pfc_queued = false;
+        std::mem::take(&mut self.pfc_out)
     }
 
     /// Close the books on a pause that ended (by XON or expiry) by `now`.
