@@ -31,4 +31,11 @@ if python3 -m mypy --version >/dev/null 2>&1; then
 else
   echo "mypy not installed: type check skipped"
 fi
-python3 -m pytest -q
+# On every core, up to 8 (pytest-xdist; each test is independent of the
+# others' order): 5 min instead of 9 on 2 cores.
+if python3 -c "import xdist" >/dev/null 2>&1; then
+  python3 -m pytest -q -n auto --maxprocesses 8
+else
+  echo "pytest-xdist not installed: tests run on one core"
+  python3 -m pytest -q
+fi

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from pathlib import Path
 
@@ -522,8 +523,12 @@ def test_cli_lab_run_bad_workers_or_scheduler_is_an_input_error(tmp_path):
     # A malformed item is refused before anything runs.
     bad = copy_lab(tmp_path, "heps", 'size = 2\n', 'size = 2\nno_such_key = 1\n')
     assert_cli_error(run_cli("lab", "run", str(bad), "--workers", "2"), "no_such_key")
-    # A scheduler out of reach is an input error, not a traceback.
-    assert_cli_error(run_cli("lab", "run", "heps", "--quick", "--scheduler", "tcp://127.0.0.1:9"), "cannot reach the Dask scheduler")
+    # A scheduler out of reach is an input error, not a traceback. Dask
+    # retries for its connect timeout (30 s by default) before it gives up;
+    # 2 s is enough for a port nobody listens on.
+    env = {**os.environ, "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "2s"}
+    r = run_cli("lab", "run", "heps", "--quick", "--scheduler", "tcp://127.0.0.1:9", env=env)
+    assert_cli_error(r, "cannot reach the Dask scheduler")
 
 
 def test_an_item_that_fails_on_a_worker_stops_the_labs_in_the_serial_order(tmp_path):
