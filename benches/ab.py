@@ -25,6 +25,14 @@ bench binary):
     # ... bash scripts/install_pgo.sh, then the same copy into /tmp/pkg-b/ ...
     python benches/ab.py /tmp/pkg-a /tmp/pkg-b a2a-32 none --runs 10
 
+`--baseline` compares against an older build whose model differs, such as
+the commit an issue's "today" figures were measured on: both sides' figures
+are printed and may differ, and the ratio of medians says how much faster
+the benchmark as it is now runs than it did then on this same machine, a
+figure that does not depend on how fast the machine is today:
+
+    python benches/ab.py /tmp/bench-then /tmp/bench-now a2a-32 none --runs 30 --baseline
+
 What it leaves out: CPU pinning and frequency control (the machines this
 runs on share cores), and any statistics beyond median and range.
 """
@@ -66,6 +74,11 @@ def main() -> int:
     ap.add_argument("bench", help="benchmark name, e.g. a2a-32")
     ap.add_argument("cc", nargs="?", default="", help='congestion control: none, dcqcn or "" for the default')
     ap.add_argument("--runs", type=int, default=8, help="runs per side (default 8)")
+    ap.add_argument(
+        "--baseline",
+        action="store_true",
+        help="A is an older build whose results may differ: print both sides' figures and A's median over B's",
+    )
     a = ap.parse_args()
     if a.runs < 1:
         ap.error("--runs must be at least 1")
@@ -75,11 +88,16 @@ def main() -> int:
         for side, binary in (("A", a.a), ("B", a.b)):
             d = run(binary, a.bench, a.cc)
             walls[side].append(float(d["wall_s"]))
-            figures.setdefault(side, tuple(d[k] for k in SAME))
+            figures.setdefault(side, tuple(d.get(k, float("nan")) for k in SAME))
     for side, w in walls.items():
         print(f"{side}: median {statistics.median(w):.4f} s, range {min(w):.4f}-{max(w):.4f} s over {len(w)} runs")
     ma, mb = statistics.median(walls["A"]), statistics.median(walls["B"])
     print(f"B against A: {100 * (mb - ma) / ma:+.1f} % (median)")
+    if a.baseline:
+        print(f"A's median over B's: {ma / mb:.2f}x")
+        for side in ("A", "B"):
+            print(f"{side}: {', '.join(f'{k} {v}' for k, v in zip(SAME, figures[side]))}")
+        return 0
     if figures["A"] != figures["B"]:
         print(f"the builds differ in {', '.join(SAME)}: {figures['A']} against {figures['B']}", file=sys.stderr)
         return 1

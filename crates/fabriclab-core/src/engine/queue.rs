@@ -14,6 +14,13 @@
 //! - `far`: a binary heap for events beyond the ring, moved into the ring
 //!   as it advances.
 //!
+//! An event of `run` or of a ring bucket carries a 64-bit key, its offset
+//! in the slot (16 bits) and its sequence (48 bits): the slot is the
+//! bucket's. `late` and `far` keep the full 128-bit key. Buckets and the
+//! slot sort then move 24-byte entries instead of 32-byte ones, a quarter
+//! less memory for the structure that every packet on the wire passes
+//! through.
+//!
 //! Every event in `run` and `late` is earlier than every event elsewhere,
 //! so the earlier of their two heads is the global minimum: the order is
 //! exactly that of a single heap. The current slot stays that of the last
@@ -42,6 +49,12 @@ const HOT_SLOTS: u64 = 64;
 /// Emptied bucket allocations kept for reuse by hot buckets.
 const SPARE_BUCKETS: usize = 64;
 
+/// Bits of a slotted key that hold the insertion sequence: 2.8e14 events,
+/// over 300 days of the engine at 10 M events/s.
+const SEQ_BITS: u32 = 48;
+const SEQ_MASK: u64 = (1 << SEQ_BITS) - 1;
+
+/// An event with its full key (in `late` and `far`).
 #[derive(Clone, Copy)]
 struct Entry<E> {
     /// Time in the high 64 bits, insertion sequence in the low 64 bits.
@@ -55,10 +68,38 @@ impl<E> Entry<E> {
         ((self.key >> 64) as u64) / SLOT_PS
     }
 
+    /// The same event in its slot's bucket.
+    #[inline]
+    fn slotted(self) -> Slotted<E> {
+        let offset = ((self.key >> 64) as u64) % SLOT_PS;
+        Slotted {
+            key: (offset << SEQ_BITS) | (self.key as u64 & SEQ_MASK),
+            event: self.event,
+        }
+    }
+}
+
+/// An event in a ring bucket or in `run`, whose slot is the bucket's.
+#[derive(Clone, Copy)]
+struct Slotted<E> {
+    /// Picoseconds into the slot in the high 16 bits, insertion sequence
+    /// in the low 48: the same order as the full key within one slot.
+    key: u64,
+    event: E,
+}
+
+impl<E> Slotted<E> {
     /// Picoseconds into its slot.
     #[inline]
     fn offset(&self) -> usize {
-        (((self.key >> 64) as u64) % SLOT_PS) as usize
+        (self.key >> SEQ_BITS) as usize
+    }
+
+    /// The full key, given the event's slot.
+    #[inline]
+    fn full_key(&self, slot: u64) -> u128 {
+        let at = slot * SLOT_PS + (self.key >> SEQ_BITS);
+        ((at as u128) << 64) | (self.key & SEQ_MASK) as u128
     }
 }
 
@@ -73,7 +114,7 @@ impl<E> Entry<E> {
 /// receives direct schedules in sequence order; only an event scheduled
 /// with a reserved sequence number, see [`EventQueue::schedule_reserved`],
 /// can arrive behind later ones).
-fn sort_slot<E: Copy>(v: &mut [Entry<E>], scratch: &mut Vec<Entry<E>>) {
+fn sort_slot<E: Copy>(v: &mut [Slotted<E>], scratch: &mut Vec<Slotted<E>>) {
     if v.len() <= 24 {
         insertion_sort(v);
         return;
@@ -140,7 +181,7 @@ fn sort_slot<E: Copy>(v: &mut [Entry<E>], scratch: &mut Vec<Entry<E>>) {
 }
 
 /// Sort latest first by the full key; linear on a sorted slice.
-fn insertion_sort<E: Copy>(v: &mut [Entry<E>]) {
+fn insertion_sort<E: Copy>(v: &mut [Slotted<E>]) {
     for i in 1..v.len() {
         if v[i - 1].key < v[i].key {
             let e = v[i];
@@ -175,20 +216,20 @@ impl<E> Ord for Entry<E> {
 /// Events ordered by (time, insertion sequence).
 pub struct EventQueue<E> {
     /// Events of slot `cur`, sorted latest first (the next pops from the end).
-    run: Vec<Entry<E>>,
+    run: Vec<Slotted<E>>,
     /// Events scheduled into slot `cur` (or earlier) after `run` was sorted.
     late: BinaryHeap<Entry<E>>,
     /// Unsorted events of slots `cur + 1 .. cur + RING_SLOTS`, by slot mod
     /// `RING_SLOTS`.
-    ring: Vec<Vec<Entry<E>>>,
+    ring: Vec<Vec<Slotted<E>>>,
     /// Events in `ring`.
     ring_len: usize,
     /// Events of slots `cur + RING_SLOTS` and later.
     far: BinaryHeap<Entry<E>>,
     /// Emptied allocations for hot ring buckets.
-    spare: Vec<Vec<Entry<E>>>,
+    spare: Vec<Vec<Slotted<E>>>,
     /// Scratch space of the slot sort.
-    scratch: Vec<Entry<E>>,
+    scratch: Vec<Slotted<E>>,
     /// The current slot.
     cur: u64,
     seq: u64,
@@ -242,6 +283,10 @@ impl<E: Copy> EventQueue<E> {
     /// `far`.
     #[inline]
     fn insert(&mut self, at: Time, seq: u64, event: E) {
+        assert!(
+            seq <= SEQ_MASK,
+            "event queue: more than 2^48 events scheduled"
+        );
         let e = Entry {
             key: ((at.0 as u128) << 64) | seq as u128,
             event,
@@ -269,7 +314,7 @@ impl<E: Copy> EventQueue<E> {
                     *bucket = v;
                 }
             }
-            bucket.push(e);
+            bucket.push(e.slotted());
             self.ring_len += 1;
         } else {
             self.far.push(e);
@@ -322,25 +367,29 @@ impl<E: Copy> EventQueue<E> {
         if self.run.is_empty() && self.late.is_empty() {
             self.refill();
         }
+        let cur = self.cur;
         let (from_late, key) = match (self.run.last(), self.late.peek()) {
-            (Some(r), Some(l)) => (l.key < r.key, r.key.min(l.key)),
+            (Some(r), Some(l)) => {
+                let r = r.full_key(cur);
+                (l.key < r, r.min(l.key))
+            }
             (None, Some(l)) => (true, l.key),
-            (Some(r), None) => (false, r.key),
+            (Some(r), None) => (false, r.full_key(cur)),
             (None, None) => return None,
         };
         let t = Time((key >> 64) as u64);
         if t > limit {
             return None;
         }
-        let e = if from_late {
-            self.late.pop().unwrap()
+        let event = if from_late {
+            self.late.pop().unwrap().event
         } else {
-            self.run.pop().unwrap()
+            self.run.pop().unwrap().event
         };
         self.now = t;
-        self.cur_key = e.key;
+        self.cur_key = key;
         self.popped += 1;
-        Some((t, e.event))
+        Some((t, event))
     }
 
     /// Slot `cur` is exhausted: make the next non-empty slot current.
@@ -388,8 +437,8 @@ impl<E: Copy> EventQueue<E> {
             self.refill();
         }
         let key = match (self.run.last(), self.late.peek()) {
-            (Some(r), Some(l)) => r.key.min(l.key),
-            (Some(r), None) => r.key,
+            (Some(r), Some(l)) => r.full_key(self.cur).min(l.key),
+            (Some(r), None) => r.full_key(self.cur),
             (None, Some(l)) => l.key,
             (None, None) => return None,
         };
@@ -572,6 +621,36 @@ mod tests {
         assert_eq!(q.peek_time(), Some(Time::ms(67)));
         assert_eq!(q.pop(), Some((Time::ms(67), u32::MAX)));
         assert!(q.is_empty());
+    }
+
+    #[test]
+    fn events_scheduled_after_a_look_into_a_later_slot_pop_first() {
+        // `peek_time` and `pop_until` below their limit make a later slot
+        // current while time stays behind it; events then scheduled
+        // between the two (a full key in `late`, below the current slot)
+        // still pop first, at their own times, ahead of the slot's events
+        // whose keys are rebuilt from the slot.
+        let mut q = EventQueue::new();
+        q.schedule(Time::ns(10), 0u32);
+        assert_eq!(q.pop(), Some((Time::ns(10), 0)));
+        q.schedule(Time::ms(1), 1);
+        q.schedule(Time::ms(1) + Time(7), 2);
+        assert_eq!(q.peek_time(), Some(Time::ms(1)));
+        q.schedule(Time::ns(20), 3);
+        assert_eq!(q.pop_until(Time::ns(15)), None);
+        q.schedule(Time::ns(12), 4);
+        q.schedule(Time::ms(1), 5);
+        let got: Vec<(Time, u32)> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(
+            got,
+            [
+                (Time::ns(12), 4),
+                (Time::ns(20), 3),
+                (Time::ms(1), 1),
+                (Time::ms(1), 5),
+                (Time::ms(1) + Time(7), 2),
+            ]
+        );
     }
 
     #[test]
