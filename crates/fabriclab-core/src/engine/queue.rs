@@ -53,6 +53,8 @@ const SPARE_BUCKETS: usize = 64;
 /// over 300 days of the engine at 10 M events/s.
 const SEQ_BITS: u32 = 48;
 const SEQ_MASK: u64 = (1 << SEQ_BITS) - 1;
+// The offset in a slot fills the slotted key's other 16 bits.
+const _: () = assert!(SLOT_PS == 1 << (64 - SEQ_BITS));
 
 /// An event with its full key (in `late` and `far`).
 #[derive(Clone, Copy)]
