@@ -13,6 +13,11 @@ use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError};
 use pyo3::prelude::*;
 use std::sync::Mutex;
 
+// The simulator's large arrays on huge pages (`fabriclab_core::engine::HugePageAlloc`);
+// Python's own objects keep Python's allocator.
+#[global_allocator]
+static ALLOC: fabriclab_core::engine::HugePageAlloc = fabriclab_core::engine::HugePageAlloc;
+
 /// The `fabriclab.errors` class for a core error kind.
 fn class_name(kind: &str) -> &'static str {
     match kind {

@@ -1,6 +1,10 @@
 //! `fabriclab-bench NAME [CC [BACKEND]]`: run a benchmark without Python
 //! and print its figures as JSON (progress on stderr).
 
+// Large arrays on huge pages, as in the Python extension.
+#[global_allocator]
+static ALLOC: fabriclab_core::engine::HugePageAlloc = fabriclab_core::engine::HugePageAlloc;
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.len() < 2 || args.len() > 4 {

@@ -7,12 +7,14 @@
 //! keep a generation counter and ignore events whose generation is stale
 //! (see [`Timer`]), so a cancelled timer costs one pop and nothing else.
 //! [`prefetch`] lets models ask for memory they will read soon; it never
-//! changes results.
+//! changes results; [`HugePageAlloc`] puts large arrays on huge pages.
 
 mod hint;
+mod huge_pages;
 mod queue;
 mod timer;
 
 pub use hint::prefetch;
+pub use huge_pages::{HugePageAlloc, HUGE_PAGE_BYTES};
 pub use queue::EventQueue;
 pub use timer::Timer;
