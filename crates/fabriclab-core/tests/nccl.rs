@@ -382,3 +382,56 @@ fn flow_backend_coflows_are_deterministic_and_refuse_what_they_cannot_see() {
         "{e}"
     );
 }
+
+/// nccl-tests' time of one call on 2 servers x `gpus` GPUs (a NIC each),
+/// with GPUDirect on or off and the host copy at `pcie_gbps`.
+fn time_gdr(backend: &str, gpus: u32, gdr: bool, pcie_gbps: f64, test: &str, bytes: u64) -> f64 {
+    let mut spec = fabric(2, gpus, 400.0, 3600.0);
+    spec.sim.backend = config::Backend::parse(backend).unwrap();
+    let g = spec.gpu.as_mut().unwrap();
+    g.gpudirect = gdr;
+    g.pcie_gbps = pcie_gbps;
+    let mut o = opts(test, 2, bytes);
+    o.nccl.algo = Some("ring".into());
+    o.nccl.proto = Some("simple".into());
+    nccl_tests::run(&spec, &o, 1, None).unwrap().rows[0].time_us
+}
+
+#[test]
+fn without_gpudirect_the_host_copy_bounds_the_rate_on_both_backends() {
+    // One GPU and one NIC per server: a 64 MiB sendrecv crosses the
+    // network both ways, and without GPUDirect every byte is copied
+    // through host memory at 50 Gb/s at each end, one copy at a time
+    // (the 400G NIC is 8x faster): 64 MiB x 8 / 50 Gb/s = 10,737 us, plus
+    // latencies of a few us. With GPUDirect the NIC bounds it (about 1.4 ms).
+    let bound_us = (64u64 << 20) as f64 * 8.0 / 50e9 * 1e6;
+    for backend in ["packet", "flow"] {
+        let on = time_gdr(backend, 1, true, 50.0, "sendrecv_perf", 64 << 20);
+        let off = time_gdr(backend, 1, false, 50.0, "sendrecv_perf", 64 << 20);
+        assert!(on < bound_us / 5.0, "{backend}: with GPUDirect {on:.1} us");
+        assert!(
+            off >= bound_us && off < bound_us * 1.02,
+            "{backend}: without GPUDirect {off:.1} us, the copies alone take {bound_us:.1} us"
+        );
+    }
+    // 2 x 8 GPUs: the packet runtime's copies, one at a time per NIC, and
+    // the flow backend's copy resources agree (before 2026-11-28 the
+    // packet runtime's copy took 1/1000 of its time and GPUDirect off
+    // changed nothing there).
+    for (test, bytes) in [
+        ("all_reduce_perf", 64u64 << 20),
+        ("sendrecv_perf", 64 << 20),
+    ] {
+        let packet = time_gdr("packet", 8, false, 50.0, test, bytes);
+        let flow = time_gdr("flow", 8, false, 50.0, test, bytes);
+        let on = time_gdr("packet", 8, true, 50.0, test, bytes);
+        assert!(
+            packet > 2.0 * on,
+            "{test}: GPUDirect off {packet:.1} us, on {on:.1} us"
+        );
+        assert!(
+            (flow / packet - 1.0).abs() < 0.05,
+            "{test}: packet {packet:.1} us, flow {flow:.1} us"
+        );
+    }
+}

@@ -22,7 +22,8 @@
 //!   at the channel's rate, and the latency of the dependency chain the
 //!   detailed schedules have (per hop: NVLink or PCIe, network and NIC
 //!   latency of one chunk, the protocol's per-hop cost, host staging
-//!   without GPUDirect):
+//!   without GPUDirect, whose copies are also a resource of each NIC
+//!   host, out and in, at `pcie_gbps`):
 //!   - ring (every rank starts with data): each loop of the channel takes
 //!     its hops' latencies, so `bytes / rate + loops x hops x mean hop
 //!     latency`;
@@ -59,6 +60,9 @@ use std::collections::HashMap;
 
 /// NVLink resources are numbered from here (network ports below).
 const NVL: u32 = 1 << 31;
+/// Without GPUDirect, each NIC host's copy through host memory, out and
+/// in, is a resource too (`(host * 2 + inbound)` from here).
+const PCIE: u32 = NVL | (1 << 30);
 /// A link counts as saturated when this little of it is left.
 const EPS: f64 = 1e-9;
 
@@ -205,6 +209,14 @@ pub fn cost(
                 slowest = slowest.min(bps / 8.0 / 1e12);
             }
             l += r.wire_bytes as f64 / slowest;
+            if let Some(s) = links.staging_bpps {
+                // The copies through host memory at both ends bound the
+                // rate, as the packet runtime's one copy at a time does.
+                for (host, inbound) in [(ha, 0), (hb, 1)] {
+                    *d.entry(PCIE | (host * 2 + inbound)).or_default() += pf;
+                    cap.insert(PCIE | (host * 2 + inbound), s);
+                }
+            }
             let staging = links
                 .staging_bpps
                 .map_or(0.0, |s| (proto_wire as f64 / s).ceil());

@@ -158,6 +158,9 @@ pub struct NcclRuntime {
     /// The servers' NVLink, PCIe and NVLink SHARP figures (the same the
     /// flow backend's coflows use).
     links: GpuLinks,
+    /// Without GPUDirect: when each host's copy through host memory is
+    /// free, per NIC host and direction (out, in); see [`Self::staging_delay`].
+    pcie_free: HashMap<(u32, bool), Time>,
     /// Switch contributions posted, per (contributor, reader, tag).
     offers: HashMap<(Rank, Rank, u32), VecDeque<StepRef>>,
     /// Switch reductions posted, per (reader, tag).
@@ -213,6 +216,7 @@ impl NcclRuntime {
                 staging_bpps: (!g.gpudirect).then(|| g.pcie_gbps / 8.0 / 1e3),
                 nvls_weight: 1.0 / g.nvls_efficiency,
             },
+            pcie_free: HashMap::new(),
             offers: HashMap::new(),
             reads: HashMap::new(),
             groups: Vec::new(),
@@ -518,8 +522,9 @@ impl NcclRuntime {
                 .start(net, self.me, sa, ga, gb, wire, what, TIMER_NVL);
             return;
         }
+        let ha = c.net_path(a, b).0;
         self.step_done(net, a, step, epoch);
-        let d = self.links.pcie_lat + self.staging_time(wire);
+        let d = self.links.pcie_lat + self.staging_delay(net.now(), ha, false, wire);
         self.defer(net, d, Cont::Post { msg: id });
     }
 
@@ -541,10 +546,21 @@ impl NcclRuntime {
         })
     }
 
-    fn staging_time(&self, wire: u64) -> Time {
-        self.links.staging_bpps.map_or(Time::ZERO, |bpp| {
-            Time::ps((wire as f64 / bpp / 1e3).ceil() as u64)
-        })
+    /// Without GPUDirect RDMA, the wait from `at` until a message of
+    /// `wire` bytes has been copied through host memory on NIC host
+    /// `host`'s side, going out (`inbound` false) or coming in: at
+    /// `pcie_gbps`, one copy at a time per host and direction (PCIe is full
+    /// duplex), so the host copy bounds the bandwidth as well as adding
+    /// latency. Zero with GPUDirect.
+    fn staging_delay(&mut self, at: Time, host: u32, inbound: bool, wire: u64) -> Time {
+        let Some(bpp) = self.links.staging_bpps else {
+            return Time::ZERO;
+        };
+        let copy = Time::ps((wire as f64 / bpp).ceil() as u64);
+        let free = self.pcie_free.entry((host, inbound)).or_insert(Time::ZERO);
+        let end = (*free).max(at) + copy;
+        *free = end;
+        end - at
     }
 
     /// The RDMA WRITE of message `id` between the NICs of
@@ -649,13 +665,16 @@ impl NcclRuntime {
                 let c = &self.comm;
                 let (src, wire) = (m.src, m.wire);
                 let local = c.server(m.src) == c.server(m.dst);
+                let ha = c.net_path(m.src, m.dst).0;
                 let hop = Costs::of(m.algo, m.proto).nvlink_hop;
                 self.step_done(net, src, step, epoch);
                 if local {
                     let d = self.links.nvlink_lat + hop;
                     self.defer(net, d, Cont::Arrive { msg });
                 } else {
-                    let d = self.links.nvlink_lat + self.links.pcie_lat + self.staging_time(wire);
+                    let copy =
+                        self.staging_delay(net.now() + self.links.nvlink_lat, ha, false, wire);
+                    let d = self.links.nvlink_lat + self.links.pcie_lat + copy;
                     self.defer(net, d, Cont::Post { msg });
                 }
             }
@@ -737,7 +756,8 @@ impl Executor for NcclRuntime {
                 let id = token as u32;
                 let m = self.msgs[id as usize].as_ref().expect("live message");
                 let hop = Costs::of(m.algo, m.proto).net_hop;
-                let d = self.links.pcie_lat + self.staging_time(m.wire) + hop;
+                let (hb, wire) = (self.comm.net_path(m.src, m.dst).1, m.wire);
+                let d = self.links.pcie_lat + self.staging_delay(net.now(), hb, true, wire) + hop;
                 self.defer(net, d, Cont::Arrive { msg: id });
             }
             AppEvent::Failed { .. } => self.failed = true,
