@@ -226,8 +226,12 @@ def test_cli_flows_telemetry_csv(tmp_path):
     assert len(ports) % ports.time_ps.nunique() == 0 and (ports.time_ps % 5_000_000 == 0).all()
     assert ports[(ports.node == "leaf1") & (ports.peer == "h4")].queue_bytes.max() > 0
     assert len(qps) > 0 and "telemetry:" in r.stdout
+    # A place no file can go is refused before the run, not after it.
     bad = run_cli("flows", "--flow", "h0:h4:1M", "--telemetry", str(tmp_path / "no" / "such" / "x"))
-    assert_cli_error(bad, "cannot write telemetry")
+    assert_cli_error(bad, "--telemetry", "no such directory")
+    assert "outcome:" not in bad.stdout
+    # A period without the telemetry it sets is a mistake, not ignored.
+    assert_cli_error(run_cli("flows", "--flow", "h0:h4:1M", "--sample-us", "5"), "give --telemetry PREFIX too")
 
 
 def test_cli_fabric_list_and_show():
@@ -490,7 +494,7 @@ def test_bad_input_found_by_a_hunt_is_refused_with_exit_2(tmp_path):
     assert_cli_error(run_cli("flows", "--flow", "h0:h20:1K:via=spine0:via=spine1"), "via is given twice")
     assert_cli_error(run_cli("flows", "--flow", "h0:h4:1K:5:wirte"), "'wirte' is not repeat")
     # An option the core refuses is named by its flag on the command line.
-    assert_cli_error(run_cli(*bw[:-4], "-s", "-1"), "perftest options: -s/--size (size): invalid value: integer `-1`")
+    assert_cli_error(run_cli(*bw[:-4], "-s", "-1"), "invalid size '-1': expected a whole number of bytes")
     assert_cli_error(run_cli("imb", "PingPong", "-np", "-1"), "IMB options: -np/--np (job.np)")
     assert_cli_error(run_cli("hpl", "-N", "-5"), "HPL options: -N/--n (n[0])")
     tiny = tmp_path / "tiny.toml"

@@ -138,3 +138,34 @@ def test_cable_pull_scenario_loads_with_its_failure():
     assert "[[link_failures]]" in sc.fabric.normalized_toml
     assert 'a = "spine0"' in sc.fabric.normalized_toml
     assert [i.kind for i in sc.items] == ["imb"]
+
+
+def test_a_flow_whose_own_host_link_is_down_for_good_fails_the_cli_and_names_the_link(tmp_path):
+    # h0's own cable is out from the start and never comes back: its QP
+    # waits for the link, nothing else happens, and the run stalls. The
+    # table is printed (what ran is not lost) and the command fails (3),
+    # naming the link rather than PFC.
+    fab = tmp_path / "hostcable.toml"
+    fab.write_text(FABRIC + '[[link_failures]]\na = "h0"\nb = "leaf0"\ndown_us = 0\n')
+    r = fabriclab.flows([fabriclab.Flow("h0", "h2", 65536)], fabric=str(fab))
+    assert r.outcome == "Stalled"
+    assert "h0-leaf0" in r.extras["stall_error"] and "1 of 1 flow(s) never finished" in r.extras["stall_error"]
+    c = run_cli("flows", "--fabric", str(fab), "--flow", "h0:h2:64K", "--quiet")
+    assert c.returncode == 3, (c.returncode, c.stderr)
+    assert "outcome: Stalled" in c.stdout
+    assert "fabriclab: error: 1 of 1 flow(s) never finished" in c.stderr and "h0-leaf0" in c.stderr
+    assert "PFC" not in c.stderr
+    p = run_cli("perftest", "ib_write_bw", "--fabric", str(fab), "--client", "h0", "--server", "h2", "-n", "5")
+    assert p.returncode == 2 and "the link of h0-leaf0 is down" in p.stderr, p.stderr
+
+
+def test_a_flow_beyond_the_clock_on_the_flow_backend_is_an_error_not_a_time():
+    # 2 GiB at 1 kb/s: 1.7e7 s, beyond the 106 days a flow may end at.
+    # The flow backend used to report the clamped clock (2^63 ps) as the
+    # flow's completion time.
+    slow = FABRIC.replace("host_link_gbps = 100", "host_link_gbps = 0.000001").replace(
+        "uplink_gbps = 100", "uplink_gbps = 0.000001"
+    )
+    r = fabriclab.flows([fabriclab.Flow("h0", "h2", 2 << 30)], fabric=fabriclab.Fabric.from_toml(slow), backend="flow")
+    assert r.outcome == "Stalled" and r.df["fct_us"].isna().all()
+    assert "beyond what the simulator's clock holds" in r.extras["stall_error"]

@@ -420,7 +420,9 @@ def flows(
     ``deadlocks`` (PFC deadlocks found, each a dict: time_ps, priority,
     paused_since_ps and ports, the egress queues of the cycle as node,
     port, peer), ``deadlock_error`` (with outcome "Deadlock": the message
-    the command line fails with), ``qp_failures`` (RC QPs that exhausted
+    the command line fails with), ``stall_error`` (with outcome "Stalled"
+    and flows unfinished: why, e.g. a host's own link down; the command
+    line fails with it), ``qp_failures`` (RC QPs that exhausted
     their retries: time_ps, qp, host, peer, retries, failed_wrs) and
     ``flow_stats`` (the flow backend's figures, or None).
     """
@@ -461,6 +463,7 @@ def flows(
         extras={
             "deadlocks": out["deadlocks"],
             "deadlock_error": out["deadlock_error"],
+            "stall_error": out["stall_error"],
             "qp_failures": out["qp_failures"],
             "flow_stats": out["flow_stats"],
         },

@@ -58,7 +58,6 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 PROG = "fabriclab"
-_SUFFIX = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 _OPS = ("write", "read", "send")
 
 
@@ -76,21 +75,6 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{PROG}: error: {message}\n")
 
 
-def _size(text: str) -> int:
-    t = text.strip()
-    mult = 1
-    if t and t[-1].lower() in _SUFFIX:
-        mult = _SUFFIX[t[-1].lower()]
-        t = t[:-1]
-        if t.lower().endswith("i"):
-            raise argparse.ArgumentTypeError(f"invalid size {text!r} (write 64K, not 64Ki)")
-    try:
-        n = int(t, 10)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid size {text!r}") from None
-    return n * mult
-
-
 def _flow_spec(text: str, what: str, allow_start: bool) -> dict[str, Any]:
     """SRC:DST:BYTES followed by optional fields: "repeat", an op (write,
     read, send), "via=SWITCH" (the data's path pinned through a switch),
@@ -99,7 +83,7 @@ def _flow_spec(text: str, what: str, allow_start: bool) -> dict[str, Any]:
     if len(parts) < 3 or not parts[0] or not parts[1]:
         form = "SRC:DST:BYTES[:START_US]" if allow_start else "SRC:DST:BYTES[:repeat]"
         raise argparse.ArgumentTypeError(f"invalid {what} {text!r}: expected {form}")
-    flow: dict[str, Any] = {"src": parts[0], "dst": parts[1], "bytes": _size(parts[2])}
+    flow: dict[str, Any] = {"src": parts[0], "dst": parts[1], "bytes": cli_mpi.size_arg(parts[2])}
     given: set[str] = set()
     for extra in parts[3:]:
         e = extra.strip().lower()
@@ -187,7 +171,7 @@ def _parser() -> argparse.ArgumentParser:
     _fabric_opts(pp)
     pp.add_argument("--client", default="h0", help="client host (default h0)")
     pp.add_argument("--server", default="h1", help="server host (default h1)")
-    pp.add_argument("-s", "--size", type=_size, help="message size in bytes")
+    pp.add_argument("-s", "--size", type=cli_mpi.size_arg, help="message size in bytes")
     pp.add_argument("-a", "--all", dest="all_sizes", action="store_true", help="every size from 2 B to 8 MiB")
     pp.add_argument("-n", "--iters", type=int, help="iterations")
     pp.add_argument("-t", "--tx-depth", dest="tx_depth", type=int, help="TX depth")
@@ -232,7 +216,7 @@ def _parser() -> argparse.ArgumentParser:
         "and PREFIX.qps.csv (acked bytes, rate per QP)",
     )
     pl.add_argument(
-        "--sample-us", "--sample_us", dest="sample_us", type=float, default=10.0, help="telemetry period, us (default 10)"
+        "--sample-us", "--sample_us", dest="sample_us", type=float, help="telemetry period with --telemetry, us (default 10)"
     )
 
     # run
@@ -395,6 +379,8 @@ def _names(names: Sequence[str], limit: int = 12) -> str:
 def _cmd_perftest(a: argparse.Namespace) -> None:
     if a.out_json_file is not None and not a.out_json_file.strip():
         raise InvalidArgumentError("--out_json_file needs a file name")
+    if a.out_json or a.out_json_file:  # before the run, not after
+        check_out_path(a.out_json_file or "perftest_out.json", "--out_json_file" if a.out_json_file else "--out_json")
     res = api.perftest(
         a.test,
         a.client,
@@ -440,7 +426,12 @@ def _print_flows(res: Result, counters: bool) -> None:
 
 
 def _cmd_flows(a: argparse.Namespace) -> None:
-    sample_us = a.sample_us if a.telemetry else None
+    if a.sample_us is not None and not a.telemetry:
+        raise InvalidArgumentError("--sample-us sets the period of --telemetry; give --telemetry PREFIX too")
+    sample_us = (10.0 if a.sample_us is None else a.sample_us) if a.telemetry else None
+    if a.telemetry:  # the files, before the run rather than after it
+        for what in ("ports", "qps"):
+            check_out_path(f"{a.telemetry}.{what}.csv", "--telemetry")
     res = api.flows(a.flow, fabric=a.fabric, seed=a.seed, sample_us=sample_us, limit_us=a.limit_us, progress=not a.quiet)
     _print_flows(res, a.counters)
     if a.telemetry:
@@ -456,6 +447,9 @@ def _cmd_flows(a: argparse.Namespace) -> None:
         # What ran is printed and written; the run failed all the same
         # (exit status 3).
         raise DeadlockError(res.extras["deadlock_error"])
+    if res.extras["stall_error"]:
+        # Printed and written as above; nothing could finish the run.
+        raise RunFailedError(res.extras["stall_error"])
     if res.extras["qp_failures"]:
         f = res.extras["qp_failures"][0]
         raise TransportRetryError(

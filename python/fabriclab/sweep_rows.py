@@ -50,6 +50,8 @@ def run_failure(res: Result) -> str | None:
     error), as :func:`error_text` words it; None if the run did not fail."""
     if res.extras.get("deadlock_error"):
         return f"DeadlockError: {res.extras['deadlock_error']}"
+    if res.extras.get("stall_error"):
+        return f"RunFailedError: {res.extras['stall_error']}"
     failures = res.extras.get("qp_failures")
     if failures and isinstance(failures, list):
         f = failures[0]

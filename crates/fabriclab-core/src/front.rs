@@ -229,6 +229,18 @@ pub fn flows_json(
     sim.net.telemetry_check()?;
     tick(&sim, "done");
     let res = sim.app::<Flows>(id).expect("flows").results();
+    let unfinished = (res.iter())
+        .filter(|f| f.completed_ps.is_none() && f.failed_ps.is_none())
+        .count();
+    let stall_error = (outcome == crate::sim::Outcome::Stalled && unfinished > 0).then(|| {
+        format!(
+            "{unfinished} of {} flow(s) never finished: the run stalled at {:.3} us with \
+             nothing left to happen ({})",
+            res.len(),
+            sim.net.now().as_us_f64(),
+            sim.net.stall_hint()
+        )
+    });
     let ports = sim.net.port_reports();
     let qps = sim.net.qp_reports();
     let port_samples = sim.net.port_sample_rows();
@@ -238,6 +250,9 @@ pub fn flows_json(
     struct Out<'a> {
         backend: &'a str,
         deadlock_error: Option<String>,
+        /// With outcome "Stalled" and flows unfinished: why, for the
+        /// command line's error.
+        stall_error: Option<String>,
         deadlocks: &'a [crate::net::Deadlock],
         events: u64,
         flow_stats: Option<&'a crate::net::FlowStats>,
@@ -260,6 +275,7 @@ pub fn flows_json(
         backend: spec.sim.backend.name(),
         deadlock_error: (outcome == crate::sim::Outcome::Deadlock)
             .then(|| sim.net.deadlock_error().message().to_string()),
+        stall_error,
         deadlocks: sim.net.deadlocks(),
         events: sim.net.events_processed(),
         flow_stats: sim.net.flow_stats(),

@@ -379,3 +379,21 @@ fn bad_failures_are_refused_with_what_to_change() {
     .to_string();
     assert!(ib.contains("not modelled on InfiniBand"), "{ib}");
 }
+
+#[test]
+fn a_run_stalled_by_a_hosts_own_dead_link_says_which_link() {
+    // h0's cable is out for good from the start: its QP waits for the
+    // link, nothing else is left to happen, and the tools' errors name
+    // the link instead of sending the user after PFC.
+    let spec = spec("[[link_failures]]\na = \"h0\"\nb = \"leaf0\"\ndown_us = 0\n");
+    let net = Net::new(&spec, 1).unwrap();
+    let mut sim = Sim::new(net);
+    let app = Flows::new(&sim.net, &[flow("h0", "h2", MIB)]).unwrap();
+    sim.add_app(Box::new(app));
+    assert_eq!(sim.run(None), Outcome::Stalled);
+    let hint = sim.net.stall_hint();
+    assert!(hint.contains("the link of h0-leaf0 is down"), "{hint}");
+    // Without a dead host link, the hint is PFC's.
+    let net = Net::new(&spec_leaves(2, ""), 1).unwrap();
+    assert!(net.stall_hint().contains("PFC deadlock"));
+}

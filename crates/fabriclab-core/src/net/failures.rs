@@ -85,6 +85,39 @@ impl Net {
     /// A step of failing link `i` (an index into the scheduled links).
     #[cold]
     #[inline(never)]
+    /// Where to look when a run stalled (nothing left to happen with work
+    /// unfinished), for the tools' errors: the host links that are down
+    /// (a host's QPs wait for its own link to come back), else PFC.
+    pub fn stall_hint(&self) -> String {
+        let names = &self.topo.nodes;
+        let down: Vec<String> = (0..self.ports.len())
+            .filter(|&pi| {
+                let p = &self.ports[pi];
+                !p.up && (p.node as usize) < self.topo.n_hosts
+            })
+            .map(|pi| {
+                let p = &self.ports[pi];
+                format!(
+                    "{}-{}",
+                    names[p.node as usize].name, names[p.peer_node as usize].name
+                )
+            })
+            .collect();
+        if self.flow.as_ref().is_some_and(|f| f.beyond_clock) {
+            "a flow would end beyond what the simulator's clock holds (106 days of simulated \
+             time): use smaller flows or faster links"
+                .into()
+        } else if down.is_empty() {
+            "look for a PFC deadlock or a pause storm in the port counters".into()
+        } else {
+            format!(
+                "the link of {} is down and never comes back up ([[link_failures]]): a host's \
+                 QPs wait for its own link, so give it an up_us or move the flows off that host",
+                down.join(", ")
+            )
+        }
+    }
+
     pub(crate) fn on_link(&mut self, i: u32, step: LinkStep) {
         let now = self.now();
         let f = self.fail.as_ref().expect("link events only with failures");

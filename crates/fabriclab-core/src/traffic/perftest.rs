@@ -445,14 +445,15 @@ pub fn run(fabric: &FabricSpec, opts: &Options, seed: u64) -> Result<Report> {
         if !finished {
             return Err(Error::InvalidArgument(format!(
                 "{} with {size} B messages could not finish: the simulation {} at {:.3} us \
-                 (look for a PFC deadlock or a pause storm in the port counters)",
+                 ({})",
                 test.name(),
                 if outcome == Outcome::Stalled {
                     "stalled"
                 } else {
                     "stopped"
                 },
-                sim.net.now().as_us_f64()
+                sim.net.now().as_us_f64(),
+                sim.net.stall_hint()
             )));
         }
         if test.is_bw() {

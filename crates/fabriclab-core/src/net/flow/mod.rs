@@ -268,7 +268,14 @@ pub(crate) struct FlowNet {
     /// responses run together (tests turn this off to check that it
     /// changes nothing).
     pub continue_flows: bool,
+    /// A flow's end fell beyond the horizon the clock holds (it is not
+    /// scheduled; the run stalls and the tools say why).
+    pub beyond_clock: bool,
 }
+
+/// The latest time a flow may end at: half the clock's range (106 days),
+/// so that the latencies added after it cannot overflow.
+const HORIZON_PS: u64 = u64::MAX / 2;
 
 /// Path ports of a flow (egress ports, host port first).
 type Path = Vec<u32>;
@@ -308,6 +315,7 @@ impl FlowNet {
             later_free: Vec::new(),
             tcp_qps: Vec::new(),
             continue_flows: true,
+            beyond_clock: false,
         }
     }
 
@@ -334,8 +342,11 @@ impl FlowNet {
         fl.gen = fl.gen.wrapping_add(1);
         if rate > 0.0 {
             let ps = (fl.rem_bytes * 8e12 / rate).ceil();
-            let at = now.0.saturating_add(ps.min(u64::MAX as f64 / 2.0) as u64);
-            self.heap.push(Reverse((at, f, fl.gen)));
+            if now.0 as f64 + ps > HORIZON_PS as f64 {
+                self.beyond_clock = true;
+                return;
+            }
+            self.heap.push(Reverse((now.0 + ps as u64, f, fl.gen)));
         }
     }
 }
