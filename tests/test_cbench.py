@@ -79,6 +79,10 @@ def test_cli_and_scenario(tmp_path, cli):
     assert r.returncode == 0, r.stderr
     check_cbench_layout(r.stdout)
     assert parse_cbench(r.stdout)["iterations"] == 20
+    # sizes with a suffix, as every other tool takes them
+    k = cli("cbench", "rotate", "-np", "4", "--bytes", "64K", "--iterations", "1", "--tests", "1", "--quiet")
+    n = cli("cbench", "rotate", "-np", "4", "--bytes", "65536", "--iterations", "1", "--tests", "1", "--quiet")
+    assert k.returncode == 0 and k.stdout == n.stdout, k.stderr
     r = cli("cbench", "rotate", "-np", "4", "--rotations", "9")
     assert r.returncode == 2 and "fabriclab: error:" in r.stderr and "--rotations 9" in r.stderr
     sc = tmp_path / "cb.toml"

@@ -196,6 +196,12 @@ def test_bad_input_gets_clear_errors():
         fabriclab.osu("osu_nope", np=2)
     with pytest.raises(FabriclabError):
         fabriclab.osu("allreduce", np=4, sizes=(64, 8))
+    # sizes as the help's default shows them (1:4M), and a clear word when not
+    a = fabriclab.osu("latency", np=2, sizes="4K", iterations=5)
+    b = fabriclab.osu("latency", np=2, sizes=(1, 4096), iterations=5)
+    assert a.text == b.text
+    with pytest.raises(InvalidArgumentError, match="K, M or G suffix"):
+        fabriclab.osu("latency", np=2, sizes="1:1.5M")
 
 
 def test_cli_imb_and_osu(cli):

@@ -29,7 +29,7 @@ from .errors import (
     MissingFileError,
 )
 
-__all__ = ["as_int", "as_seed", "as_float", "as_bool", "as_str", "as_list", "as_mapping", "as_path", "check_out_path", "check_out_paths", "dumps", "read_file"]
+__all__ = ["size_bytes", "SIZE_HELP", "as_int", "as_seed", "as_float", "as_bool", "as_str", "as_list", "as_mapping", "as_path", "check_out_path", "check_out_paths", "dumps", "read_file"]
 
 
 def as_int(name: str, value: Any) -> int:
@@ -121,6 +121,28 @@ def read_file(path: str) -> bytes:
         if e.filename is None:
             raise OSError(e.errno, e.strerror or str(e), path) from None
         raise
+
+
+#: What a byte count may look like, for messages.
+SIZE_HELP = "a whole number of bytes, optionally with a K, M or G suffix (powers of 1024), e.g. 4096, 64K or 1M"
+
+_SIZE_SUFFIX = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+
+
+def size_bytes(text: str) -> int:
+    """A byte count as the real tools read one: a whole number, or with a
+    K, M or G suffix in powers of 1024 (``"64K"``). ValueError otherwise,
+    with :data:`SIZE_HELP` and a hint for the usual slips."""
+    t = text.strip()
+    mult = 1
+    if t and t[-1].lower() in _SIZE_SUFFIX:
+        mult = _SIZE_SUFFIX[t[-1].lower()]
+        t = t[:-1]
+        if t.lower().endswith("i"):
+            raise ValueError(f"invalid size {text!r}: write 64K, not 64Ki ({SIZE_HELP})")
+    if not t.isdigit():
+        raise ValueError(f"invalid size {text!r}: expected {SIZE_HELP}")
+    return int(t) * mult
 
 
 def check_out_path(path: str, option: str, inputs: Iterable[str | os.PathLike[str] | None] = ()) -> None:

@@ -11,10 +11,18 @@ import sys
 from typing import Any, Callable
 
 from . import mpi
-from ._checks import check_out_paths
+from ._checks import check_out_paths, size_bytes
 from .bisection import CBENCH_TESTS, cbench
 from .errors import InvalidArgumentError
 from .results import Result
+
+
+def size_arg(text: str) -> int:
+    """A byte count option (``8M``), for argparse's ``type=``."""
+    try:
+        return size_bytes(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _forced(text: str) -> tuple[str, str]:
@@ -183,7 +191,7 @@ def add_parsers(sub: Any, background: Callable[[str], Any]) -> None:
     pc = sub.add_parser("cbench", help="run Sandia Cbench rotate (bisection bandwidth) or rotate_latency")
     pc.add_argument("test", metavar="TEST", help=" ".join(CBENCH_TESTS))
     _job_opts(pc, "sandia-iwarp", background, collectives=False)
-    pc.add_argument("--bytes", type=int, help="message size (Cbench: 8388608 for rotate, 0 for rotate_latency)")
+    pc.add_argument("--bytes", type=size_arg, help="message size, e.g. 8M (Cbench: 8388608 for rotate, 0 for rotate_latency)")
     pc.add_argument("--iterations", type=int, help="messages or round trips per test (Cbench: 10 / 10000)")
     pc.add_argument("--tests", type=int, help="tests per rotation, best kept (Cbench: 3 / 1)")
     pc.add_argument("--rotations", type=int, help="run only the first N bisections (default all np/2)")

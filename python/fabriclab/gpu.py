@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from . import _core
-from ._checks import as_bool, as_int, as_seed, as_str, dumps
+from ._checks import as_bool, as_int, as_seed, as_str, dumps, size_bytes
 from ._tables import frame
 from .api import FabricLike, Flow, fabric_arg, fabric_label, with_backend
 from .mpi import add_extras, core_options, lowered, mpi_result
@@ -32,18 +32,12 @@ NCCL_TESTS: list[str] = _core.nccl_tests_programs()
 #: Columns of :func:`nccl_tests`' DataFrame.
 NCCL_COLUMNS = ["size", "count", "time_us", "algbw", "busbw", "wrong", "algo", "channels", "iters"]
 
-_SIZE_SUFFIX = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-
-
 def parse_bytes(name: str, value: int | str) -> int:
     """A byte count as nccl-tests reads it: an integer, or with a K, M or G
     suffix in powers of 1024 (``"8G"``)."""
     if isinstance(value, str):
-        v = value.strip().upper()
-        mult = _SIZE_SUFFIX.get(v[-1:], 1)
-        digits = v[:-1] if v[-1:] in _SIZE_SUFFIX else v
         try:
-            return int(digits) * mult
+            return size_bytes(value)
         except ValueError:
             raise _bad(name, value) from None
     return as_int(name, value)

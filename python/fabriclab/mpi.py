@@ -23,7 +23,7 @@ from typing import Any
 import pandas as pd
 
 from . import _core
-from ._checks import as_bool, as_float, as_int, as_list, as_mapping, as_seed, as_str, dumps
+from ._checks import SIZE_HELP, as_bool, as_float, as_int, as_list, as_mapping, as_seed, as_str, dumps, size_bytes
 from ._tables import frame
 from .api import (
     PORT_COLUMNS,
@@ -158,10 +158,16 @@ def _pair(name: str, value: Any) -> list[int]:
         parts = value.split(":")
         if len(parts) == 1:
             parts = ["0" if name == "msglog" else "1", parts[0]]
+        if len(parts) != 2:
+            raise InvalidArgumentError(f"{name} must look like MIN:MAX or MAX, got {value!r}")
         try:
-            lo, hi = (int(p) for p in parts)
+            if name == "msglog":  # powers of two
+                lo, hi = (int(p) for p in parts)
+            else:  # sizes, with suffixes as the default 1:4M
+                lo, hi = (size_bytes(p) for p in parts)
         except ValueError:
-            raise InvalidArgumentError(f"{name} must look like MIN:MAX, got {value!r}") from None
+            what = "whole numbers (exponents of 2)" if name == "msglog" else SIZE_HELP
+            raise InvalidArgumentError(f"{name} must look like MIN:MAX or MAX, with {what}, got {value!r}") from None
         return [lo, hi]
     pair = as_list(name, value, "two integers (MIN, MAX)")
     if len(pair) != 2:
