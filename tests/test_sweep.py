@@ -394,6 +394,13 @@ def test_cli_sweep_errors(scenario, capsys):
     assert_cli_error(r, 'point 0 (fabric.cc.algorithm = "bogus"): fabric TOML: unknown variant `bogus`, expected `none` or `dcqcn`')
     assert "line" not in r.stderr and "^^^" not in r.stderr
     assert_cli_error(run(scenario, "--set", "seed=1", "--set", "seed=2"), "given twice")
+    # two spellings of one setting: the last would win while the table
+    # showed the first
+    assert_cli_error(
+        run(scenario, "--set", "backend=flow", "--set", "fabric.sim.backend=packet"),
+        "sweep paths 'backend' and 'fabric.sim.backend' set the same thing; give one of them",
+    )
+    assert_cli_error(run(scenario, "--set", "perftest.size=8", "--set", "perftest[0].size=16"), "set the same thing")
     assert_cli_error(run(scenario, "--set", "seed=3..1"), "range '3..1' is empty")
     assert_cli_error(run(scenario, "--set", "seed=1", "--workers", "2", "--scheduler", "tcp://127.0.0.1:1"), "not allowed")
     assert_cli_error(run(scenario, "--set", "seed=1", "--scheduler", "login1"), "scheduler address 'login1'", "tcp://HOST:PORT")

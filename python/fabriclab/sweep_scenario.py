@@ -63,8 +63,18 @@ def parse_paths(names: Iterable[str], doc: Mapping[str, Any]) -> dict[str, Overr
     paths: dict[str, OverridePath] = {}
     for text in names:
         if text not in paths:
-            paths[text] = parse_path(text)
-            check_targets(paths[text], doc)
+            p = parse_path(text)
+            for other in paths.values():
+                # Two spellings of one setting (``backend`` and
+                # ``fabric.sim.backend``; ``flows.bytes`` and
+                # ``flows[0].bytes``): the last would win unseen.
+                same_items = p.index is None or other.index is None or p.index == other.index
+                if (p.root, p.rest) == (other.root, other.rest) and same_items:
+                    raise InvalidArgumentError(
+                        f"sweep paths {other.text!r} and {text!r} set the same thing; give one of them"
+                    )
+            check_targets(p, doc)
+            paths[text] = p
     return paths
 
 
