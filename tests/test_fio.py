@@ -140,6 +140,8 @@ def test_the_cli_prints_fio_text_and_json(cli):
         (["--clients", "h0,,h1"], "has an empty name"),
         (["--target-latency-us", "1e12"], "target_latency_us=1000000000000: longer than the whole test"),
         (["--name", ""], "name is empty"),
+        # no block completes in the test: refused, not IOPS=0
+        (["--runtime", "0.001", "--bs", "1G", "--rw", "read"], "no I/O completed within the measured 1 ms"),
     ],
 )
 def test_bad_fio_options(args, words, cli):

@@ -831,9 +831,20 @@ pub fn run_with_progress(
     if let Some(io) = app.failed {
         return Err(app.io_error(&sim.net, io));
     }
+    let clients = app.client_results(&sim.net);
+    if outcome == Outcome::Finished && clients.iter().all(|c| c.total_ios == 0) {
+        // fio would print IOPS=0, BW=0: a test too short for one block.
+        return arg_err(format!(
+            "no I/O completed within the measured {} ms (after a ramp of {} ms): a {} B block \
+             takes longer than that; give a longer runtime or a smaller bs",
+            crate::numfmt::fmt_g(opts.runtime_s * 1e3, 4),
+            crate::numfmt::fmt_g(opts.ramp_time_s * 1e3, 4),
+            opts.bs
+        ));
+    }
     Ok(Report {
         options: opts.clone(),
-        clients: app.client_results(&sim.net),
+        clients,
         outcome,
         sim_time_ps: sim.net.now().as_ps(),
         events: sim.net.events_processed(),
