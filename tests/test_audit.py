@@ -15,6 +15,7 @@ import pytest
 
 import fabriclab
 from conftest import run_cli
+from fabriclab._checks import size_bytes
 from fabriclab.scenario import ScenarioItem, load_scenario, run_item
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,7 +41,10 @@ def quick(item: ScenarioItem) -> ScenarioItem:
         o.update(iterations=2, bytes=min(int(o.get("bytes", 4096)), 4096))
         o.pop("rotations", None)
     elif item.kind == "fio":
-        o.update(runtime=0.002, ramp_time=0.0)
+        # 2 ms must see I/Os complete (fio refuses a test that sees none):
+        # blocks of at most 64 KiB
+        bs = o.get("bs", 4096)
+        o.update(runtime=0.002, ramp_time=0.0, bs=min(size_bytes(bs) if isinstance(bs, str) else int(bs), 65536))
     elif item.kind == "hpl":
         for k in ("dat",):
             o.pop(k, None)
@@ -70,6 +74,29 @@ def test_a_lossless_drop_fails_the_audit_with_the_switch_named():
     flows = [fabriclab.Flow(f"h{i}", "h0", 1 << 20) for i in range(1, 16)]
     with pytest.raises(fabriclab.AuditError, match="switch leaf0 dropped .* lossless priority 3"):
         fabriclab.flows(flows, fabric=fab, limit_us=300)
+
+
+def test_without_the_audit_lossless_drops_are_a_note_of_the_flows_command(tmp_path: Path):
+    # The same overflow without the audit: a fabric may be configured so
+    # (a real switch with too little headroom drops too), so the run goes
+    # on, and the command says what happened on stderr (audit finding: it
+    # used to say nothing).
+    fab = tmp_path / "small_headroom.toml"
+    fab.write_text(
+        '[topology]\nkind = "leaf_spine"\nspines = 0\nleaves = 1\nhosts_per_leaf = 16\n'
+        'host_link_gbps = 100\nuplink_gbps = 100\nhost_link_delay_ns = 1000\n[cc]\nalgorithm = "none"\n'
+        "[switch]\nheadroom_bytes = 10000\nbuffer_bytes = 2000000\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "FABRICLAB_AUDIT"}
+    args = [a for i in range(1, 16) for a in ("--flow", f"h{i}:h0:1M")]
+    r = run_cli("flows", "--fabric", str(fab), *args, "--limit-us", "300", "--quiet", env=env)
+    assert r.returncode == 0, r.stderr
+    assert "fabriclab: note: " in r.stderr and "of lossless priorities were dropped" in r.stderr
+    assert "first at leaf0 from h" in r.stderr and "whose headroom is 10000 B" in r.stderr
+    # The derived headroom drops nothing, and there is no note.
+    fab.write_text(fab.read_text().replace("headroom_bytes = 10000\n", ""))
+    r = run_cli("flows", "--fabric", str(fab), *args, "--limit-us", "300", "--quiet", env=env)
+    assert r.returncode == 0 and "note:" not in r.stderr, r.stderr
 
 
 def test_cli_audit_flag_prints_the_balanced_books(tmp_path: Path):

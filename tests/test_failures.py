@@ -169,3 +169,22 @@ def test_a_flow_beyond_the_clock_on_the_flow_backend_is_an_error_not_a_time():
     r = fabriclab.flows([fabriclab.Flow("h0", "h2", 2 << 30)], fabric=fabriclab.Fabric.from_toml(slow), backend="flow")
     assert r.outcome == "Stalled" and r.df["fct_us"].isna().all()
     assert "beyond what the simulator's clock holds" in r.extras["stall_error"]
+
+
+def test_links_too_slow_for_the_ack_timeout_are_named_as_the_cause(tmp_path):
+    # 1 kb/s: one 4 KB frame takes 33 s, the ACK timeout is 1.05 ms; no
+    # link failed, so the error says so instead of blaming an unreachable
+    # peer on a link failure (audit finding).
+    slow = FABRIC.replace("host_link_gbps = 100", "host_link_gbps = 0.000001").replace(
+        "uplink_gbps = 100", "uplink_gbps = 0.000001"
+    )
+    fab = tmp_path / "slow.toml"
+    fab.write_text(slow)
+    r = fabriclab.flows([fabriclab.Flow("h0", "h2", 1024)], fabric=str(fab))
+    (f,) = r.extras["qp_failures"]
+    assert f["cause"].startswith("no link is down, but one ") and "raise nic.ack_timeout_exponent" in f["cause"]
+    c = run_cli("flows", "--fabric", str(fab), "--flow", "h0:h2:1K", "--quiet")
+    assert c.returncode == 3 and "the ACK timeout is 1048.576 us" in c.stderr, c.stderr
+    # A cut cable is still named as one.
+    cut = fabriclab.flows([fabriclab.Flow("h0", "h3", 65536)], fabric=fabriclab.Fabric.from_toml(_cut_fabric()))
+    assert cut.extras["qp_failures"][0]["cause"] == "a link failure that cut it off"

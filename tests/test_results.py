@@ -43,7 +43,7 @@ HAS_WALL = {"imb", "osu", "cbench", "hpl", "nccl"}
 #: Extras each tool documents.
 EXTRAS = {
     "perftest": {"test", "out_json", "qps_table", "options", "mtu", "tx_depth", "iters"},
-    "flows": {"deadlocks", "deadlock_error", "qp_failures", "flow_stats"},
+    "flows": {"deadlocks", "deadlock_error", "stall_error", "notes", "qp_failures", "flow_stats"},
     "imb": {"mpi", "lowered", "iperf_text", "tcp"},
     "osu": {"mpi", "lowered", "iperf_text", "tcp", "test"},
     "cbench": {"mpi", "lowered", "iperf_text", "tcp", "test", "rotations", "summary"},

@@ -422,8 +422,11 @@ def flows(
     port, peer), ``deadlock_error`` (with outcome "Deadlock": the message
     the command line fails with), ``stall_error`` (with outcome "Stalled"
     and flows unfinished: why, e.g. a host's own link down; the command
-    line fails with it), ``qp_failures`` (RC QPs that exhausted
-    their retries: time_ps, qp, host, peer, retries, failed_wrs) and
+    line fails with it), ``notes`` (lines about what the run did that may
+    not be meant, such as lossless frames dropped when PFC headroom
+    overflowed; the command line prints them), ``qp_failures`` (RC QPs that exhausted
+    their retries: time_ps, qp, host, peer, retries, failed_wrs, and cause:
+    why the peer stopped answering, as far as the fabric can tell) and
     ``flow_stats`` (the flow backend's figures, or None).
     """
     label = fabric_label(fabric)
@@ -464,6 +467,7 @@ def flows(
             "deadlocks": out["deadlocks"],
             "deadlock_error": out["deadlock_error"],
             "stall_error": out["stall_error"],
+            "notes": out["notes"],
             "qp_failures": out["qp_failures"],
             "flow_stats": out["flow_stats"],
         },

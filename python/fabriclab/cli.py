@@ -434,6 +434,8 @@ def _cmd_flows(a: argparse.Namespace) -> None:
             check_out_path(f"{a.telemetry}.{what}.csv", "--telemetry")
     res = api.flows(a.flow, fabric=a.fabric, seed=a.seed, sample_us=sample_us, limit_us=a.limit_us, progress=not a.quiet)
     _print_flows(res, a.counters)
+    for note in res.extras["notes"]:
+        print(f"{PROG}: note: {note}", file=sys.stderr)
     if a.telemetry:
         for what, df in (("ports", res.port_samples), ("qps", res.samples)):
             assert df is not None  # flows always has both
@@ -455,7 +457,7 @@ def _cmd_flows(a: argparse.Namespace) -> None:
         raise TransportRetryError(
             f"{int(res.df['error'].notna().sum())} flow(s) failed: transport retry counter exceeded "
             f"on QP {f['qp']} ({f['host']} -> {f['peer']}) at {f['time_ps'] / 1e6:.3f} us "
-            f"(nic.retry_cnt = {f['retries']}): the peer is unreachable"
+            f"(nic.retry_cnt = {f['retries']}): the peer is unreachable: {f['cause']}"
         )
 
 

@@ -253,6 +253,9 @@ pub fn flows_json(
         /// With outcome "Stalled" and flows unfinished: why, for the
         /// command line's error.
         stall_error: Option<String>,
+        /// What the run did that the user may not have meant (lossless
+        /// drops), one line each.
+        notes: Vec<String>,
         deadlocks: &'a [crate::net::Deadlock],
         events: u64,
         flow_stats: Option<&'a crate::net::FlowStats>,
@@ -276,6 +279,7 @@ pub fn flows_json(
         deadlock_error: (outcome == crate::sim::Outcome::Deadlock)
             .then(|| sim.net.deadlock_error().message().to_string()),
         stall_error,
+        notes: sim.net.headroom_note().into_iter().collect(),
         deadlocks: sim.net.deadlocks(),
         events: sim.net.events_processed(),
         flow_stats: sim.net.flow_stats(),

@@ -104,4 +104,16 @@ fn a_lossless_drop_is_named() {
         m.contains("dropped") && m.contains("lossless priority 3") && m.contains("headroom"),
         "{m}"
     );
+    // The tools' note says the same without the audit, with the counts of
+    // the ingress ports' drops.
+    let note = sim.net.headroom_note().expect("a note");
+    let dropped: u64 = (sim.net.port_reports().iter())
+        .filter(|p| p.node == "leaf0")
+        .map(|p| p.counters.drops_by_prio[3])
+        .sum();
+    assert!(
+        dropped > 0 && note.starts_with(&format!("{dropped} frame(s), ")),
+        "{note}"
+    );
+    assert!(note.contains("whose headroom is 10000 B"), "{note}");
 }

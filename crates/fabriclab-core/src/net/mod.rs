@@ -208,6 +208,9 @@ pub struct Net {
     pub(crate) mailbox: api::Mailbox,
     pub(crate) rng_qp: Rng,
     pub(crate) packets_forwarded: u64,
+    /// Frames of lossless priorities dropped because an ingress port's PFC
+    /// headroom overflowed: (frames, wire bytes, the first such port).
+    pub(crate) headroom_drops: (u64, u64, PortIdx),
     pub(crate) telemetry: telemetry::Telemetry,
     pub(crate) tcp: tcp::Tcp,
     /// InfiniBand state (credits, HCA buffers, CC), on IB fabrics only.
@@ -447,6 +450,7 @@ impl Net {
             mailbox: Default::default(),
             rng_qp: Rng::new(seed, 7),
             packets_forwarded: 0,
+            headroom_drops: (0, 0, 0),
             telemetry: Default::default(),
             tcp: tcp::Tcp::new(spec, seed),
             ib,

@@ -667,7 +667,34 @@ impl Net {
             peer: self.topo.nodes[peer as usize].name.clone(),
             retries,
             failed_wrs: failed,
+            cause: self.retry_cause(),
         });
+    }
+
+    /// Why a QP's peer stopped answering, as far as the fabric can tell:
+    /// a link that is down, links too slow for the ACK timeout, or else a
+    /// stuck host.
+    fn retry_cause(&self) -> String {
+        if self.ports.iter().any(|p| !p.up) {
+            return "a link failure that cut it off".into();
+        }
+        let frame = self.p.wire_bytes(self.p.mtu, Ext::None) as u64;
+        let slowest = self.ports.iter().map(|p| p.rate).min_by_key(|r| r.as_bps());
+        if let Some(rate) = slowest {
+            let t = rate.tx_time(frame);
+            // A packet and its ACK must cross within the timeout.
+            if t + t >= self.p.rto {
+                return format!(
+                    "no link is down, but one {frame} B frame takes {:.3} us on the slowest link \
+                     ({} b/s) and the ACK timeout is {:.3} us: raise nic.ack_timeout_exponent or \
+                     speed up the links",
+                    t.as_us_f64(),
+                    rate.as_bps(),
+                    self.p.rto.as_us_f64()
+                );
+            }
+        }
+        "a stuck host, or a link failure".into()
     }
 
     /// Stream `q` enters the error state: nothing more is sent, its timer

@@ -18,6 +18,24 @@ use super::{Ev, Net, PortIdx};
 use crate::wire::PFC_FRAME_WIRE;
 
 impl Net {
+    /// A note for the tools' output when a lossless priority dropped
+    /// frames because PFC headroom overflowed (a fabric that allows it, as
+    /// a real switch configured so would): how many, and where to look.
+    pub fn headroom_note(&self) -> Option<String> {
+        let (frames, bytes, pi) = self.headroom_drops;
+        if frames == 0 {
+            return None;
+        }
+        let port = &self.ports[pi as usize];
+        let names = &self.topo.nodes;
+        Some(format!(
+            "{frames} frame(s), {bytes} B, of lossless priorities were dropped: the PFC headroom \
+             overflowed (first at {} from {}, whose headroom is {} B); raise switch.headroom_bytes \
+             or leave it out to derive it from the link's rate and delay",
+            names[port.node as usize].name, names[port.peer_node as usize].name, port.headroom
+        ))
+    }
+
     /// A packet arrived at switch `node` through its port `in_port` (the
     /// caller has the node at hand: reading it here would touch another
     /// line of the port).
@@ -68,6 +86,14 @@ impl Net {
                 // Headroom overflow is the ingress port's; tail drop the egress's.
                 let at = if self.p.lossless[prio] { in_port } else { out };
                 self.ports[at as usize].c.add_drop(prio, size);
+                if self.p.lossless[prio] {
+                    let d = &mut self.headroom_drops;
+                    if d.0 == 0 {
+                        d.2 = in_port;
+                    }
+                    d.0 += 1;
+                    d.1 += size;
+                }
                 self.audit_drop(at, pkt, false);
                 self.pkts.free(pkt);
             }

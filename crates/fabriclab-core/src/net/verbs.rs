@@ -116,6 +116,8 @@ pub struct QpFailure {
     /// Work requests completed in error (the first with status 12, the
     /// rest flushed).
     pub failed_wrs: u32,
+    /// Why the peer stopped answering, as far as the fabric can tell.
+    pub cause: String,
 }
 
 impl QpFailure {
@@ -124,15 +126,15 @@ impl QpFailure {
         format!(
             "transport retry counter exceeded on QP {} ({} -> {}) at {:.3} us: {} retransmission \
              timeouts in a row without an acknowledgement (nic.retry_cnt = {}); {} work \
-             request(s) completed in error. The peer is unreachable (a link failure that cut \
-             it off, or a stuck host)",
+             request(s) completed in error. The peer is unreachable: {}",
             self.qp,
             self.host,
             self.peer,
             self.time_ps as f64 / 1e6,
             self.retries + 1,
             self.retries,
-            self.failed_wrs
+            self.failed_wrs,
+            self.cause
         )
     }
 }
