@@ -163,6 +163,8 @@ def test_bad_input_is_refused_before_anything_runs(tiny, tmp_path):
         fabriclab.compare(tiny, set={"seed": 3}, client=NoClient())
     with pytest.raises(InvalidArgumentError, match="metric 'gflops': no item of the scenario reports it"):
         fabriclab.compare(tiny, metric="gflops", client=NoClient())
+    with pytest.raises(InvalidArgumentError, match="empty name between commas"):
+        fabriclab.compare(tiny, metric="sim_time_us,,bw_peak", client=NoClient())
     with pytest.raises(InvalidArgumentError, match="a client or scheduler brings its own workers"):
         fabriclab.compare(tiny, client=NoClient(), workers=2)
     # One file and no overrides: B would be A, the same runs.

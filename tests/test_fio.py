@@ -128,6 +128,13 @@ def test_the_cli_prints_fio_text_and_json(cli):
     assert r.returncode == 0 and [j["hostname"] for j in json.loads(r.stdout)["jobs"]] == ["h0", "h1"]
 
 
+def test_a_fractional_block_size_names_bs():
+    with pytest.raises(FabriclabError, match="^bs must be an integer, not float"):
+        fabriclab.fio(bs=4096.5, runtime=0.001)
+    with pytest.raises(FabriclabError, match="invalid bs '4.5K'"):
+        fabriclab.fio(bs="4.5K", runtime=0.001)
+
+
 @pytest.mark.parametrize(
     "args, words",
     [

@@ -31,6 +31,9 @@ def test_perftest_and_osu_run_on_sandia_iwarp():
     df = res.df
     assert df.bw_avg_gbps.iloc[0] == pytest.approx(10 * 8928 / 9038, rel=0.01)
     assert "Link type       : Ethernet" in res.text
+    # The option the CLI has (--mtu), with perftest's name beside it.
+    with pytest.raises(fabriclab.FabriclabError, match=r"--mtu 256 \(perftest's -m\) sets the RoCE"):
+        fabriclab.perftest("ib_write_bw", "h0", "h12", fabric="sandia-iwarp", mtu=256)
     lat_res = fabriclab.osu("osu_latency", np=2, fabric="sandia-iwarp", hosts=["h0", "h12"], sizes=(0, 0))
     lat = lat_res.df
     assert lat.avg_us.iloc[0] == pytest.approx(7.4, rel=0.10)

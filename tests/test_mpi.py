@@ -277,6 +277,9 @@ def test_background_iperf_beside_imb(cli):
             "--background-iperf", "h2:h19:20G:2", "--quiet")
     assert r.returncode == 0, r.stderr
     assert "--- background iperf 1 ---" in r.stdout
+    # A bad field is named as the user wrote it, not as iperf's flag.
+    r = cli("imb", "Allreduce", "-np", "4", "--background-iperf", "h2:h3:10G:0", "--quiet")
+    assert r.returncode == 2 and "background iperf h2:h3: -P 0" in r.stderr and "STREAMS is -P" in r.stderr, r.stderr
     r = cli("imb", "Allreduce", "-np", "4", "--background-iperf", "h2", "--quiet")
     assert r.returncode == 2 and "CLIENT:SERVER:RATE" in r.stderr
 

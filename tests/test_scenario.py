@@ -256,6 +256,9 @@ def test_a_scenario_loads_from_a_dict_as_from_its_file(tmp_path):
     # Errors name the origin, as they name the file.
     with pytest.raises(ParseError, match=r"scenario mine\.toml: unknown key 'colour'"):
         Scenario.from_dict({"fabric": "heps", "colour": "red"}, origin="mine.toml")
+    # perftest's word for its -n, suggested as our key (not 'duration_s')
+    with pytest.raises(ParseError, match=r"unknown key 'iterations' \(did you mean 'iters'\?\)"):
+        Scenario.from_dict({"perftest": [{"test": "ib_write_bw", "client": "h0", "server": "h4", "iterations": 10}]})
     with pytest.raises(ParseError, match=r"scenario mine\.toml: \[\[imb\]\] number 1: missing np"):
         Scenario.from_dict({"imb": [{"benchmarks": ["PingPong"]}]}, origin="mine.toml")
     with pytest.raises(ParseError, match="a scenario is a table"):

@@ -143,9 +143,12 @@ def _metric_list(metric: str | Iterable[str] | None) -> list[str] | None:
     items = metric.split(",") if isinstance(metric, str) else as_list("metric", metric, "column names")
     if not all(isinstance(m, str) for m in items):
         raise ArgumentTypeError("metric must be a column name, a comma-separated text or a list of column names")
-    out = [m.strip() for m in items if m.strip()]
-    if not out:
+    out = [m.strip() for m in items]
+    if not any(out):
         raise InvalidArgumentError("metric is empty: give a column name such as t_avg_us, or leave it out")
+    if not all(out):
+        # as sweep's value lists: a stray comma is a typo, not nothing
+        raise InvalidArgumentError(f"metric {metric!r} has an empty name between commas; remove the extra comma")
     return out
 
 

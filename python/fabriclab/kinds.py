@@ -43,6 +43,11 @@ __all__ = ["Kind", "KINDS", "NAMES", "RUN_ARGS", "ITEM_KEYS", "FIGURES", "Result
 RUN_ARGS = frozenset({"fabric", "seed", "progress", "backend", "name"})
 #: The keys every item table has besides its kind's: its label and seed.
 ITEM_KEYS = ("name", "seed")
+
+#: Words users bring from other tools for a key of ours (suggested when
+#: the item has that key).
+_ALIASES = {"iterations": "iters", "iteration": "iters", "n_iters": "iters", "message_size": "size"}
+
 #: Figures of a whole item run (one value per item, where it has them).
 FIGURES = ("outcome", "sim_time_us", "events")
 
@@ -90,7 +95,10 @@ class Kind:
         if not unknown:
             return
         key = unknown[0]
-        near = difflib.get_close_matches(str(key), sorted(keys | set(ITEM_KEYS)), n=1)
+        # The words of other tools' flags first (perftest's --iters is
+        # "iterations" to many), then spelling.
+        alias = _ALIASES.get(str(key))
+        near = [alias] if alias in keys else difflib.get_close_matches(str(key), sorted(keys | set(ITEM_KEYS)), n=1)
         hint = f" (did you mean {near[0]!r}?)" if near else ""
         raise ParseError(f"{where}: unknown key {key!r}{hint}; the keys are {', '.join(sorted(keys))}, name, seed")
 

@@ -154,7 +154,7 @@ def fio(
     opts: dict[str, Any] = {
         "name": as_str("name", name),
         "rw": as_str("rw", rw),
-        "bs": parse_size(bs),
+        "bs": parse_size(bs, "bs"),
         "iodepth": as_int("iodepth", iodepth),
         "numjobs": as_int("numjobs", numjobs),
         "runtime_s": as_float("runtime", runtime),

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from . import _core
-from ._checks import as_bool, as_float, as_int, as_seed, as_str, dumps
+from ._checks import as_bool, as_float, as_int, as_seed, as_str, dumps, size_bytes
 from ._tables import frame
 from .api import PORT_COLUMNS, FabricLike, Flow, fabric_arg, fabric_label, flow_list, with_backend
 from .errors import InvalidArgumentError
@@ -83,7 +83,6 @@ TCP_COLUMNS = [
 ]
 
 _RATE = {"k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
-_SIZE = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 
 
 def parse_rate(value: Any) -> float:
@@ -102,20 +101,16 @@ def parse_rate(value: Any) -> float:
     return as_float("bitrate", value)
 
 
-def parse_size(value: Any) -> int:
+def parse_size(value: Any, name: str = "length") -> int:
     """A size in bytes: an integer, or text like ``"128K"`` (suffixes K, M,
-    G in powers of 1024, as iperf3's ``-l``)."""
+    G in powers of 1024, as iperf3's ``-l`` and fio's ``bs``); ``name`` is
+    the option errors name."""
     if isinstance(value, str):
-        t = value.strip()
-        mult = 1
-        if t and t[-1].lower() in _SIZE:
-            mult = _SIZE[t[-1].lower()]
-            t = t[:-1]
         try:
-            return int(t, 10) * mult
+            return size_bytes(value)
         except ValueError:
-            raise InvalidArgumentError(f"invalid length {value!r}: write e.g. 131072 or 128K") from None
-    return as_int("length", value)
+            raise InvalidArgumentError(f"invalid {name} {value!r}: write e.g. 131072 or 128K") from None
+    return as_int(name, value)
 
 
 def iperf_options(

@@ -100,6 +100,9 @@ fn a_bad_value_in_topology_names_its_key_in_words() {
         ("kind = \"fat_tree\"\nk = 4294967296", "[topology] k: invalid value: integer `4294967296`"),
         ("kind = \"leaf_spine\"\nspines = -2\nleaves = 2\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 100", "[topology] spines: invalid value: integer `-2`"),
         ("kind = \"leaf_spine\"\nspines = \"two\"\nleaves = 2\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 100", "[topology] spines: invalid type: string \"two\", expected a whole number"),
+        // the digits of another key's number are not the string (audit)
+        ("kind = \"leaf_spine\"\nspines = \"2\"\nleaves = 2\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 100", "[topology] spines: invalid type: string \"2\", expected a whole number"),
+        ("kind = \"leaf_spine\"\nspines = 2\nleaves = 2\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 100\nbogus_key = 1", "[topology] bogus_key: unknown field `bogus_key`"),
     ] {
         let e = FabricSpec::from_toml(&format!("[topology]\n{body}\n")).unwrap_err();
         let text = e.to_string();
@@ -135,6 +138,16 @@ links = [ { a = "a", b = "s1", gbps = 100 }, { a = "b", b = "s2", gbps = 100 } ]
         matches!(e, Error::UnknownHost(_)) && e.to_string().contains("\"c\""),
         "{e}"
     );
+    // A name the command line could not address (audit): h:0 in
+    // --flow h:0:h1:1K, h0,x in --hosts.
+    for bad in ["a:0", "a,x", "a b", "a=1"] {
+        let text = disconnected.replace("name = \"a\"", &format!("name = {bad:?}"));
+        let e = FabricSpec::from_toml(&text).unwrap_err();
+        assert!(
+            e.to_string().contains("use as a separator; rename it"),
+            "{bad}: {e}"
+        );
+    }
 }
 
 #[test]

@@ -446,9 +446,15 @@ fn topology_key_of(text: &str, msg: &str) -> Option<String> {
     };
     let doc: toml::Table = toml::from_str(text).ok()?;
     let topo = doc.get("topology")?.as_table()?;
+    // An unknown key is named by the message itself.
+    if msg.starts_with("unknown field `") && topo.contains_key(quoted) {
+        return Some(quoted.to_string());
+    }
+    // A string where a number belongs is one of the table's strings (a
+    // number of the same digits elsewhere in the table is not it).
     let same = |v: &toml::Value| match v {
-        toml::Value::Integer(i) => quoted.parse::<i64>().is_ok_and(|q| q == *i),
-        toml::Value::Float(f) => quoted.parse::<f64>().is_ok_and(|q| q == *f),
+        toml::Value::Integer(i) => string.is_none() && quoted.parse::<i64>().is_ok_and(|q| q == *i),
+        toml::Value::Float(f) => string.is_none() && quoted.parse::<f64>().is_ok_and(|q| q == *f),
         toml::Value::String(s) => string.is_some() && s == quoted,
         _ => false,
     };
@@ -709,6 +715,19 @@ impl ExplicitSpec {
         for n in &self.nodes {
             if n.name.is_empty() {
                 return fabric_err("topology.nodes: a node has an empty name");
+            }
+            // The command line's flow specs (SRC:DST:BYTES:via=SWITCH) and
+            // host lists (h0,h1) split on these.
+            if let Some(c) = n
+                .name
+                .chars()
+                .find(|&c| matches!(c, ':' | ',' | '=') || c.is_whitespace())
+            {
+                return fabric_err(format!(
+                    "topology.nodes: the name {:?} holds {c:?}, which flow specs and host lists \
+                     use as a separator; rename it (letters, digits, '_', '-' and '.')",
+                    n.name
+                ));
             }
             if !names.insert(n.name.as_str()) {
                 return fabric_err(format!(

@@ -203,7 +203,19 @@ pub fn run_program(
     let iperfs = env
         .background_iperf
         .iter()
-        .map(|o| Iperf::new(&net, o).map(Iperf::into_background))
+        .map(|o| {
+            // Its options came as CLIENT:SERVER:RATE[:STREAMS], not as
+            // iperf's -b and -P: say which run and which field.
+            Iperf::new(&net, o)
+                .map(Iperf::into_background)
+                .map_err(|e| match e {
+                    Error::InvalidArgument(m) => Error::InvalidArgument(format!(
+                        "background iperf {}:{}: {m} (RATE is -b, STREAMS is -P)",
+                        o.client, o.server
+                    )),
+                    e => e,
+                })
+        })
         .collect::<Result<Vec<_>>>()?;
     let mut sim = Sim::new(net);
     let id = sim.add_app(Box::new(prog));

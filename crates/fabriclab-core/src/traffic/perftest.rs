@@ -259,7 +259,7 @@ pub fn run(fabric: &FabricSpec, opts: &Options, seed: u64) -> Result<Report> {
     if let Some(mtu) = opts.mtu {
         if spec.is_iwarp() {
             return arg_err(format!(
-                "-m {mtu} sets the RoCE or InfiniBand path MTU; on an iWARP fabric segments \
+                "--mtu {mtu} (perftest's -m) sets the RoCE or InfiniBand path MTU; on an iWARP fabric segments \
                  follow the IP MTU: set iwarp.mtu_bytes in the fabric instead"
             ));
         }
