@@ -29,7 +29,8 @@
 
 Sizes (BYTES, -s) are integers, optionally with a K, M or G suffix (powers
 of 1024). Errors print ``fabriclab: error: MESSAGE`` and exit with status 2;
-a run that failed (a PFC deadlock, a transport retry error) prints the same
+a run that failed (a PFC deadlock, a transport retry error, flows that can
+never finish) prints the same
 and exits with status 3; ``--audit`` checks every run's books, and a
 violation exits with status 4.
 """
