@@ -510,8 +510,9 @@ impl NcclRuntime {
         }
         self.counters.eager_msgs += 1;
         self.counters.net_bytes += bytes;
+        let (ha, _, pxn) = c.net_path(a, b);
         // PXN: out through the NIC on the receiver's rail, after NVLink.
-        if c.net_path(a, b).2 {
+        if pxn {
             self.counters.shm_bytes += bytes;
             let what = Cont::NvDone {
                 msg: id,
@@ -522,7 +523,6 @@ impl NcclRuntime {
                 .start(net, self.me, sa, ga, gb, wire, what, TIMER_NVL);
             return;
         }
-        let ha = c.net_path(a, b).0;
         self.step_done(net, a, step, epoch);
         let d = self.links.pcie_lat + self.staging_delay(net.now(), ha, false, wire);
         self.defer(net, d, Cont::Post { msg: id });

@@ -89,25 +89,22 @@ impl Net {
     /// unfinished), for the tools' errors: the host links that are down
     /// (a host's QPs wait for its own link to come back), else PFC.
     pub fn stall_hint(&self) -> String {
+        if self.flow.as_ref().is_some_and(|f| f.beyond_clock) {
+            return "a flow would end beyond what the simulator's clock holds (106 days of \
+                    simulated time): use smaller flows or faster links"
+                .into();
+        }
         let names = &self.topo.nodes;
-        let down: Vec<String> = (0..self.ports.len())
-            .filter(|&pi| {
-                let p = &self.ports[pi];
-                !p.up && (p.node as usize) < self.topo.n_hosts
-            })
-            .map(|pi| {
-                let p = &self.ports[pi];
+        let down: Vec<String> = (self.ports.iter())
+            .filter(|p| !p.up && (p.node as usize) < self.topo.n_hosts)
+            .map(|p| {
                 format!(
                     "{}-{}",
                     names[p.node as usize].name, names[p.peer_node as usize].name
                 )
             })
             .collect();
-        if self.flow.as_ref().is_some_and(|f| f.beyond_clock) {
-            "a flow would end beyond what the simulator's clock holds (106 days of simulated \
-             time): use smaller flows or faster links"
-                .into()
-        } else if down.is_empty() {
+        if down.is_empty() {
             "look for a PFC deadlock or a pause storm in the port counters".into()
         } else {
             format!(

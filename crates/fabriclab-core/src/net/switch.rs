@@ -84,16 +84,18 @@ impl Net {
         match admit {
             Admit::Drop => {
                 // Headroom overflow is the ingress port's; tail drop the egress's.
-                let at = if self.p.lossless[prio] { in_port } else { out };
-                self.ports[at as usize].c.add_drop(prio, size);
-                if self.p.lossless[prio] {
+                let at = if self.p.lossless[prio] {
                     let d = &mut self.headroom_drops;
                     if d.0 == 0 {
                         d.2 = in_port;
                     }
                     d.0 += 1;
                     d.1 += size;
-                }
+                    in_port
+                } else {
+                    out
+                };
+                self.ports[at as usize].c.add_drop(prio, size);
                 self.audit_drop(at, pkt, false);
                 self.pkts.free(pkt);
             }
