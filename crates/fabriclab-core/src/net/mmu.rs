@@ -181,36 +181,40 @@ mod tests {
 
     #[test]
     fn pause_at_the_dynamic_threshold_and_resume_below_it() {
+        // By hand, 1,000 B packets: the first four fill the 4,096 B
+        // reserve, then the shared use after k packets is S = 1,000k -
+        // 4,096 against a threshold T(S) = (1e6 - 104,096 - S) >> 3. The
+        // 104th would bring S to 99,904 > T(98,904) = 99,625: it goes to
+        // headroom and the port pauses.
         let mut m = mmu();
         let mut p = port(50_000);
-        let mut sent = 0u64;
-        loop {
-            sent += 1000;
-            if let Admit::Ok { pause: true } = m.admit_lossless(&mut p, 3, 1000) {
-                break;
-            }
-            assert!(sent < 1_000_000, "never paused");
+        for k in 1..=103 {
+            assert_eq!(
+                m.admit_lossless(&mut p, 3, 1000),
+                Admit::Ok { pause: false },
+                "packet {k}"
+            );
         }
-        // Threshold with S shared in use: (1e6 - 104096 - S) / 8 = S
-        // at S ~ 99_545; so pause comes after reserve + ~99.5 KB.
-        assert!(
-            (sent as i64 - 4096 - 99_545).abs() < 2000,
-            "paused after {sent}"
-        );
+        assert_eq!(m.shared_used(), 98_904);
+        assert_eq!(m.admit_lossless(&mut p, 3, 1000), Admit::Ok { pause: true });
+        assert_eq!((p.prio[3].hdrm_bytes, m.shared_used()), (1000, 98_904));
         p.prio[3].xoff = true;
-        let mut resumed = false;
-        while p.prio[3].ing_bytes + p.prio[3].hdrm_bytes > 0 {
-            let size = 1000.min(p.prio[3].ing_bytes + p.prio[3].hdrm_bytes);
-            if m.release(&mut p, 3, size) {
-                resumed = true;
-                break;
-            }
-        }
-        assert!(resumed);
+        // XON once headroom is empty and S + 3,072 <= T(S), that is
+        // S <= 96,814: the first release empties headroom, the next three
+        // take S to 97,904, 96,904 (T = 99,875: 99,976 is still above) and
+        // 95,904 (T = 100,000), where the port resumes, long before it is
+        // empty.
+        let released: Vec<bool> = (0..4).map(|_| m.release(&mut p, 3, 1000)).collect();
+        assert_eq!(released, [false, false, false, true]);
+        assert_eq!((p.prio[3].hdrm_bytes, m.shared_used()), (0, 95_904));
     }
 
     #[test]
     fn headroom_overflow_drops() {
+        // Buffer 20,000 B, 2,000 B of headroom, no reserve, shift 0: the
+        // threshold is 18,000 - S. The k-th 1,000 B packet goes to the
+        // shared pool while 1,000k <= 19,000 - 1,000k, so nine do (S =
+        // 9,000); the next two fill the headroom; the other 89 are dropped.
         let mut m = SwitchMmu::new(20_000, 2_000, 0, 0, 0, 0, Rng::new(0, 0));
         let mut p = port(2_000);
         let mut drops = 0;
@@ -219,8 +223,45 @@ mod tests {
                 drops += 1;
             }
         }
-        assert!(drops > 0);
-        assert!(p.prio[3].hdrm_bytes <= 2_000);
+        assert_eq!(
+            (drops, p.prio[3].hdrm_bytes, m.shared_used()),
+            (89, 2_000, 9_000)
+        );
+    }
+
+    #[test]
+    fn lossy_tail_drop_at_the_reserve_plus_the_dynamic_threshold() {
+        // Empty pool: T = (1e6 - 104,096) >> 3 = 111,988, so a packet is
+        // dropped once its egress queue would pass 4,096 + 111,988 =
+        // 116,084 B.
+        let mut m = mmu();
+        let mut p = port(50_000);
+        assert_eq!(m.admit_lossy(&mut p, 0, 1500, 114_585), Admit::Drop);
+        assert_eq!(
+            m.admit_lossy(&mut p, 0, 1500, 114_584),
+            Admit::Ok { pause: false }
+        );
+        assert_eq!(m.shared_used(), 0, "the first 1,500 B sit in the reserve");
+    }
+
+    #[test]
+    fn lossy_drops_when_the_shared_pool_is_full_whatever_the_queue() {
+        // 1,000 B packets to an empty egress queue: four in the reserve,
+        // then S = 1,000k - 4,096, until S = 895,904 (the buffer less
+        // headroom and reserves) after the 900th. The 901st finds the pool
+        // full, although its queue (0 + 1,000 <= 4,096 + T = 4,096) would
+        // take it.
+        let mut m = mmu();
+        let mut p = port(50_000);
+        for k in 1..=900 {
+            assert_eq!(
+                m.admit_lossy(&mut p, 0, 1000, 0),
+                Admit::Ok { pause: false },
+                "packet {k}"
+            );
+        }
+        assert_eq!((m.shared_used(), m.threshold()), (895_904, 0));
+        assert_eq!(m.admit_lossy(&mut p, 0, 1000, 0), Admit::Drop);
     }
 
     #[test]
