@@ -291,7 +291,9 @@ fn stackhpc_roce_pingpong_matches_the_published_figures() {
     let rows = &r.sections[0].rows;
     let (lat, bw) = (rows[0].t_max_us, rows[1].mbytes_per_sec.unwrap());
     println!("stackhpc-roce: PingPong 0 B {lat:.3} us (1.49), 4 MiB {bw:.0} MB/s (5738.79)");
-    assert!((lat / 1.49 - 1.0).abs() < 0.10, "{lat}");
+    // Calibrated: the NIC latencies were set from it, so to its printed
+    // precision (1.48976 us by the preset's sum of parts).
+    assert!((lat - 1.49).abs() < 0.005, "{lat}");
     assert!((bw / 5738.79 - 1.0).abs() < 0.10, "{bw}");
 }
 

@@ -50,10 +50,9 @@ fn heps_reproduces_the_papers_92_gbps_and_3_72_us() {
     );
     let lat = perftest::run(&fabric, &opts(Test::WriteLat, "h0", "h4"), 1).unwrap();
     let us = lat.lat[0].t_avg_us;
-    assert!(
-        (us - 3.72).abs() / 3.72 < 0.10,
-        "ib_write_lat {us} us vs 3.72"
-    );
+    // Calibrated (the NIC latencies were set from it): the model must give
+    // it to the precision it is published at.
+    assert!((us - 3.72).abs() < 0.005, "ib_write_lat {us} us vs 3.72");
     println!("HEPS: ib_write_bw {gbps:.2} Gb/s, ib_write_lat {us:.3} us");
 }
 
