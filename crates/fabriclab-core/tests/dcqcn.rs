@@ -30,6 +30,8 @@ struct Incast {
     last_half: Vec<f64>,
     /// That window, ps.
     window: (u64, u64),
+    /// CNPs each sender received.
+    cnps: Vec<u64>,
 }
 
 /// The 15-to-1 incast of 1 MiB WRITEs with `extra` fabric settings, run to
@@ -80,11 +82,15 @@ fn incast_run(extra: &str) -> Incast {
             at(first_done, rx_qp).saturating_sub(at(half, rx_qp)) as f64
         })
         .collect();
+    let cnps = (0..15)
+        .map(|i| sim.net.qp_counters(flows.qp(i).unwrap()).cnps_rx)
+        .collect();
     Incast {
         peak,
         delivered,
         last_half,
         window: (half, first_done),
+        cnps,
     }
 }
 
@@ -145,9 +151,22 @@ fn dcqcn_keeps_the_bottleneck_queue_far_below_its_no_cc_peak() {
 }
 
 #[test]
-fn dcqcn_incast_senders_share_the_bottleneck_fairly() {
+fn connectx_defaults_cut_every_sender_and_keep_the_share_pfc_gives() {
+    // Without congestion control PFC's round robin shares the port equally
+    // (Jain about 1). With the ConnectX defaults every sender is notified
+    // and cut (per-port moderation spreads one CNP per 4 us over the 15),
+    // and the cuts must not unbalance that share.
+    let none = incast_run(NO_CC);
+    assert!(none.cnps.iter().all(|&c| c == 0));
+    assert!(fairness(&none, "no CC") >= 0.99);
     let r = incast_run(CONNECTX);
     let j = fairness(&r, "ConnectX defaults");
+    println!("CNPs per sender: {:?}", r.cnps);
+    assert!(
+        r.cnps.iter().all(|&c| c >= 5),
+        "CNPs per sender {:?}",
+        r.cnps
+    );
     assert!(j >= 0.95, "Jain {j}: {:?}", r.last_half);
 }
 

@@ -47,7 +47,8 @@ fn run(
     flows: &[FlowSpec],
     limit: Option<Time>,
 ) -> (Sim, Outcome, Vec<FlowResult>) {
-    let net = Net::new(spec, 1).unwrap();
+    let mut net = Net::new(spec, 1).unwrap();
+    net.enable_audit();
     let app = Flows::new(&net, flows).unwrap();
     let mut sim = Sim::new(net);
     let id = sim.add_app(Box::new(app));
@@ -142,21 +143,27 @@ fn the_same_traffic_on_a_clean_leaf_spine_does_not_deadlock() {
 /// h2 -> h3 are innocent bystanders on the other leaf, and h2 also sends
 /// to h1 across the spine.
 fn storm_case(extra: &str) -> (Sim, Outcome, Vec<FlowResult>) {
-    let spec = FabricSpec::from_toml(&format!(
+    run(&storm_spec(extra), &storm_flows(), Some(Time::ms(8)))
+}
+
+fn storm_spec(extra: &str) -> FabricSpec {
+    FabricSpec::from_toml(&format!(
         "[topology]\nkind = \"leaf_spine\"\nspines = 1\nleaves = 2\nhosts_per_leaf = 2\n\
          host_link_gbps = 100\nuplink_gbps = 100\n[switch]\nbuffer_bytes = 2000000\n\
          [cc]\nalgorithm = \"none\"\n\
          [[pfc_storms]]\nhost = \"h0\"\nstart_us = 20\n{extra}"
     ))
-    .unwrap();
-    let flows = vec![
+    .unwrap()
+}
+
+fn storm_flows() -> Vec<FlowSpec> {
+    vec![
         flow("h1", "h0", 16 << 20),
         flow("h2", "h0", 16 << 20),
         flow("h2", "h1", 16 << 20),
         flow("h3", "h2", 16 << 20),
         flow("h2", "h3", 16 << 20),
-    ];
-    run(&spec, &flows, Some(Time::ms(8)))
+    ]
 }
 
 fn port<'a>(
@@ -227,26 +234,27 @@ fn the_watchdog_contains_the_storm_at_the_first_switch() {
     assert!(done("h3", "h2").is_some());
     // Once stormed, leaf0 stops pausing for h0 and the spine is released.
     assert!(port(&reps, "spine0", "leaf0").paused_ps < 1_000_000_000);
-    // Conservation at every switch, watchdog drops counted as drops.
-    for sw in ["leaf0", "leaf1", "spine0"] {
-        let rx: u64 = reps
-            .iter()
-            .filter(|p| p.node == sw)
-            .map(|p| p.counters.rx_bytes)
-            .sum();
-        let tx: u64 = reps
-            .iter()
-            .filter(|p| p.node == sw)
-            .map(|p| p.counters.tx_bytes)
-            .sum();
-        let dropped: u64 = reps
-            .iter()
-            .filter(|p| p.node == sw)
-            .map(|p| p.counters.drop_bytes)
-            .sum();
-        let queued: u64 = 0;
-        assert!(rx >= tx + dropped + queued, "{sw}: {rx} < {tx} + {dropped}");
-    }
+    // Conservation over the switches, watchdog drops counted as drops:
+    // every byte in is out, dropped, or still queued when the run stops,
+    // and the ports' counters say the same as the audit's books.
+    let a = sim.net.audit_summary().expect("audit on");
+    sim.net.audit_check().unwrap();
+    assert!(a.dropped_bytes > 0, "{a:?}");
+    assert_eq!(a.lost_bytes, 0);
+    assert_eq!(
+        a.switch_rx_bytes,
+        a.switch_tx_bytes + a.dropped_bytes + a.queued_bytes,
+        "{a:?}"
+    );
+    let on_switches = |f: fn(&fabriclab_core::net::PortCounters) -> u64| -> u64 {
+        reps.iter()
+            .filter(|p| p.node.starts_with("leaf") || p.node.starts_with("spine"))
+            .map(|p| f(&p.counters))
+            .sum()
+    };
+    assert_eq!(on_switches(|c| c.rx_bytes), a.switch_rx_bytes);
+    assert_eq!(on_switches(|c| c.tx_bytes), a.switch_tx_bytes);
+    assert_eq!(on_switches(|c| c.drop_bytes), a.dropped_bytes);
     let wd: u64 = reps.iter().map(|p| p.counters.wd_drops).sum();
     let lossless: u64 = reps
         .iter()
@@ -267,6 +275,24 @@ fn a_storm_that_ends_is_restored_after_the_restoration_time() {
     let reps = sim.net.port_reports();
     let to_h0 = port(&reps, "leaf0", "h0");
     assert_eq!((to_h0.wd_storms, to_h0.wd_restores), (1, 1));
+    // When: h0's last PFC frame (its XON) reaches leaf0 just after 1,000
+    // us; the watchdog polls every 100 us and restores at the first poll
+    // at least 300 us after it, 1,400 us (at 1,300 us it is a few ns short).
+    let spec = storm_spec(
+        "end_us = 1000\n[pfc.watchdog]\ndetection_us = 200\nrestoration_us = 300\npoll_us = 100\n",
+    );
+    let net = Net::new(&spec, 1).unwrap();
+    let app = Flows::new(&net, &storm_flows()).unwrap();
+    let mut sim = Sim::new(net);
+    sim.add_app(Box::new(app));
+    let at = |sim: &mut Sim, us: u64| {
+        assert_eq!(sim.run(Some(Time::us(us))), Outcome::TimeLimit);
+        let reps = sim.net.port_reports();
+        let c = port(&reps, "leaf0", "h0");
+        (c.wd_storms, c.wd_restores)
+    };
+    assert_eq!(at(&mut sim, 1_399), (1, 0));
+    assert_eq!(at(&mut sim, 1_401), (1, 1));
 }
 
 #[test]

@@ -752,5 +752,28 @@ mod tests {
         }
         let ratio = bytes[0] as f64 / bytes[1] as f64;
         assert!((ratio - 1.0).abs() < 0.01, "{bytes:?}");
+        // Equal packets: strictly alternating, one each per round.
+        let mut p = port_with(0b11, 0, [0; 8]);
+        let order: Vec<usize> = (0..8)
+            .map(|_| dwrr_walk(&mut p, 0b11, |_, _| 1_500, &quantum))
+            .collect();
+        assert_eq!(order, [1, 0, 1, 0, 1, 0, 1, 0]);
+    }
+
+    /// Quanta in the ratio of the weights share the port in that ratio:
+    /// 4,500 against 1,500 B per round with 1,500 B packets is three
+    /// packets of class 0 per packet of class 1, exactly, every round.
+    #[test]
+    fn walk_shares_by_the_weights() {
+        let mut quantum = [1_500; 8];
+        quantum[0] = 4_500;
+        let mut p = port_with(0b11, 0, [0; 8]);
+        let mut count = [0u32; 2];
+        for n in 1..=4_000 {
+            count[dwrr_walk(&mut p, 0b11, |_, _| 1_500, &quantum)] += 1;
+            if n % 4 == 0 {
+                assert_eq!(count, [3 * n / 4, n / 4], "after {n} packets");
+            }
+        }
     }
 }
