@@ -429,9 +429,19 @@ mod tests {
     #[test]
     fn the_packet_backend_reports_packets_in_flight() {
         let r = run("a2a-32", "none", None).unwrap();
+        // A regression pin, read off the run (docs/benchmarks.md records
+        // it): a change in the event count is a change in the engine.
         assert_eq!(r.events, 1_009_819);
+        // By hand: 8 leaves x 4 hosts; of a host's 31 flows 3 stay on its
+        // leaf (one switch) and 28 cross a spine (three), so the 992 flows
+        // make 3 x 992 - 2 x 32 x 3 = 2,784 switch hops. Each flow is 128
+        // packets of 4,096 B and 8 ACKs (one per 16 packets).
+        assert_eq!(r.packets_forwarded, (128 + 8) * (3 * 992 - 2 * 32 * 3));
         let peak = r.peak_packets_in_flight.unwrap();
         assert!(peak > 1000, "{peak}");
-        assert!(r.run_bytes_per_packet_in_flight.unwrap() >= 0.0);
+        // The memory per packet in flight is measured on the process's
+        // resident set, which the suite's other threads share: only its
+        // presence is checked here (the figure is a benchmark's).
+        assert!(r.run_bytes_per_packet_in_flight.is_some());
     }
 }

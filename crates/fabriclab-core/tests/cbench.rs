@@ -39,6 +39,20 @@ fn read_goodput_mbs() -> f64 {
     12500.0 * 4096.0 / (4096.0 + roce_wire_bytes(0, Ext::Aeth, false) as f64)
 }
 
+/// Wire time at 100G, us, of the READ responses that move `bytes` in
+/// rendezvous fragments of 512 KiB at RoCE MTU 4096: per fragment, 128
+/// packets of which only the first and the last carry an AETH (the
+/// middle ones carry none, as the IBTA's READ Response Middle).
+fn read_wire_us(bytes: u64) -> f64 {
+    let frag = 512 * 1024;
+    assert_eq!(bytes % frag, 0);
+    let packets = frag / 4096;
+    let plain = roce_wire_bytes(4096, Ext::None, false) as u64;
+    let aeth = roce_wire_bytes(4096, Ext::Aeth, false) as u64;
+    let per_frag = (packets - 2) * plain + 2 * aeth;
+    (bytes / frag * per_frag) as f64 / 12500.0
+}
+
 #[test]
 fn pairs_on_a_non_blocking_switch_reach_the_read_goodput() {
     let spec = common::one_switch(8, "[nic]\nroce_mtu = 4096\n");
@@ -47,21 +61,33 @@ fn pairs_on_a_non_blocking_switch_reach_the_read_goodput() {
     let r = cbench::run(&spec, &o, 1, None).unwrap();
     assert_eq!(r.rotations.len(), 4);
     assert_eq!(r.pairs.len(), 16);
-    let g = read_goodput_mbs();
-    let wire_us = 8388608.0 / g;
-    for p in &r.pairs {
-        // Each 8 MiB message: its READ responses at the goodput, plus the
-        // rendezvous handshake (request to send, READ request, completion:
-        // three small one-way messages of about 2.5 us with overheads) and
-        // the 16 fragments' READ requests.
+    let wire_us = read_wire_us(8 << 20);
+    // The same test with 2 MiB messages: the handshake costs the same
+    // whatever the size, so the time beyond the READ responses' wire time
+    // is the same to the ns, for every pair of every rotation.
+    let mut small = opts("rotate", 8);
+    small.tests = Some(1);
+    small.bytes = Some(2 << 20);
+    let r2 = cbench::run(&spec, &small, 1, None).unwrap();
+    let extra_2mib = r2.pairs[0].time_us - read_wire_us(2 << 20);
+    for (p, p2) in r.pairs.iter().zip(&r2.pairs) {
+        // Each 8 MiB message: its READ responses back to back, plus the
+        // rendezvous handshake: request to send, READ request, completion,
+        // three one-way crossings of two 1 us cables each (6 us) plus the
+        // NICs' and the switch's latencies and the MPI overheads.
         let extra = p.time_us - wire_us;
         assert!(
-            (3.0..20.0).contains(&extra),
+            (6.0..14.0).contains(&extra),
             "pair {}->{} rotation {}: {:.2} us per message, {wire_us:.2} us on the wire",
             p.rank,
             p.peer,
             p.rotation,
             p.time_us
+        );
+        let extra2 = p2.time_us - read_wire_us(2 << 20);
+        assert!(
+            (extra - extra_2mib).abs() < 0.001 && (extra2 - extra_2mib).abs() < 0.001,
+            "{extra} vs {extra2}"
         );
     }
     for rot in &r.rotations {

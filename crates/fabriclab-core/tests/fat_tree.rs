@@ -83,8 +83,9 @@ fn write_lat_equals_the_sum_of_its_parts_over_1_3_and_5_switches() {
 }
 
 /// Every host writes `bytes` to every host in the other pods, all at once;
-/// returns the time the last byte lands, ps.
-fn cross_pod_exchange(k: u32, hpe: u32, bytes: u64) -> u64 {
+/// returns the time the last byte lands and the busiest link's wire time
+/// (its bytes sent at its rate), ps.
+fn cross_pod_exchange(k: u32, hpe: u32, bytes: u64) -> (u64, u64) {
     // PFC only: the capacity of the tree, not a congestion control.
     let spec = fat_tree(k, hpe, "[cc]\nalgorithm = \"none\"\n");
     let hosts = k * (k / 2) * hpe;
@@ -103,7 +104,15 @@ fn cross_pod_exchange(k: u32, hpe: u32, bytes: u64) -> u64 {
     let id = sim.add_app(Box::new(app));
     assert_eq!(sim.run(None), Outcome::Finished);
     let res = sim.app::<Flows>(id).unwrap().results();
-    res.iter().map(|r| r.delivered_ps.unwrap()).max().unwrap()
+    let last = res.iter().map(|r| r.delivered_ps.unwrap()).max().unwrap();
+    let busiest = sim
+        .net
+        .port_reports()
+        .iter()
+        .map(|p| (p.counters.tx_bytes as f64 * 8.0 / (p.rate_gbps * 1e9) * 1e12) as u64)
+        .max()
+        .unwrap();
+    (last, busiest)
 }
 
 #[test]
@@ -114,8 +123,9 @@ fn oversubscribing_the_edge_slows_a_cross_pod_exchange_as_the_arithmetic_says() 
     // to send (24 other-pod hosts instead of 12). Bound by hand: a host's
     // cross-pod bytes x hosts per edge / (2 x 100G), and never less than
     // its own link's time. Measured 1.4-1.7 x the bound: ECMP hashes each
-    // edge's 24 or 96 cross-pod flows onto 2 up-links unevenly, and PFC
-    // spreads the hot links' queues back (no congestion control here).
+    // edge's 24 or 96 cross-pod flows onto 2 up-links unevenly, so the
+    // busiest link carries more than its share, and that link's own bytes
+    // set the end.
     let bytes = 128 * 1024u64;
     let mut times = Vec::new();
     for hpe in [2u32, 4] {
@@ -123,15 +133,26 @@ fn oversubscribing_the_edge_slows_a_cross_pod_exchange_as_the_arithmetic_says() 
         let per_host = others as u64 * bytes;
         let wire_s = |b: u64| b as f64 * 8.0 / 100e9;
         let bound_s = wire_s(per_host).max(wire_s(per_host * hpe as u64) / 2.0);
-        let t_s = cross_pod_exchange(4, hpe, bytes) as f64 * 1e-12;
+        let (last, busiest) = cross_pod_exchange(4, hpe, bytes);
+        let (t_s, busiest_s) = (last as f64 * 1e-12, busiest as f64 * 1e-12);
         println!(
-            "{hpe} hosts per edge: {:.1} us, bound {:.1} us ({:.2} x)",
+            "{hpe} hosts per edge: {:.1} us, bound {:.1} us ({:.2} x), busiest link {:.1} us ({:.3} x)",
             t_s * 1e6,
             bound_s * 1e6,
-            t_s / bound_s
+            t_s / bound_s,
+            busiest_s * 1e6,
+            t_s / busiest_s
         );
         assert!(t_s >= bound_s, "{t_s} below the bound {bound_s}");
         assert!(t_s < 2.0 * bound_s, "{t_s} vs bound {bound_s}");
+        // What the uneven hashing leaves: the busiest link's own bytes at
+        // its rate, which the exchange cannot beat and, with that link
+        // kept busy by PFC's backlog, ends within 5 % of (1.019 and 1.012
+        // x measured).
+        assert!(
+            t_s >= busiest_s && t_s < 1.05 * busiest_s,
+            "{t_s} vs the busiest link's {busiest_s}"
+        );
         times.push(t_s);
     }
     assert!(times[1] > 3.0 * times[0], "{times:?}");

@@ -163,6 +163,17 @@ fn eantc_storage_4m_depth_32_meets_the_published_throughput() {
     println!("per node: {iops:.1} IOPS, average latency {lat_ms:.1} ms");
     assert!((iops - 248.8).abs() / 248.8 < 0.10, "{iops}");
     assert!(lat_ms > 100.0 && lat_ms < 160.0, "{lat_ms}");
+    // Little's law: 32 I/Os always in flight, so the mean latency is 32 /
+    // IOPS. Per client the 0.1 s window holds only 25 or 26 completions
+    // (250 or 260 IOPS), so it is checked on the average over the 11.
+    // (The published pair does not satisfy it: 32 / 248.8 IOPS is 128.6
+    // ms, not 148 ms; the report's latency and IOPS come from different
+    // runs or averages. The IOPS is what is matched.)
+    let little_ms = 32e3 / iops;
+    assert!(
+        (lat_ms / little_ms - 1.0).abs() < 0.02,
+        "{lat_ms} ms vs 32 / {iops} IOPS"
+    );
 }
 
 #[test]

@@ -272,6 +272,23 @@ fn a_heavy_incast_never_drops_a_packet() {
         stalled as f64 / 1e6
     );
     assert!(stalled > 0);
+    // And the port into h0 stayed busy: the last byte lands when 30 MiB of
+    // IB packets (4,096 B of payload in 4,122 B: LRH, BTH, ICRC, VCRC; a
+    // RETH on each WRITE's first) have crossed it at 100G, plus the
+    // path's latency and the credits' start-up, under 1 %.
+    let packets = (2u64 << 20) / 4096;
+    let wire = ib_wire_bytes(4096, Ext::None) as u64 * packets + 16;
+    let ideal_ps = (15 * wire * 8) as f64 / 100e9 * 1e12;
+    let last = res.iter().map(|r| r.delivered_ps.unwrap()).max().unwrap() as f64;
+    println!(
+        "last byte at {:.1} us, {:.4} x the port's bound",
+        last / 1e6,
+        last / ideal_ps
+    );
+    assert!(
+        last >= ideal_ps && last < 1.01 * ideal_ps,
+        "{last} vs {ideal_ps}"
+    );
 }
 
 #[test]
