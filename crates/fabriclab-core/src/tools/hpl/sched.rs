@@ -724,4 +724,71 @@ mod tests {
         let s = pl.iteration(0);
         assert_eq!(s.bytes_sent(), (elems + 2 * elems) * 8);
     }
+
+    /// Messages of a binary exchange among P: the processes beyond the
+    /// largest power of two p2 fold in and out (two each), the p2 others
+    /// exchange log2 p2 times.
+    fn exchange_messages(p: u64) -> u64 {
+        let p2 = 1u64 << (63 - p.leading_zeros());
+        2 * (p - p2) + p2 * p2.trailing_zeros() as u64
+    }
+
+    #[test]
+    fn every_broadcast_moves_the_panel_to_each_other_column_once() {
+        // P = 1: no pivot or swap traffic. Each ring variant forwards the
+        // whole panel over Q - 1 hops; Blong spreads it in Q - 1 pieces
+        // and rolls each piece to the Q - 2 other receivers: Q - 1 panels
+        // as well. A variant that sent the panel twice, or fell back to
+        // another that does, would move more.
+        for q in [2, 3, 5, 8] {
+            for &bc in &Bcast::ALL {
+                let mut pl = plan(1024, 64, 1, q);
+                pl.bcast = bc;
+                pl.depth = 0;
+                let elems = pl.panel_elems(0, 0);
+                assert_eq!(elems, (1024 + 64) * 64 + 64);
+                let got = pl.iteration(0).bytes_sent();
+                assert_eq!(got, (q as u64 - 1) * elems * 8, "{bc:?} Q = {q}");
+            }
+        }
+    }
+
+    #[test]
+    fn pivots_and_row_swaps_move_what_hpl_sends() {
+        // N = 1024, NB = 64, Q = 1, iteration 0 without look-ahead: jb =
+        // 64 pivot searches, each a binary exchange of 2 jb + 4 = 132
+        // doubles, then the row swap over n = 960 trailing columns.
+        // bin-exch: one binary exchange of the jb x n U block. long: the
+        // pivot rows of every other process row gathered to the diagonal
+        // row and spread back (2 (jb - piece 0) n), then P - 1 roll steps
+        // that each pass all P pieces on ((P - 1) jb n). Mix at a
+        // threshold of 64 columns takes long here.
+        let (jb, n) = (64u64, 960u64);
+        for p in [2u32, 3, 4, 5] {
+            let pivots = jb * (2 * jb + 4) * exchange_messages(p as u64);
+            let piece0 = (jb / p as u64 + u64::from(jb % p as u64 > 0)) * n;
+            let long = 2 * (jb * n - piece0) + (p as u64 - 1) * jb * n;
+            for (swap, swapped) in [
+                (Swap::BinExch, jb * n * exchange_messages(p as u64)),
+                (Swap::Long, long),
+                (Swap::Mix, long),
+            ] {
+                let mut pl = plan(1024, 64, p, 1);
+                pl.swap = swap;
+                pl.depth = 0;
+                let got = pl.iteration(0).bytes_sent();
+                assert_eq!(got, (pivots + swapped) * 8, "{swap:?} P = {p}");
+            }
+        }
+        // Mix below its threshold is the binary exchange: the last panel
+        // of N = 1024 leaves no column, the one before leaves 64.
+        let mut pl = plan(1024, 64, 4, 1);
+        pl.depth = 0;
+        let k = pl.panels() - 2;
+        let got = pl.iteration(k).bytes_sent();
+        assert_eq!(
+            got,
+            (jb * (2 * jb + 4) + jb * 64) * exchange_messages(4) * 8
+        );
+    }
 }
