@@ -39,8 +39,13 @@
 //!   (one rail), both ways, and on every server's NVSwitch the part out of
 //!   every GPU and into the head (the in-switch reduction) and out of the
 //!   head and into every GPU (the multicast), each at `weight` of the
-//!   ports; the pipeline fills along the tree, plus one reduction and one
-//!   multicast of a chunk.
+//!   ports. How the pipeline fills depends on what binds the part's
+//!   rate. NVLink: the tree's hops have room, its first chunk crosses
+//!   them as if alone, and the reduction and the multicast take a chunk
+//!   at the part's rate each. The network: every stage (reduction, each
+//!   level of the tree up, each level down, multicast) passes the first
+//!   chunk at the rate it gets while it runs alone, since the parts reach
+//!   each stage together.
 //!
 //! Left out: everything the flow backend leaves out, and more: the call
 //! sees the links as they are when it starts (other traffic, failures and
@@ -166,7 +171,14 @@ pub fn cost(
     let mut cap: HashMap<u32, f64> = HashMap::new();
     let mut demand: Vec<Vec<(u32, f64)>> = Vec::new();
     let mut lats: Vec<Vec<f64>> = Vec::new();
+    // NVLS-Tree: each stage's demand alone (the switch's reduction, the
+    // tree's up edges, its down edges, the multicast) and each edge's
+    // latency without its chunk's transfer.
+    let mut phases: Vec<Vec<Vec<(u32, f64)>>> = Vec::new();
+    let mut fixed: Vec<Vec<f64>> = Vec::new();
     for (ch, p) in &pats {
+        let mut ph: Vec<HashMap<u32, f64>> = vec![HashMap::new(); 2];
+        let mut fx = Vec::with_capacity(p.edges.len());
         let c_bytes = (p.chunk * eb).max(1);
         let proto_wire = call.proto.wire_bytes(c_bytes);
         let pf = proto_wire as f64 / c_bytes as f64;
@@ -174,7 +186,15 @@ pub fn cost(
         let chunks = edge_bytes.div_ceil(c_bytes);
         let mut d: HashMap<u32, f64> = HashMap::new();
         let mut lat = Vec::with_capacity(p.edges.len());
-        for &(a, b) in &p.edges {
+        for (ei, &(a, b)) in p.edges.iter().enumerate() {
+            let stage = if p.nvls_head.is_some() {
+                stage_of(p, ei)
+            } else {
+                2
+            };
+            if ph.len() <= stage {
+                ph.resize(stage + 1, HashMap::new());
+            }
             let (sa, sb) = (comm.server(a), comm.server(b));
             let (ga, gb) = (comm.gpu(a), comm.gpu(b));
             let nvl = |s: u32, g: u32, inbound: u32| NVL | ((s * comm.gpus + g) * 2 + inbound);
@@ -192,12 +212,17 @@ pub fn cost(
             let nvl_solo = proto_wire as f64 / links.nvlink_bpps;
             if sa == sb {
                 lat.push((links.nvlink_lat + costs.nvlink_hop).0 as f64 + nvl_solo);
+                fx.push((links.nvlink_lat + costs.nvlink_hop).0 as f64);
                 continue;
             }
             let mut l = 0.0;
+            let mut f = 0.0;
             if pxn {
                 // PXN: the chunk is in the proxy GPU before it is posted.
                 l += links.nvlink_lat.0 as f64 + nvl_solo;
+                f += links.nvlink_lat.0 as f64;
+                *ph[stage].entry(nvl(sa, ga, 0)).or_default() += pf;
+                *ph[stage].entry(nvl(sa, gb, 1)).or_default() += pf;
             }
             let qp = connect(net, ha, hb, *ch);
             let r = net.flow_route(qp, proto_wire)?;
@@ -205,6 +230,7 @@ pub fn cost(
             let mut slowest = f64::INFINITY;
             for (&pi, &bps) in r.ports.iter().zip(&r.cap_bps) {
                 *d.entry(pi).or_default() += wf;
+                *ph[stage].entry(pi).or_default() += wf;
                 cap.insert(pi, bps / 8.0 / 1e12);
                 slowest = slowest.min(bps / 8.0 / 1e12);
             }
@@ -214,14 +240,18 @@ pub fn cost(
                 // rate, as the packet runtime's one copy at a time does.
                 for (host, inbound) in [(ha, 0), (hb, 1)] {
                     *d.entry(PCIE | (host * 2 + inbound)).or_default() += pf;
+                    *ph[stage].entry(PCIE | (host * 2 + inbound)).or_default() += pf;
                     cap.insert(PCIE | (host * 2 + inbound), s);
                 }
             }
             let staging = links
                 .staging_bpps
                 .map_or(0.0, |s| (proto_wire as f64 / s).ceil());
-            l += 2.0 * (links.pcie_lat.0 as f64 + staging) + (r.tail + costs.net_hop).0 as f64;
+            let hop = 2.0 * links.pcie_lat.0 as f64 + (r.tail + costs.net_hop).0 as f64;
+            l += 2.0 * staging + hop;
+            f += hop;
             lat.push(l);
+            fx.push(f);
             out.net_bytes += edge_bytes;
             out.ports
                 .push((r.ports, r.wire_bytes * chunks, r.packets as u64 * chunks));
@@ -240,20 +270,59 @@ pub fn cost(
                         let port = NVL | ((sv * g + k) * 2 + inbound);
                         *d.entry(port).or_default() += load;
                         cap.insert(port, links.nvlink_bpps);
+                        // The reduction: every GPU's part out, the sum into
+                        // the head; the multicast: the total out of the
+                        // head, into every GPU.
+                        let (own, head) = if inbound == 0 { (0, 1) } else { (1, 0) };
+                        *ph[own].entry(port).or_default() += w;
+                        if k == h {
+                            *ph[head].entry(port).or_default() += w;
+                        }
                     }
                 }
                 out.shm_bytes += 2 * (g as u64 - 1) * edge_bytes;
                 out.msgs += 2 * (g as u64 - 1) * chunks;
             }
         }
-        let mut d: Vec<(u32, f64)> = d.into_iter().collect();
-        d.sort_unstable_by_key(|x| x.0);
-        demand.push(d);
+        let sorted = |m: HashMap<u32, f64>| {
+            let mut v: Vec<(u32, f64)> = m.into_iter().collect();
+            v.sort_unstable_by_key(|x| x.0);
+            v
+        };
+        demand.push(sorted(d));
+        if phases.len() < ph.len() {
+            phases.resize(ph.len(), vec![Vec::new(); demand.len() - 1]);
+        }
+        for (k, all) in phases.iter_mut().enumerate() {
+            all.push(
+                ph.get_mut(k)
+                    .map_or_else(Vec::new, |m| sorted(std::mem::take(m))),
+            );
+        }
         lats.push(lat);
+        fixed.push(fx);
     }
     let rates = fill(&demand, &cap);
+    let stage_rates: Vec<Vec<f64>> = if nvls {
+        phases.iter().map(|d| fill(d, &cap)).collect()
+    } else {
+        Vec::new()
+    };
+    // Which resources the rates fill: an NVLS-Tree part whose network
+    // links are full is bound by the network, otherwise by NVLink.
+    let mut used: HashMap<u32, f64> = HashMap::new();
+    for (d, r) in demand.iter().zip(&rates) {
+        for &(res, w) in d {
+            *used.entry(res).or_default() += w * r;
+        }
+    }
+    let full = |res: u32| used.get(&res).copied().unwrap_or(0.0) >= cap[&res] * (1.0 - 1e-6);
+    let net_bound: Vec<bool> = demand
+        .iter()
+        .map(|d| d.iter().any(|&(res, _)| res & NVL == 0 && full(res)))
+        .collect();
     let mut ends = vec![0.0f64; n as usize];
-    for (((_, p), rate), lat) in pats.iter().zip(&rates).zip(&lats) {
+    for (i, (((_, p), rate), lat)) in pats.iter().zip(&rates).zip(&lats).enumerate() {
         if *rate <= 0.0 {
             return None;
         }
@@ -270,11 +339,37 @@ pub fn cost(
         // it at the channel's rate.
         let stream = (bytes - c).max(0.0) / rate;
         let firsts = first_chunk(p, lat, c / rate);
-        if p.nvls_head.is_some() {
-            // The tree's last head, after one reduction and one multicast
-            // of a chunk each side of it; every GPU gets the multicast.
+        if p.nvls_head.is_some() && !net_bound[i] {
+            // NVLink bounds the part: the tree's hops have room to spare,
+            // so its first chunk crosses them as if alone; the reduction
+            // and the multicast, on the full NVLink ports, take a chunk at
+            // the part's rate each. Every GPU gets the multicast.
             let switch = 2.0 * (links.nvlink_lat.0 as f64 + c / rate);
             let t = firsts.iter().copied().fold(0.0, f64::max) + switch + stream;
+            ends.iter_mut().for_each(|e| *e = e.max(t));
+            continue;
+        }
+        if p.nvls_head.is_some() {
+            // The network bounds the part: a pipeline of stages, the
+            // switch's reduction, the tree up level by level, back down
+            // level by level, the multicast. The first chunk passes each
+            // stage at the rate that stage gets while it runs alone (every
+            // part's reductions start together; the deepest edges fill
+            // the network before the next level has a sum to send, and so
+            // on; the totals come down and the multicasts drain it); the
+            // other chunks follow at the rate of all stages together.
+            // Plus the latencies along the way.
+            let fill: f64 = phases
+                .iter()
+                .zip(&stage_rates)
+                .filter(|(d, _)| !d[i].is_empty())
+                .map(|(_, r)| c / r[i].max(EPS))
+                .sum();
+            let lat_only = first_chunk(p, &fixed[i], 0.0)
+                .iter()
+                .copied()
+                .fold(0.0, f64::max);
+            let t = lat_only + 2.0 * links.nvlink_lat.0 as f64 + fill + stream;
             ends.iter_mut().for_each(|e| *e = e.max(t));
             continue;
         }
@@ -288,6 +383,27 @@ pub fn cost(
         .collect();
     out.time = out.rank_end.iter().copied().max().unwrap_or(costs.launch);
     Some(out)
+}
+
+/// The pipeline stage of a tree pattern's edge `ei`, after the NVLS
+/// reduction (0) and multicast (1): 2 + 2 (level - 1) up from level
+/// `level` (1 for the root's children), 3 + 2 (level - 1) back down to it.
+/// Edges of other shapes are stage 2.
+fn stage_of(p: &Pattern, ei: usize) -> usize {
+    let Shape::Tree { parent, up, down } = &p.shape else {
+        return 2;
+    };
+    let Some(r) =
+        (0..parent.len()).find(|&r| parent[r].is_some() && (up[r] == ei || down[r] == ei))
+    else {
+        return 2;
+    };
+    let (mut level, mut q) = (0usize, r);
+    while let Some(x) = parent[q] {
+        level += 1;
+        q = x as usize;
+    }
+    2 + 2 * (level - 1) + usize::from(down[r] == ei)
 }
 
 /// When the first chunk of a pipe is complete at each rank: the sum of
