@@ -47,9 +47,19 @@ def test_a_latency_test_matches_the_packet_backend_on_an_idle_fabric() -> None:
 
 def test_mpi_tools_run_on_the_flow_backend() -> None:
     res = fabriclab.imb(["Alltoall"], fabric="eantc-hpc", np=8, msglog=(16, 17), backend="flow")
+    packet = fabriclab.imb(["Alltoall"], fabric="eantc-hpc", np=8, msglog=(16, 17)).df
     df = res.df
     assert res.backend == "flow"
-    assert (df[df["bytes"] > 0]["t_avg_us"] > 0).all()
+    assert df[["np", "bytes"]].equals(packet[["np", "bytes"]])
+    moved = df["bytes"] > 0
+    # 2 and 4 ranks share one leaf: no queue builds, the backends agree.
+    # 8 ranks cross the 2:1 uplinks, where the packet core's queues and
+    # DCQCN cuts (which the flow model leaves out) make it slower.
+    few = moved & (df["np"] <= 4)
+    ratio = df[few]["t_avg_us"].to_numpy() / packet[few]["t_avg_us"].to_numpy()
+    assert ((ratio > 0.98) & (ratio < 1.02)).all(), ratio
+    many = moved & (df["np"] == 8)
+    assert (df[many]["t_avg_us"].to_numpy() <= packet[many]["t_avg_us"].to_numpy()).all()
 
 
 def test_bad_backend_and_packet_only_features_are_errors() -> None:
