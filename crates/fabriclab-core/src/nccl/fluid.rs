@@ -45,7 +45,9 @@
 //!   at the part's rate each. The network: every stage (reduction, each
 //!   level of the tree up, each level down, multicast) passes the first
 //!   chunk at the rate it gets while it runs alone, since the parts reach
-//!   each stage together.
+//!   each stage together; that counts every stage in full, and where the
+//!   first estimate is smaller (deeper trees, whose parts overlap their
+//!   stages) the part takes it.
 //!
 //! Left out: everything the flow backend leaves out, and more: the call
 //! sees the links as they are when it starts (other traffic, failures and
