@@ -61,20 +61,20 @@ use super::params::{Algorithm, Protocol};
 
 /// `baseLat` [Tree, Ring][LL, LL128, Simple], us.
 pub const BASE_LAT: [[f64; 3]; 2] = [[6.8, 14.0, 0.0], [6.6, 14.0, 8.4]];
-/// `hwLat[NVLINK]` [Tree, Ring][protocol], us.
+/// `hwLat[NVLINK]` \[Tree, Ring\]\[protocol\], us.
 pub const HW_LAT_NVLINK: [[f64; 3]; 2] = [[0.6, 1.25, 28.0], [0.6, 1.9, 3.4]];
-/// `hwLat[NET]` [Tree, Ring][protocol], us.
+/// `hwLat[NET]` \[Tree, Ring\]\[protocol\], us.
 pub const HW_LAT_NET: [[f64; 3]; 2] = [[5.0, 8.5, 28.0], [2.7, 4.0, 14.0]];
 /// `llMaxBws` [row][nodes 1, 2, 4+], GB/s: rows Volta, Ampere, Hopper on
 /// one node; on several, row 0 (Intel CPUs) or 1 (AMD).
 pub const LL_MAX_BWS: [[f64; 3]; 3] = [[39.0, 39.0, 20.4], [87.7, 22.5, 19.0], [141.0, 45.0, 35.0]];
-/// `perChMaxRingLL128Bws` [Volta, Ampere, Hopper][nodes], GB/s.
+/// `perChMaxRingLL128Bws` \[Volta, Ampere, Hopper\]\[nodes\], GB/s.
 pub const PER_CH_MAX_RING_LL128_BWS: [[f64; 3]; 3] =
     [[20.0, 20.0, 20.0], [20.0, 20.0, 20.0], [36.7, 36.7, 36.7]];
-/// `perChMaxTreeLL128Bws` [Volta, Ampere, Hopper][nodes], GB/s.
+/// `perChMaxTreeLL128Bws` \[Volta, Ampere, Hopper\]\[nodes\], GB/s.
 pub const PER_CH_MAX_TREE_LL128_BWS: [[f64; 3]; 3] =
     [[20.0, 20.0, 20.0], [20.0, 20.0, 20.0], [36.7, 36.7, 29.0]];
-/// `perChMaxTreeBws` [Volta, Ampere, Hopper][nodes], GB/s.
+/// `perChMaxTreeBws` \[Volta, Ampere, Hopper\]\[nodes\], GB/s.
 pub const PER_CH_MAX_TREE_BWS: [[f64; 3]; 3] =
     [[26.5, 18.5, 10.0], [24.0, 23.6, 17.8], [38.7, 41.4, 36.0]];
 /// `treeCorrectionFactor` [protocol][floor(log2(bytes / 64))].

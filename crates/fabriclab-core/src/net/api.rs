@@ -393,7 +393,7 @@ pub fn qp_pair_bytes(backend: crate::config::Backend) -> u64 {
 }
 
 /// Bytes a connection's READ responder stream pair takes on `backend`,
-/// created at its first READ ([`super::responder`]): a second QP pair, with
+/// created at its first READ (`net::responder`): a second QP pair, with
 /// its scheduler entries and queues, like [`qp_pair_bytes`].
 pub fn responder_stream_bytes(backend: crate::config::Backend) -> u64 {
     qp_pair_bytes(backend)

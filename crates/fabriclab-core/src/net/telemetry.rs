@@ -205,7 +205,7 @@ impl Net {
         self.telemetry.full.is_some()
     }
 
-    /// Most telemetry rows this run keeps ([`row_limit`] when sampling
+    /// Most telemetry rows this run keeps (`row_limit` when sampling
     /// started; 0 before).
     pub fn telemetry_row_limit(&self) -> usize {
         self.telemetry.limit
