@@ -5,8 +5,8 @@
 //! returns a JSON document as a string, which `fabriclab.api` turns into
 //! Python objects. The simulator runs with the GIL released. Core errors
 //! become the exception classes of `fabriclab.errors`, mapped in one place
-//! ([`to_pyerr`]). Ctrl-C stops a run within a few ms: the core's loops
-//! poll [`signalled`] and the call raises `KeyboardInterrupt`.
+//! (`to_pyerr`). Ctrl-C stops a run within a few ms: the core's loops
+//! poll `signalled` and the call raises `KeyboardInterrupt`.
 
 use fabriclab_core::{config, front, interrupt, Error};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError};
