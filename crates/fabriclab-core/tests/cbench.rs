@@ -34,9 +34,10 @@ fn leaf_spine(leaves: u32, hpl: u32, spines: u32) -> FabricSpec {
     .unwrap()
 }
 
-/// MB/s of RDMA READ responses at 100G, RoCE MTU 4096 (rendezvous data).
+/// MB/s of RDMA READ responses at 100G, RoCE MTU 4096 (rendezvous data),
+/// in 512 KiB fragments ([`read_wire_us`]).
 fn read_goodput_mbs() -> f64 {
-    12500.0 * 4096.0 / (4096.0 + roce_wire_bytes(0, Ext::Aeth, false) as f64)
+    (512 * 1024) as f64 / read_wire_us(512 * 1024)
 }
 
 /// Wire time at 100G, us, of the READ responses that move `bytes` in

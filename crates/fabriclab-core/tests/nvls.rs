@@ -226,7 +226,7 @@ fn nvls_tree_on_the_flow_backend_tracks_the_packet_core_whichever_link_binds() {
     // 8 x 400G NVLink SHARP binds; with 100G NICs the network does, and
     // the pipeline's fill is paid stage by stage (docs/nccl.md): the flow
     // backend was 29-56 % slow there until 2026-11-28. Measured now:
-    // +0.3 % to +12.4 % against the packet core on this grid.
+    // +0.3 % to +12.2 % against the packet core on this grid.
     for (gpus, gbps) in [(4u32, 100.0), (8, 100.0), (8, 400.0), (4, 400.0)] {
         for mib in [1u64, 8, 64] {
             let time = |backend: &str| {

@@ -181,6 +181,20 @@ pub fn cost(
     for (ch, p) in &pats {
         let mut ph: Vec<HashMap<u32, f64>> = vec![HashMap::new(); 2];
         let mut fx = Vec::with_capacity(p.edges.len());
+        let stages = if p.nvls_head.is_some() {
+            stages_of(p)
+        } else {
+            Vec::new()
+        };
+        // Adds to stage `k`'s demand, on NVLS-Tree parts only.
+        let add = |ph: &mut Vec<HashMap<u32, f64>>, k: usize, res: u32, w: f64| {
+            if p.nvls_head.is_some() {
+                if ph.len() <= k {
+                    ph.resize(k + 1, HashMap::new());
+                }
+                *ph[k].entry(res).or_default() += w;
+            }
+        };
         let c_bytes = (p.chunk * eb).max(1);
         let proto_wire = call.proto.wire_bytes(c_bytes);
         let pf = proto_wire as f64 / c_bytes as f64;
@@ -189,14 +203,7 @@ pub fn cost(
         let mut d: HashMap<u32, f64> = HashMap::new();
         let mut lat = Vec::with_capacity(p.edges.len());
         for (ei, &(a, b)) in p.edges.iter().enumerate() {
-            let stage = if p.nvls_head.is_some() {
-                stage_of(p, ei)
-            } else {
-                2
-            };
-            if ph.len() <= stage {
-                ph.resize(stage + 1, HashMap::new());
-            }
+            let stage = stages.get(ei).copied().unwrap_or(2);
             let (sa, sb) = (comm.server(a), comm.server(b));
             let (ga, gb) = (comm.gpu(a), comm.gpu(b));
             let nvl = |s: u32, g: u32, inbound: u32| NVL | ((s * comm.gpus + g) * 2 + inbound);
@@ -223,8 +230,8 @@ pub fn cost(
                 // PXN: the chunk is in the proxy GPU before it is posted.
                 l += links.nvlink_lat.0 as f64 + nvl_solo;
                 f += links.nvlink_lat.0 as f64;
-                *ph[stage].entry(nvl(sa, ga, 0)).or_default() += pf;
-                *ph[stage].entry(nvl(sa, gb, 1)).or_default() += pf;
+                add(&mut ph, stage, nvl(sa, ga, 0), pf);
+                add(&mut ph, stage, nvl(sa, gb, 1), pf);
             }
             let qp = connect(net, ha, hb, *ch);
             let r = net.flow_route(qp, proto_wire)?;
@@ -232,7 +239,7 @@ pub fn cost(
             let mut slowest = f64::INFINITY;
             for (&pi, &bps) in r.ports.iter().zip(&r.cap_bps) {
                 *d.entry(pi).or_default() += wf;
-                *ph[stage].entry(pi).or_default() += wf;
+                add(&mut ph, stage, pi, wf);
                 cap.insert(pi, bps / 8.0 / 1e12);
                 slowest = slowest.min(bps / 8.0 / 1e12);
             }
@@ -242,7 +249,7 @@ pub fn cost(
                 // rate, as the packet runtime's one copy at a time does.
                 for (host, inbound) in [(ha, 0), (hb, 1)] {
                     *d.entry(PCIE | (host * 2 + inbound)).or_default() += pf;
-                    *ph[stage].entry(PCIE | (host * 2 + inbound)).or_default() += pf;
+                    add(&mut ph, stage, PCIE | (host * 2 + inbound), pf);
                     cap.insert(PCIE | (host * 2 + inbound), s);
                 }
             }
@@ -276,9 +283,9 @@ pub fn cost(
                         // the head; the multicast: the total out of the
                         // head, into every GPU.
                         let (own, head) = if inbound == 0 { (0, 1) } else { (1, 0) };
-                        *ph[own].entry(port).or_default() += w;
+                        add(&mut ph, own, port, w);
                         if k == h {
-                            *ph[head].entry(port).or_default() += w;
+                            add(&mut ph, head, port, w);
                         }
                     }
                 }
@@ -311,17 +318,21 @@ pub fn cost(
         Vec::new()
     };
     // Which resources the rates fill: an NVLS-Tree part whose network
-    // links are full is bound by the network, otherwise by NVLink.
+    // links (or, without GPUDirect, host copies) are full is bound by the
+    // network path, otherwise by NVLink.
     let mut used: HashMap<u32, f64> = HashMap::new();
-    for (d, r) in demand.iter().zip(&rates) {
-        for &(res, w) in d {
-            *used.entry(res).or_default() += w * r;
+    if nvls {
+        for (d, r) in demand.iter().zip(&rates) {
+            for &(res, w) in d {
+                *used.entry(res).or_default() += w * r;
+            }
         }
     }
     let full = |res: u32| used.get(&res).copied().unwrap_or(0.0) >= cap[&res] * (1.0 - 1e-6);
+    let nvlink = |res: u32| (NVL..PCIE).contains(&res);
     let net_bound: Vec<bool> = demand
         .iter()
-        .map(|d| d.iter().any(|&(res, _)| res & NVL == 0 && full(res)))
+        .map(|d| nvls && d.iter().any(|&(res, _)| !nvlink(res) && full(res)))
         .collect();
     let mut ends = vec![0.0f64; n as usize];
     for (i, (((_, p), rate), lat)) in pats.iter().zip(&rates).zip(&lats).enumerate() {
@@ -393,25 +404,28 @@ pub fn cost(
     Some(out)
 }
 
-/// The pipeline stage of a tree pattern's edge `ei`, after the NVLS
-/// reduction (0) and multicast (1): 2 + 2 (level - 1) up from level
-/// `level` (1 for the root's children), 3 + 2 (level - 1) back down to it.
-/// Edges of other shapes are stage 2.
-fn stage_of(p: &Pattern, ei: usize) -> usize {
+/// The pipeline stage of each edge of a tree pattern, after the NVLS
+/// reduction (0) and multicast (1): 2 + 2 (level - 1) for the edge up from
+/// a rank at `level` (1 for the root's children), 3 + 2 (level - 1) for
+/// the edge back down to it. Edges of other shapes are stage 2.
+fn stages_of(p: &Pattern) -> Vec<usize> {
+    let mut stage = vec![2; p.edges.len()];
     let Shape::Tree { parent, up, down } = &p.shape else {
-        return 2;
+        return stage;
     };
-    let Some(r) =
-        (0..parent.len()).find(|&r| parent[r].is_some() && (up[r] == ei || down[r] == ei))
-    else {
-        return 2;
-    };
-    let (mut level, mut q) = (0usize, r);
-    while let Some(x) = parent[q] {
-        level += 1;
-        q = x as usize;
+    for r in 0..parent.len() {
+        if parent[r].is_none() {
+            continue;
+        }
+        let (mut level, mut q) = (0usize, r);
+        while let Some(x) = parent[q] {
+            level += 1;
+            q = x as usize;
+        }
+        stage[up[r]] = 2 + 2 * (level - 1);
+        stage[down[r]] = 3 + 2 * (level - 1);
     }
-    2 + 2 * (level - 1) + usize::from(down[r] == ei)
+    stage
 }
 
 /// When the first chunk of a pipe is complete at each rank: the sum of
