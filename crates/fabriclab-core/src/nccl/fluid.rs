@@ -352,43 +352,42 @@ pub fn cost(
         // it at the channel's rate.
         let stream = (bytes - c).max(0.0) / rate;
         let firsts = first_chunk(p, lat, c / rate);
-        // NVLS-Tree, where NVLink bounds the part: the tree's hops have
-        // room to spare, so its first chunk crosses them as if alone; the
-        // reduction and the multicast, on the full NVLink ports, take a
-        // chunk at the part's rate each. Every GPU gets the multicast.
-        let nvlink_fill = firsts.iter().copied().fold(0.0, f64::max)
-            + 2.0 * (links.nvlink_lat.0 as f64 + c / rate);
-        if p.nvls_head.is_some() && !net_bound[i] {
-            let t = nvlink_fill + stream;
-            ends.iter_mut().for_each(|e| *e = e.max(t));
-            continue;
-        }
         if p.nvls_head.is_some() {
-            // The network bounds the part: a pipeline of stages, the
-            // switch's reduction, the tree up level by level, back down
-            // level by level, the multicast. The first chunk passes each
-            // stage at the rate that stage gets while it runs alone (every
-            // part's reductions start together; the deepest edges fill
-            // the network before the next level has a sum to send, and so
-            // on; the totals come down and the multicasts drain it); the
-            // other chunks follow at the rate of all stages together.
-            // Plus the latencies along the way.
-            let fill: f64 = phases
-                .iter()
-                .zip(&stage_rates)
-                .filter(|(d, _)| !d[i].is_empty())
-                .map(|(_, r)| c / r[i].max(EPS))
-                .sum();
-            let lat_only = first_chunk(p, &fixed[i], 0.0)
-                .iter()
-                .copied()
-                .fold(0.0, f64::max);
-            // That counts every stage in full, as if no two overlapped;
-            // on trees of several levels the parts, which do not progress
-            // in step, overlap them, and the fill above is the smaller
-            // estimate there (docs/nccl.md, measured on 2-8 servers).
-            let staged = lat_only + 2.0 * links.nvlink_lat.0 as f64 + fill;
-            let t = staged.min(nvlink_fill) + stream;
+            // NVLS-Tree. Where NVLink bounds the part, the tree's hops have
+            // room to spare, so its first chunk crosses them as if alone;
+            // the reduction and the multicast, on the full NVLink ports,
+            // take a chunk at the part's rate each. Every GPU gets the
+            // multicast.
+            let mut first = firsts.iter().copied().fold(0.0, f64::max)
+                + 2.0 * (links.nvlink_lat.0 as f64 + c / rate);
+            if net_bound[i] {
+                // The network bounds the part: a pipeline of stages, the
+                // switch's reduction, the tree up level by level, back
+                // down level by level, the multicast. The first chunk
+                // passes each stage at the rate that stage gets while it
+                // runs alone (every part's reductions start together; the
+                // deepest edges fill the network before the next level has
+                // a sum to send, and so on; the totals come down and the
+                // multicasts drain it); the other chunks follow at the rate
+                // of all stages together. Plus the latencies along the way.
+                let fill: f64 = phases
+                    .iter()
+                    .zip(&stage_rates)
+                    .filter(|(d, _)| !d[i].is_empty())
+                    .map(|(_, r)| c / r[i].max(EPS))
+                    .sum();
+                let lat_only = first_chunk(p, &fixed[i], 0.0)
+                    .iter()
+                    .copied()
+                    .fold(0.0, f64::max);
+                // That counts every stage in full, as if no two overlapped;
+                // on trees of several levels the parts, which do not
+                // progress in step, overlap them, and the NVLink-bound
+                // estimate is the smaller there (docs/nccl.md, measured on
+                // 2-8 servers).
+                first = first.min(lat_only + 2.0 * links.nvlink_lat.0 as f64 + fill);
+            }
+            let t = first + stream;
             ends.iter_mut().for_each(|e| *e = e.max(t));
             continue;
         }
@@ -417,15 +416,21 @@ fn stages_of(p: &Pattern) -> Vec<usize> {
         if parent[r].is_none() {
             continue;
         }
-        let (mut level, mut q) = (0usize, r);
-        while let Some(x) = parent[q] {
-            level += 1;
-            q = x as usize;
-        }
+        let level = tree_level(parent, r);
         stage[up[r]] = 2 + 2 * (level - 1);
         stage[down[r]] = 3 + 2 * (level - 1);
     }
     stage
+}
+
+/// Hops from rank `r` up to the root of the tree given by `parent`.
+fn tree_level(parent: &[Option<Rank>], mut r: usize) -> usize {
+    let mut level = 0;
+    while let Some(q) = parent[r] {
+        level += 1;
+        r = q as usize;
+    }
+    level
 }
 
 /// When the first chunk of a pipe is complete at each rank: the sum of
@@ -445,14 +450,7 @@ fn first_chunk(p: &Pattern, lat: &[f64], out: f64) -> Vec<f64> {
         }
         Shape::Tree { parent, up, down } => {
             let n = parent.len();
-            let depth = |mut r: usize| {
-                let mut d = 0;
-                while let Some(q) = parent[r] {
-                    d += 1;
-                    r = q as usize;
-                }
-                d
-            };
+            let depth = |r: usize| tree_level(parent, r);
             let mut by_depth: Vec<usize> = (0..n).collect();
             by_depth.sort_by_key(|&r| std::cmp::Reverse(depth(r)));
             // Up: a rank has its partial sum once every child's is in.
