@@ -8,7 +8,11 @@
 //!   an untimed barrier of the `n` ranks follows it (IMB collectives,
 //!   OSU collectives), or
 //! - `Loop`: the calls run back to back and the whole loop is timed
-//!   (IMB PingPong/Sendrecv/Exchange, osu_latency, osu_bw).
+//!   (IMB PingPong/Sendrecv/Exchange, osu_latency, osu_bw), or
+//! - `LoopAfterBarrier`: the same, but the untimed calls are followed by
+//!   a barrier of the phase's ranks and each rank's clock starts when it
+//!   leaves it (nccl-tests' `BenchTime`: the sync call, stream
+//!   synchronisation, `Barrier`, then the timed loop).
 //!
 //! A phase may open with one untimed setup call (Cbench's zero-byte
 //! `MPI_Sendrecv` that lines each pair up before its clock starts). Warm-up
@@ -83,6 +87,12 @@ pub enum Timing {
     },
     /// Time the loop of calls as a whole.
     Loop,
+    /// Time the loop of calls as a whole, from this barrier schedule
+    /// (untimed) after the untimed calls.
+    LoopAfterBarrier {
+        /// Barrier of the phase's ranks.
+        barrier: SchedId,
+    },
 }
 
 /// One timed measurement.
@@ -128,6 +138,8 @@ enum Stage {
     Setup,
     Call,
     After,
+    /// In the barrier between the untimed calls and the timed loop.
+    Lined,
     Waiting,
 }
 
@@ -308,9 +320,20 @@ impl Program {
             // The untimed setup call is done: the calls begin.
             Stage::Setup => {
                 pos.call = 0;
+                if let (0, Timing::LoopAfterBarrier { barrier }) = (ph.warmup, ph.timing) {
+                    pos.stage = Stage::Lined;
+                    rt.start(net, rank, barrier);
+                    return;
+                }
                 pos.stage = Stage::Call;
                 pos.t0 = now;
                 rt.start(net, rank, next_call(0));
+            }
+            // The barrier before the timed loop is done.
+            Stage::Lined => {
+                pos.stage = Stage::Call;
+                pos.t0 = now;
+                rt.start(net, rank, next_call(pos.call));
             }
             // A call is done.
             Stage::Call => {
@@ -329,11 +352,18 @@ impl Program {
                         pos.stage = Stage::After;
                         rt.start(net, rank, barrier);
                     }
-                    Timing::Loop => {
+                    Timing::Loop | Timing::LoopAfterBarrier { .. } => {
                         if self.keep_samples {
                             res.call_ends[rank as usize].push(now);
                         }
                         if pos.call == ph.warmup {
+                            if let (true, Timing::LoopAfterBarrier { barrier }) =
+                                (pos.call < total, ph.timing)
+                            {
+                                pos.stage = Stage::Lined;
+                                rt.start(net, rank, barrier);
+                                return;
+                            }
                             pos.t0 = now;
                         }
                         if pos.call < total {

@@ -33,9 +33,28 @@
 //! their channels is one fluid coflow ([`super::fluid`]), and every rank
 //! ends the call its cost after the last one started it.
 //!
-//! Left out: the buffer slots' flow control (`NCCL_STEPS` credits; the
-//! rings' own data dependencies pace them), GPU compute contention (SM
-//! count per channel), and host CPU costs.
+//! - A connection's buffer has [`NCCL_STEPS`] slots of one message each
+//!   (NCCL's `NCCL_STEPS`; a chunk is at most one step), so a sender runs
+//!   at most that far ahead of its receiver ([`Conn`]). Over NVLink the
+//!   sender's kernel writes into the receiver's slots: it may start
+//!   message k once the receiver has consumed message k - 8 (it sees that
+//!   one NVLink latency later). Over the network there are two buffers,
+//!   as in NCCL's net transport (`transport/net.cc`): the kernel writes
+//!   into the sender's own slots, free again when the proxy's RDMA WRITE
+//!   of the message 8 before has completed (acknowledged), and the proxy
+//!   posts message k only when the receiver's proxy has posted the
+//!   receive for it, that is when message k - 8 was consumed; the
+//!   receiver tells the sender with a small RDMA WRITE (the IB plugin's
+//!   clear-to-send, [`CTS_BYTES`]) one PCIe latency after its kernel
+//!   freed the slot. Without these credits a chain's root (Broadcast,
+//!   Reduce) would end at once and the ranks' average time would fall
+//!   below what the NIC can carry. A message is consumed when the receive
+//!   step that takes it is done; the rank's use of the data after that
+//!   (forwarding it) is not waited for.
+//!
+//! Left out: GPU compute contention (SM count per channel), host CPU
+//! costs, NCCL's shared buffers for P2P operations (`NCCL_SHARED_STEPS`)
+//! and the slices within a step (a slot is freed whole).
 
 use super::coll::CollCall;
 use super::comm::Comm;
@@ -52,6 +71,11 @@ use std::collections::{HashMap, VecDeque};
 use std::rc::Rc;
 
 const NONE: u32 = u32::MAX;
+/// Slots of a connection's buffer (NCCL's `NCCL_STEPS`).
+pub const NCCL_STEPS: u64 = 8;
+/// Wire bytes of the receiver's clear-to-send: the IB plugin's RDMA WRITE
+/// of one 64-byte `ncclIbSendFifo` entry into the sender's FIFO.
+pub const CTS_BYTES: u64 = 64;
 /// Timer tokens with this bit are the NVLink model's.
 const TIMER_NVL: u64 = 1 << 63;
 
@@ -77,6 +101,19 @@ struct Msg {
     seq: u64,
     proto: Protocol,
     algo: Algorithm,
+    kind: MsgKind,
+}
+
+/// What a message carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum MsgKind {
+    /// Data of a send step: it takes a slot of the connection's buffer.
+    Slotted,
+    /// Data that takes no slot (NVLink SHARP's multicast copies).
+    Free,
+    /// The receiver's clear-to-send for connection (src, dst, tag),
+    /// travelling from dst's NIC to src's.
+    Cts,
 }
 
 /// Deferred actions.
@@ -105,6 +142,20 @@ enum Cont {
     Arrive {
         msg: u32,
     },
+    /// The receiver of connection (src, dst, tag) consumed a message: its
+    /// proxy sends the clear-to-send (network connections).
+    SendCts {
+        src: Rank,
+        dst: Rank,
+        tag: u32,
+    },
+    /// The sender of connection (src, dst, tag) learns that its receiver
+    /// has a slot free again.
+    Credit {
+        src: Rank,
+        dst: Rank,
+        tag: u32,
+    },
     /// A switch reduction or multicast moved its data (index into
     /// `groups`).
     GroupDone {
@@ -126,9 +177,27 @@ struct GroupOp {
     msgs: Vec<u32>,
 }
 
-/// Of one (sender, receiver, tag): the next sequence number to send, the
-/// next to deliver, and arrivals waiting for their turn.
-type Order = (u64, u64, Vec<u32>);
+/// One (sender, receiver, tag) connection: message order and the credits
+/// of its buffer slots (see the module's description).
+#[derive(Default)]
+struct Conn {
+    /// Sequence number of the next message.
+    sent: u64,
+    /// Sequence number of the next message to deliver.
+    delivered: u64,
+    /// Arrivals waiting for their turn.
+    early: Vec<u32>,
+    /// Messages the receiver consumed, as the sender knows.
+    freed: u64,
+    /// Network: messages whose RDMA WRITE completed (the sender's own
+    /// slots free again).
+    acked: u64,
+    /// Send steps waiting for a slot: (step, epoch, data bytes).
+    kernel_wait: VecDeque<(u32, u32, u64)>,
+    /// Network: messages staged for the proxy, waiting for the receiver's
+    /// clear-to-send.
+    post_wait: VecDeque<u32>,
+}
 
 /// Runs NCCL schedules on the ranks of a communicator.
 pub struct NcclRuntime {
@@ -144,8 +213,11 @@ pub struct NcclRuntime {
     free_msgs: Vec<u32>,
     conts: Vec<Option<Cont>>,
     free_conts: Vec<u32>,
-    /// Per (src, dst, tag): the order of its messages.
-    order: HashMap<(Rank, Rank, u32), Order>,
+    /// Per (src, dst, tag): the order of its messages and its credits.
+    order: HashMap<(Rank, Rank, u32), Conn>,
+    /// Per QP: the connections of its RDMA WRITEs not yet completed, in
+    /// posting order (an RC QP completes in order).
+    inflight: HashMap<u32, VecDeque<(Rank, Rank, u32)>>,
     nvl: NvLink<Cont>,
     finished: Vec<Rank>,
     counters: MpiCounters,
@@ -203,6 +275,7 @@ impl NcclRuntime {
             conts: Vec::new(),
             free_conts: Vec::new(),
             order: HashMap::new(),
+            inflight: HashMap::new(),
             finished: Vec::new(),
             counters: MpiCounters::default(),
             failed: false,
@@ -332,7 +405,7 @@ impl NcclRuntime {
                 let st = &mut self.ranks[rank as usize];
                 match st.arrived.get_mut(&(from, tag)).and_then(|q| q.pop_front()) {
                     Some(id) => {
-                        self.release(id);
+                        self.take(net, id);
                         self.step_done(net, rank, step, epoch);
                     }
                     None => st.posted.entry((from, tag)).or_default().push_back(step),
@@ -423,7 +496,7 @@ impl NcclRuntime {
         };
         let msgs = op
             .group_peers(a)
-            .map(|b| self.queue_msg(a, b, tag, bytes))
+            .map(|b| self.queue_msg(a, b, tag, bytes, MsgKind::Free))
             .collect();
         let (srcs, dsts) = (1 << self.comm.gpu(a), self.gpu_mask(first, n));
         let op = GroupOp {
@@ -480,6 +553,8 @@ impl NcclRuntime {
         }
     }
 
+    /// Send step `step` of rank `a`: `bytes` of data to `b`, once the
+    /// connection has a slot for it (see the module's description).
     #[allow(clippy::too_many_arguments)]
     fn send(
         &mut self,
@@ -491,8 +566,47 @@ impl NcclRuntime {
         tag: u32,
         bytes: u64,
     ) {
+        let local = self.comm.server(a) == self.comm.server(b);
+        let conn = self.order.entry((a, b, tag)).or_default();
+        let room = if local { conn.freed } else { conn.acked } + NCCL_STEPS;
+        if !conn.kernel_wait.is_empty() || conn.sent >= room {
+            conn.kernel_wait.push_back((step, epoch, bytes));
+            return;
+        }
+        self.send_now(net, a, step, epoch, b, tag, bytes);
+    }
+
+    /// Start the send steps of connection (a, b, tag) that have a slot now.
+    fn wake_sends(&mut self, net: &mut Net, a: Rank, b: Rank, tag: u32) {
+        let local = self.comm.server(a) == self.comm.server(b);
+        loop {
+            let Some(conn) = self.order.get_mut(&(a, b, tag)) else {
+                return;
+            };
+            let room = if local { conn.freed } else { conn.acked } + NCCL_STEPS;
+            if conn.sent >= room {
+                return;
+            }
+            let Some((step, epoch, bytes)) = conn.kernel_wait.pop_front() else {
+                return;
+            };
+            self.send_now(net, a, step, epoch, b, tag, bytes);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn send_now(
+        &mut self,
+        net: &mut Net,
+        a: Rank,
+        step: u32,
+        epoch: u32,
+        b: Rank,
+        tag: u32,
+        bytes: u64,
+    ) {
         let wire = self.choice_of(a).1.wire_bytes(bytes);
-        let id = self.queue_msg(a, b, tag, wire);
+        let id = self.queue_msg(a, b, tag, wire, MsgKind::Slotted);
         let c = &self.comm;
         let (sa, sb) = (c.server(a), c.server(b));
         let (ga, gb) = (c.gpu(a), c.gpu(b));
@@ -523,18 +637,20 @@ impl NcclRuntime {
                 .start(net, self.me, sa, ga, gb, wire, what, TIMER_NVL);
             return;
         }
-        self.step_done(net, a, step, epoch);
+        // The message is staged before the step's dependents run: a send
+        // they start at once is staged behind it (the proxy posts in order).
         let d = self.links.pcie_lat + self.staging_delay(net.now(), ha, false, wire);
         self.defer(net, d, Cont::Post { msg: id });
+        self.step_done(net, a, step, epoch);
     }
 
     /// A message of `wire` bytes from `a` to `b` with `tag`, next in
     /// that connection's order.
-    fn queue_msg(&mut self, a: Rank, b: Rank, tag: u32, wire: u64) -> u32 {
+    fn queue_msg(&mut self, a: Rank, b: Rank, tag: u32, wire: u64, kind: MsgKind) -> u32 {
         let (algo, proto) = self.choice_of(a);
-        let o = self.order.entry((a, b, tag)).or_insert((0, 0, Vec::new()));
-        let seq = o.0;
-        o.0 += 1;
+        let o = self.order.entry((a, b, tag)).or_default();
+        let seq = o.sent;
+        o.sent += 1;
         self.new_msg(Msg {
             src: a,
             dst: b,
@@ -543,6 +659,7 @@ impl NcclRuntime {
             seq,
             proto,
             algo,
+            kind,
         })
     }
 
@@ -563,14 +680,41 @@ impl NcclRuntime {
         end - at
     }
 
-    /// The RDMA WRITE of message `id` between the NICs of
-    /// [`Comm::net_path`] (with PXN, the sender's server's NIC on the
-    /// receiver's rail).
+    /// Message `id` is staged for the proxy: its RDMA WRITE goes out once
+    /// the receiver has a slot for it (its clear-to-send came).
     fn post(&mut self, net: &mut Net, id: u32) {
         let m = self.msgs[id as usize].as_ref().expect("live message");
-        let (ha, hb, _) = self.comm.net_path(m.src, m.dst);
-        let (tag, wire) = (m.tag, m.wire);
-        let qp = match self.conns.get(&(ha, hb, tag)) {
+        let (key, seq) = ((m.src, m.dst, m.tag), m.seq);
+        let conn = self.order.get_mut(&key).expect("ordered connection");
+        if !conn.post_wait.is_empty() || seq >= conn.freed + NCCL_STEPS {
+            conn.post_wait.push_back(id);
+            return;
+        }
+        self.post_now(net, id);
+    }
+
+    /// Post the staged messages of connection `key` that have a slot at
+    /// the receiver now.
+    fn wake_posts(&mut self, net: &mut Net, key: (Rank, Rank, u32)) {
+        loop {
+            let Some(conn) = self.order.get_mut(&key) else {
+                return;
+            };
+            let Some(&id) = conn.post_wait.front() else {
+                return;
+            };
+            let seq = self.msgs[id as usize].as_ref().expect("live message").seq;
+            if seq >= conn.freed + NCCL_STEPS {
+                return;
+            }
+            conn.post_wait.pop_front();
+            self.post_now(net, id);
+        }
+    }
+
+    /// The QP of this communicator from NIC host `ha` to `hb` for `tag`.
+    fn qp(&mut self, net: &mut Net, ha: u32, hb: u32, tag: u32) -> QpId {
+        match self.conns.get(&(ha, hb, tag)) {
             Some(&q) => q,
             None => {
                 let (qa, _) = net
@@ -580,9 +724,65 @@ impl NcclRuntime {
                 self.conns.insert((ha, hb, tag), qa);
                 qa
             }
-        };
-        net.post_unsignaled(qp, OpKind::Write, wire, id as u64)
+        }
+    }
+
+    /// The RDMA WRITE of message `id` between the NICs of
+    /// [`Comm::net_path`] (with PXN, the sender's server's NIC on the
+    /// receiver's rail); its completion frees the sender's slot.
+    fn post_now(&mut self, net: &mut Net, id: u32) {
+        let m = self.msgs[id as usize].as_ref().expect("live message");
+        let (ha, hb, _) = self.comm.net_path(m.src, m.dst);
+        let (key, wire) = ((m.src, m.dst, m.tag), m.wire);
+        let qp = self.qp(net, ha, hb, key.2);
+        self.inflight.entry(qp.0).or_default().push_back(key);
+        net.post(qp, OpKind::Write, wire, id as u64)
             .expect("valid QP");
+    }
+
+    /// The receiver of connection (src, dst, tag) consumed a message
+    /// that held a slot: the sender learns it over NVLink, or from the
+    /// receiver's clear-to-send over the network.
+    fn consumed(&mut self, net: &mut Net, src: Rank, dst: Rank, tag: u32) {
+        if self.comm.server(src) == self.comm.server(dst) {
+            self.defer(net, self.links.nvlink_lat, Cont::Credit { src, dst, tag });
+        } else {
+            self.defer(net, self.links.pcie_lat, Cont::SendCts { src, dst, tag });
+        }
+    }
+
+    /// The receiver's proxy sends the clear-to-send, from the receiver's
+    /// NIC back to the sender's.
+    fn send_cts(&mut self, net: &mut Net, src: Rank, dst: Rank, tag: u32) {
+        let (ha, hb, _) = self.comm.net_path(src, dst);
+        let id = self.new_msg(Msg {
+            src,
+            dst,
+            tag,
+            wire: CTS_BYTES,
+            seq: 0,
+            proto: Protocol::Simple,
+            algo: Algorithm::Ring,
+            kind: MsgKind::Cts,
+        });
+        let qp = self.qp(net, hb, ha, tag);
+        net.post_unsignaled(qp, OpKind::Write, CTS_BYTES, id as u64)
+            .expect("valid QP");
+    }
+
+    /// The sender of connection (src, dst, tag) has one more slot at the
+    /// receiver.
+    fn credit(&mut self, net: &mut Net, src: Rank, dst: Rank, tag: u32) {
+        let conn = self
+            .order
+            .get_mut(&(src, dst, tag))
+            .expect("ordered connection");
+        conn.freed += 1;
+        if self.comm.server(src) == self.comm.server(dst) {
+            self.wake_sends(net, src, dst, tag);
+        } else {
+            self.wake_posts(net, (src, dst, tag));
+        }
     }
 
     /// Message `id` is in the receiver's memory: deliver it in order.
@@ -590,23 +790,23 @@ impl NcclRuntime {
         let m = self.msgs[id as usize].as_ref().expect("live message");
         let key = (m.src, m.dst, m.tag);
         let o = self.order.get_mut(&key).expect("ordered connection");
-        if m.seq != o.1 {
-            o.2.push(id);
+        if m.seq != o.delivered {
+            o.early.push(id);
             return;
         }
         let mut ready = vec![id];
-        o.1 += 1;
+        o.delivered += 1;
         loop {
-            let next = o.1;
-            let Some(i) = o.2.iter().position(|&x| {
+            let next = o.delivered;
+            let Some(i) = o.early.iter().position(|&x| {
                 self.msgs[x as usize]
                     .as_ref()
                     .is_some_and(|m| m.seq == next)
             }) else {
                 break;
             };
-            ready.push(o.2.swap_remove(i));
-            o.1 += 1;
+            ready.push(o.early.swap_remove(i));
+            o.delivered += 1;
         }
         for id in ready {
             self.deliver(net, id);
@@ -622,10 +822,20 @@ impl NcclRuntime {
         match st.posted.get_mut(&(src, tag)).and_then(|q| q.pop_front()) {
             Some(step) => {
                 let epoch = st.epoch;
-                self.release(id);
+                self.take(net, id);
                 self.step_done(net, dst, step, epoch);
             }
             None => st.arrived.entry((src, tag)).or_default().push_back(id),
+        }
+    }
+
+    /// A receive step took message `id`: its slot is free again.
+    fn take(&mut self, net: &mut Net, id: u32) {
+        let m = self.msgs[id as usize].as_ref().expect("live message");
+        let (src, dst, tag, kind) = (m.src, m.dst, m.tag, m.kind);
+        self.release(id);
+        if kind == MsgKind::Slotted {
+            self.consumed(net, src, dst, tag);
         }
     }
 
@@ -667,7 +877,8 @@ impl NcclRuntime {
                 let local = c.server(m.src) == c.server(m.dst);
                 let ha = c.net_path(m.src, m.dst).0;
                 let hop = Costs::of(m.algo, m.proto).nvlink_hop;
-                self.step_done(net, src, step, epoch);
+                // Delivery or staging first, then the step's dependents (in
+                // the order of the connection's messages, as in `send_now`).
                 if local {
                     let d = self.links.nvlink_lat + hop;
                     self.defer(net, d, Cont::Arrive { msg });
@@ -677,9 +888,12 @@ impl NcclRuntime {
                     let d = self.links.nvlink_lat + self.links.pcie_lat + copy;
                     self.defer(net, d, Cont::Post { msg });
                 }
+                self.step_done(net, src, step, epoch);
             }
             Cont::Post { msg } => self.post(net, msg),
             Cont::Arrive { msg } => self.arrive(net, msg),
+            Cont::SendCts { src, dst, tag } => self.send_cts(net, src, dst, tag),
+            Cont::Credit { src, dst, tag } => self.credit(net, src, dst, tag),
             Cont::GroupDone { id } => self.group_done(net, id),
         }
     }
@@ -755,15 +969,32 @@ impl Executor for NcclRuntime {
             AppEvent::Received { token, .. } => {
                 let id = token as u32;
                 let m = self.msgs[id as usize].as_ref().expect("live message");
+                if m.kind == MsgKind::Cts {
+                    let (src, dst, tag) = (m.src, m.dst, m.tag);
+                    self.release(id);
+                    self.credit(net, src, dst, tag);
+                    return;
+                }
                 let hop = Costs::of(m.algo, m.proto).net_hop;
                 let (hb, wire) = (self.comm.net_path(m.src, m.dst).1, m.wire);
                 let d = self.links.pcie_lat + self.staging_delay(net.now(), hb, true, wire) + hop;
                 self.defer(net, d, Cont::Arrive { msg: id });
             }
             AppEvent::Failed { .. } => self.failed = true,
-            AppEvent::Completed { .. }
-            | AppEvent::TcpWritable { .. }
-            | AppEvent::TcpDelivered { .. } => {}
+            AppEvent::Completed { qp, .. } => {
+                // An RDMA WRITE of data completed: the sender's slot is free.
+                let (a, b, tag) = self
+                    .inflight
+                    .get_mut(&qp.0)
+                    .and_then(|q| q.pop_front())
+                    .expect("a WRITE in flight on this QP");
+                self.order
+                    .get_mut(&(a, b, tag))
+                    .expect("ordered connection")
+                    .acked += 1;
+                self.wake_sends(net, a, b, tag);
+            }
+            AppEvent::TcpWritable { .. } | AppEvent::TcpDelivered { .. } => {}
         }
     }
 

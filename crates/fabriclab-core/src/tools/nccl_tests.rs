@@ -3,9 +3,11 @@
 //! the GPU servers of the fabric's `[gpu]` section.
 //!
 //! What each program measures, as nccl-tests' `BenchTime` does: one
-//! untimed call, warm-up calls, then `-n` calls back to back timed as a
-//! loop (no synchronisation between them), time per call averaged over
-//! ranks (`-a 1`). `size` is the larger per-rank buffer; algbw = size /
+//! untimed call, warm-up calls, a barrier, then `-n` calls back to back
+//! timed as a loop from each rank's exit of the barrier to the end of its
+//! last call (no synchronisation between the calls), time per call
+//! averaged over ranks (`-a 1`). (nccl-tests runs its warm-up calls once
+//! before all sizes; here they run before each size's sync call.) `size` is the larger per-rank buffer; algbw = size /
 //! time; busbw = algbw x the program's factor (`doc/PERFORMANCE.md`):
 //! 2(n-1)/n for all_reduce, (n-1)/n for all_gather, reduce_scatter and
 //! alltoall, 1 for broadcast, reduce and sendrecv. Sizes run from `-b` to
@@ -500,6 +502,7 @@ pub fn run(
             n,
             warmup: warmup.min(ran),
             reps: ran,
+            // Set below, once the barrier's schedule has its id.
             timing: Timing::Loop,
             label: format!("{test} {size} B"),
         });
@@ -510,6 +513,14 @@ pub fn run(
             format!("{}/{}", algo.name(), proto.name()),
             (algo, proto),
         ));
+    }
+    // nccl-tests' `Barrier` between the sync call and the timed loop: a
+    // schedule after the sizes' (beyond `choices`, so it runs with the
+    // first size's protocol, as the barrier between sizes does).
+    scheds.push(patterns::sync_barrier(n));
+    let barrier = scheds.len() as u32 - 1;
+    for ph in &mut phases {
+        ph.timing = Timing::LoopAfterBarrier { barrier };
     }
     let rank_host = comm.rank_hosts();
     let job = Job {
