@@ -435,3 +435,99 @@ fn without_gpudirect_the_host_copy_bounds_the_rate_on_both_backends() {
         );
     }
 }
+
+/// nccl-tests' time of one 8 MiB Ring/Simple call (one channel unless
+/// `channels` is 0: NCCL's choice) on `servers` x `gpus` with 100G NICs.
+fn chain_time(
+    backend: &str,
+    test: &str,
+    servers: u32,
+    gpus: u32,
+    bytes: u64,
+    one_channel: bool,
+) -> f64 {
+    let mut spec = fabric(servers, gpus, 100.0, 3600.0);
+    spec.sim.backend = config::Backend::parse(backend).unwrap();
+    let mut o = opts(test, servers, bytes);
+    o.iters = Some(1);
+    if one_channel {
+        o.nccl.algo = Some("ring".into());
+        o.nccl.proto = Some("simple".into());
+        o.nccl.min_nchannels = Some(1);
+        o.nccl.max_nchannels = Some(1);
+    }
+    nccl_tests::run(&spec, &o, 1, None).unwrap().rows[0].time_us
+}
+
+/// One 512 KiB Simple chunk on a 100G InfiniBand link: 128 packets of
+/// 4096 data bytes and 26 of headers (LRH, BTH, ICRC, VCRC), the first
+/// with a 16-byte RETH, at 12.5 bytes per ns.
+const CHUNK_US: f64 = (524_288.0 + 128.0 * 26.0 + 16.0) / 12.5 / 1e3;
+
+#[test]
+fn a_chains_root_runs_at_most_nccl_steps_chunks_ahead() {
+    // Broadcast from one GPU to another server's over one channel: 16
+    // (8 MiB) or 64 (32 MiB) chunks of 512 KiB. The receiver has the last
+    // chunk after all of them crossed the NIC; the root writes chunk k into
+    // its buffer only once the RDMA WRITE of chunk k - 8 completed, so it
+    // ends 8 chunk times before the receiver, not at once. nccl-tests
+    // averages the two: 12 (60) chunk times plus latencies (launch, PCIe,
+    // the network hop: some 10-40 us), where a root unpaced by the buffer
+    // slots would make it 8 (32) chunk times.
+    let small = chain_time("packet", "broadcast_perf", 2, 1, 8 << 20, true);
+    let large = chain_time("packet", "broadcast_perf", 2, 1, 32 << 20, true);
+    for (t, chunks) in [(small, 12.0), (large, 60.0)] {
+        let lat = t - chunks * CHUNK_US;
+        assert!(
+            (5.0..40.0).contains(&lat),
+            "{t:.1} us for {chunks} chunk times of {CHUNK_US:.2} us"
+        );
+    }
+    // The root's lead is the same 8 chunks at any size: 48 chunk times
+    // between the two averages.
+    let d = (large - small) / CHUNK_US;
+    assert!((d - 48.0).abs() < 0.5, "{d:.2} chunk times");
+}
+
+#[test]
+fn a_chain_forwards_its_chunks_in_order() {
+    // Broadcast over 8 servers, one GPU each, one channel, 16 chunks: a
+    // rank forwards each chunk as it takes it, so rank p (p >= 1) has
+    // the last one after 16 chunk times and p - 1 more hops (a chunk time
+    // and about 14 us of latency each), the root ends 8 chunk times in.
+    // Average: (8 + 7 x 16 + 21) / 8 chunk times plus 21/8 x 14 us, about
+    // 780 us, plus the launch and PCIe latencies. A rank that staged a
+    // burst of chunks last first (its proxy posting them in reverse)
+    // would hold each hop for 8 chunk times: about 1,020 us.
+    let t = chain_time("packet", "broadcast_perf", 8, 1, 8 << 20, true);
+    let hand = (8.0 + 7.0 * 16.0 + 21.0) / 8.0 * CHUNK_US + 21.0 / 8.0 * 14.0;
+    assert!(
+        t > hand && t < hand * 1.05,
+        "{t:.1} us against {hand:.1} us by hand"
+    );
+}
+
+#[test]
+fn flow_backend_chains_agree_with_the_packet_core_on_one_call() {
+    // Broadcast and Reduce are chains: their ranks end at different
+    // times (the root 8 chunks ahead of the next rank, ranks before a
+    // slower hop as far ahead as the buffer slots allow), and the first
+    // chunks of the channels share the links they cross together. One
+    // call each, one channel or NCCL's choice (8 or 16 channels of
+    // LL128); within 8 %.
+    for (test, servers, gpus, one) in [
+        ("broadcast_perf", 2, 1, true),
+        ("broadcast_perf", 8, 1, true),
+        ("broadcast_perf", 2, 8, true),
+        ("broadcast_perf", 4, 4, false),
+        ("broadcast_perf", 8, 8, false),
+        ("reduce_perf", 4, 4, false),
+    ] {
+        let packet = chain_time("packet", test, servers, gpus, 8 << 20, one);
+        let flow = chain_time("flow", test, servers, gpus, 8 << 20, one);
+        assert!(
+            (flow / packet - 1.0).abs() < 0.08,
+            "{test} {servers}x{gpus}: packet {packet:.1} us, flow {flow:.1} us"
+        );
+    }
+}

@@ -27,10 +27,18 @@
 //!   - ring (every rank starts with data): each loop of the channel takes
 //!     its hops' latencies, so `bytes / rate + loops x hops x mean hop
 //!     latency`;
-//!   - chain and tree (data enters at one end): a chunk is stored and
-//!     forwarded at each hop, so the pipeline fills in `hops x chunk /
-//!     rate` plus the latencies along the path (the deepest one for a
-//!     tree, up and back down), then streams `bytes / rate`.
+//!   - tree (data enters at the leaves): a chunk is stored and forwarded
+//!     at each hop, so the pipeline fills in `hops x chunk / rate` plus
+//!     the latencies along the deepest path, up and back down, then
+//!     streams `bytes / rate`;
+//!   - chain (Broadcast, Reduce; data enters at one end): the channels'
+//!     first chunks are followed hop by hop, all channels at once, each
+//!     hop's transfer sharing the links max-min with the other channels'
+//!     transfers of the moment (a small fluid simulation of the fill);
+//!     then each rank takes the rest at the pace of the slowest hop before
+//!     it, but no rank runs more than `NCCL_STEPS` chunks ahead of the
+//!     next one (the buffer slots, as in the packet runtime), so the root
+//!     and the ranks before a slower hop end early, by that much.
 //!
 //!   Without contention these are the detailed schedules' times; tests
 //!   compare the two.
@@ -54,12 +62,16 @@
 //! repairs during it are not seen; `nccl_tests` refuses background
 //! traffic and link failures with it); a channel's edges are not slowed
 //! one by one (a ring runs at the rate of its most loaded link, which is
-//! what the real ring's data dependencies impose); ranks finish together.
+//! what the real ring's data dependencies impose); a call starts when its
+//! last rank calls it, so back-to-back calls do not overlap (on the packet
+//! core a chain's root starts its next call while the far ranks finish
+//! the last one).
 
 use super::coll::{CollCall, NcclColl};
 use super::comm::Comm;
 use super::cut::{chunk, pieces};
 use super::params::{Algorithm, Costs, Protocol};
+use super::runtime::NCCL_STEPS;
 use crate::mpi::sched::Rank;
 use crate::net::{Net, QpId};
 use crate::units::Time;
@@ -178,7 +190,12 @@ pub fn cost(
     // latency without its chunk's transfer.
     let mut phases: Vec<Vec<Vec<(u32, f64)>>> = Vec::new();
     let mut fixed: Vec<Vec<f64>> = Vec::new();
+    // Chains (Broadcast, Reduce): each edge's own demand, for the rate its
+    // first chunk gets beside the other channels' at the same hop.
+    let mut edge_dem: Vec<Vec<Vec<(u32, f64)>>> = Vec::new();
     for (ch, p) in &pats {
+        let chain = matches!(p.shape, Shape::Chain { .. });
+        let mut eds: Vec<Vec<(u32, f64)>> = Vec::new();
         let mut ph: Vec<HashMap<u32, f64>> = vec![HashMap::new(); 2];
         let mut fx = Vec::with_capacity(p.edges.len());
         let stages = if p.nvls_head.is_some() {
@@ -203,6 +220,15 @@ pub fn cost(
         let mut d: HashMap<u32, f64> = HashMap::new();
         let mut lat = Vec::with_capacity(p.edges.len());
         for (ei, &(a, b)) in p.edges.iter().enumerate() {
+            if chain {
+                eds.push(Vec::new());
+            }
+            // Adds to this edge's own demand, on chains only.
+            let mut own = |res: u32, w: f64| {
+                if chain {
+                    eds[ei].push((res, w));
+                }
+            };
             let stage = stages.get(ei).copied().unwrap_or(2);
             let (sa, sb) = (comm.server(a), comm.server(b));
             let (ga, gb) = (comm.gpu(a), comm.gpu(b));
@@ -213,6 +239,8 @@ pub fn cost(
                 // NVLink: the whole hop, or PXN's first leg.
                 *d.entry(nvl(sa, ga, 0)).or_default() += pf;
                 *d.entry(nvl(sa, gb, 1)).or_default() += pf;
+                own(nvl(sa, ga, 0), pf);
+                own(nvl(sa, gb, 1), pf);
                 cap.insert(nvl(sa, ga, 0), links.nvlink_bpps);
                 cap.insert(nvl(sa, gb, 1), links.nvlink_bpps);
                 out.shm_bytes += edge_bytes;
@@ -239,6 +267,7 @@ pub fn cost(
             let mut slowest = f64::INFINITY;
             for (&pi, &bps) in r.ports.iter().zip(&r.cap_bps) {
                 *d.entry(pi).or_default() += wf;
+                own(pi, wf);
                 add(&mut ph, stage, pi, wf);
                 cap.insert(pi, bps / 8.0 / 1e12);
                 slowest = slowest.min(bps / 8.0 / 1e12);
@@ -249,6 +278,7 @@ pub fn cost(
                 // rate, as the packet runtime's one copy at a time does.
                 for (host, inbound) in [(ha, 0), (hb, 1)] {
                     *d.entry(PCIE | (host * 2 + inbound)).or_default() += pf;
+                    own(PCIE | (host * 2 + inbound), pf);
                     add(&mut ph, stage, PCIE | (host * 2 + inbound), pf);
                     cap.insert(PCIE | (host * 2 + inbound), s);
                 }
@@ -310,8 +340,26 @@ pub fn cost(
         }
         lats.push(lat);
         fixed.push(fx);
+        edge_dem.push(eds);
     }
     let rates = fill(&demand, &cap);
+    // Chains: how fast each hop streams once every channel streams through
+    // it (all channels' j-th edges together, max-min), and when each
+    // channel's first chunk reaches each rank, the channels' first chunks
+    // sharing the links they cross at the same time.
+    let hops = edge_dem.iter().map(Vec::len).max().unwrap_or(0);
+    let mut hop_rate: Vec<Vec<f64>> = edge_dem.iter().map(|e| vec![0.0; e.len()]).collect();
+    for j in 0..hops {
+        let who: Vec<usize> = (0..edge_dem.len())
+            .filter(|&i| edge_dem[i].len() > j)
+            .collect();
+        let dem: Vec<Vec<(u32, f64)>> = who.iter().map(|&i| edge_dem[i][j].clone()).collect();
+        for (&i, r) in who.iter().zip(fill(&dem, &cap)) {
+            hop_rate[i][j] = r;
+        }
+    }
+    let chunk_bytes: Vec<f64> = pats.iter().map(|(_, p)| (p.chunk * eb) as f64).collect();
+    let first_at = first_chunks_through_chains(&edge_dem, &lats, &fixed, &chunk_bytes, &cap);
     let stage_rates: Vec<Vec<f64>> = if nvls {
         phases.iter().map(|d| fill(d, &cap)).collect()
     } else {
@@ -351,6 +399,19 @@ pub fn cost(
         // its way (stored and forwarded at each), the rest streams behind
         // it at the channel's rate.
         let stream = (bytes - c).max(0.0) / rate;
+        if let Shape::Chain { order } = &p.shape {
+            let hop = ChainHops {
+                first_at: &first_at[i],
+                solo: &lat
+                    .iter()
+                    .zip(&fixed[i])
+                    .map(|(l, f)| l - f)
+                    .collect::<Vec<_>>(),
+                rate: &hop_rate[i],
+            };
+            chain_ends(comm, order, &hop, bytes, c, *rate, &mut ends);
+            continue;
+        }
         let firsts = first_chunk(p, lat, c / rate);
         if p.nvls_head.is_some() {
             // NVLS-Tree. Where NVLink bounds the part, the tree's hops have
@@ -401,6 +462,180 @@ pub fn cost(
         .collect();
     out.time = out.rank_end.iter().copied().max().unwrap_or(costs.launch);
     Some(out)
+}
+
+/// A chain's hops, by position: when its first chunk is complete at
+/// each position (`first_at`, the root's at 0), each hop's transfer of a
+/// chunk alone (`solo`) and its rate once every channel streams through
+/// it (`rate`, data bytes per ps).
+struct ChainHops<'a> {
+    first_at: &'a [f64],
+    solo: &'a [f64],
+    rate: &'a [f64],
+}
+
+/// When each rank of a chain (`order`, from the rank the data starts at)
+/// is done, into `ends`: once it has taken the last chunk and its own last
+/// chunk has gone on.
+///
+/// Chunk k reaches rank p, unhindered, `k` chunk times after its first
+/// chunk, a chunk time being that of the slowest hop before p (ranks past
+/// the chain's slowest hop: the channel's `rate`). But a rank writes
+/// chunk k into the next rank's buffer (NVLink) or its own (network) only
+/// once chunk k - [`NCCL_STEPS`] has gone on to the next rank, and takes
+/// chunk k only once its chunk k - 1 is written: so rank p takes chunk k
+/// no earlier than rank p + 1 takes chunk k - [`NCCL_STEPS`] - 1, and a
+/// rank that would run ahead (the root, the ranks before a slower hop)
+/// waits for the ones after it. The root has its data at the start; over
+/// NVLink a rank's last write takes the hop's transfer.
+fn chain_ends(
+    comm: &Comm,
+    order: &[Rank],
+    hop: &ChainHops,
+    bytes: f64,
+    c: f64,
+    rate: f64,
+    ends: &mut [f64],
+) {
+    let chunks = (bytes / c).ceil().max(1.0) as i64;
+    let slots = NCCL_STEPS as i64;
+    let m = order.len();
+    // The slowest hop, by its streaming chunk time.
+    let slowest = (0..m - 1)
+        .max_by(|&a, &b| hop.rate[b].total_cmp(&hop.rate[a]))
+        .unwrap_or(0);
+    // The chunk time at each position: of the slowest hop before it.
+    let mut tau = vec![0.0; m];
+    let mut worst = 0.0f64;
+    for (p, t) in tau.iter_mut().enumerate().skip(1) {
+        worst = worst.max(c / hop.rate[p - 1].max(EPS));
+        *t = if p > slowest {
+            c / rate
+        } else {
+            worst.min(c / rate)
+        };
+    }
+    // When rank p takes chunk k (none before the first: no wait).
+    let take = |mut p: usize, mut k: i64| -> f64 {
+        let mut t = f64::NEG_INFINITY;
+        while k >= 0 && p < m {
+            let own = if p == 0 {
+                0.0
+            } else {
+                hop.first_at[p] + k as f64 * tau[p]
+            };
+            t = t.max(own);
+            p += 1;
+            k -= slots + 1;
+        }
+        t
+    };
+    for (p, &r) in order.iter().enumerate() {
+        let mut end = take(p, chunks - 1).max(0.0);
+        if let Some(&next) = order.get(p + 1) {
+            end = end.max(take(p + 1, chunks - 1 - slots));
+            // The kernel's write of its last chunk: over NVLink the hop's
+            // transfer; to the network a copy into its own buffer.
+            if comm.server(r) == comm.server(next) {
+                let write = hop.solo[p].max(c / hop.rate[p].max(EPS));
+                if p == 0 {
+                    end = end.max((chunks.min(slots) - 1) as f64 * write);
+                }
+                end += write;
+            }
+        }
+        let e = &mut ends[r as usize];
+        *e = e.max(end);
+    }
+}
+
+/// When the first chunk of every chain is complete at each of its
+/// positions: all channels start at their roots at once, each hop's
+/// transfer shares the links with the other channels' transfers running
+/// at the same time (max-min, on each edge's own demand `edge_dem` and
+/// no faster than alone: `lat - fixed`, which counts PXN's two legs),
+/// then the hop's latency (`fixed`) passes. Patterns that are not chains
+/// (no `edge_dem`) get an empty list.
+fn first_chunks_through_chains(
+    edge_dem: &[Vec<Vec<(u32, f64)>>],
+    lat: &[Vec<f64>],
+    fixed: &[Vec<f64>],
+    chunk: &[f64],
+    cap: &HashMap<u32, f64>,
+) -> Vec<Vec<f64>> {
+    /// A transfer's own cap (its solo time) is a resource of its own.
+    const SOLO: u32 = u32::MAX - (1 << 20);
+    let mut at: Vec<Vec<f64>> = edge_dem
+        .iter()
+        .map(|e| {
+            if e.is_empty() {
+                Vec::new()
+            } else {
+                vec![0.0; e.len() + 1]
+            }
+        })
+        .collect();
+    // Per chain: the hop it is on, the data left of that hop's transfer,
+    // or (None) the time its latency ends.
+    let mut hop = vec![0usize; edge_dem.len()];
+    let mut left: Vec<Option<f64>> = edge_dem
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (!e.is_empty()).then_some(chunk[i]))
+        .collect();
+    let mut until = vec![f64::INFINITY; edge_dem.len()];
+    let mut now = 0.0;
+    loop {
+        let moving: Vec<usize> = (0..edge_dem.len()).filter(|&i| left[i].is_some()).collect();
+        let waiting = until.iter().copied().fold(f64::INFINITY, f64::min);
+        if moving.is_empty() && waiting.is_infinite() {
+            return at;
+        }
+        let mut caps = cap.clone();
+        let dem: Vec<Vec<(u32, f64)>> = moving
+            .iter()
+            .enumerate()
+            .map(|(k, &i)| {
+                let j = hop[i];
+                let solo = (lat[i][j] - fixed[i][j]).max(EPS);
+                caps.insert(SOLO + k as u32, chunk[i] / solo);
+                let mut d = edge_dem[i][j].clone();
+                d.push((SOLO + k as u32, 1.0));
+                d
+            })
+            .collect();
+        let rates = fill(&dem, &caps);
+        if rates.iter().any(|&r| r <= 0.0) {
+            // A link with no capacity: the caller gives up on the call.
+            return at;
+        }
+        let done = moving
+            .iter()
+            .zip(&rates)
+            .map(|(&i, &r)| left[i].unwrap_or(0.0) / r.max(EPS))
+            .fold(f64::INFINITY, f64::min);
+        let step = done.min(waiting - now);
+        now += step;
+        for (&i, &r) in moving.iter().zip(&rates) {
+            let l = left[i].unwrap_or(0.0) - r * step;
+            if l <= chunk[i] * 1e-9 {
+                left[i] = None;
+                until[i] = now + fixed[i][hop[i]];
+            } else {
+                left[i] = Some(l);
+            }
+        }
+        for i in 0..edge_dem.len() {
+            if until[i] <= now {
+                until[i] = f64::INFINITY;
+                hop[i] += 1;
+                at[i][hop[i]] = now;
+                if hop[i] < edge_dem[i].len() {
+                    left[i] = Some(chunk[i]);
+                }
+            }
+        }
+    }
 }
 
 /// The pipeline stage of each edge of a tree pattern, after the NVLS
