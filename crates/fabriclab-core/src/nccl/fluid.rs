@@ -70,8 +70,7 @@
 use super::coll::{CollCall, NcclColl};
 use super::comm::Comm;
 use super::cut::{chunk, pieces};
-use super::params::{Algorithm, Costs, Protocol};
-use super::runtime::NCCL_STEPS;
+use super::params::{Algorithm, Costs, Protocol, NCCL_STEPS};
 use crate::mpi::sched::Rank;
 use crate::net::{Net, QpId};
 use crate::units::Time;

@@ -243,6 +243,10 @@ pub struct NcclEnv {
 /// NCCL's hard limit on channels (`MAXCHANNELS`).
 pub const MAX_CHANNELS: u32 = 32;
 
+/// Slots of a connection's buffer (NCCL's `NCCL_STEPS`): a sender runs at
+/// most this many messages ahead of its receiver (`nccl/runtime.rs`).
+pub const NCCL_STEPS: u64 = 8;
+
 impl NcclEnv {
     /// The forced algorithm, if any.
     pub fn algorithm(&self) -> Result<Option<Algorithm>> {

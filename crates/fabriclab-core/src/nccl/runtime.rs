@@ -60,7 +60,7 @@ use super::coll::CollCall;
 use super::comm::Comm;
 use super::fluid::{self, FluidCost, GpuLinks};
 use super::nvlink::{Group, NvLink};
-use super::params::{Algorithm, Costs, Protocol};
+use super::params::{Algorithm, Costs, Protocol, NCCL_STEPS};
 use crate::config::GpuSpec;
 use crate::mpi::program::Executor;
 use crate::mpi::runtime::{MpiCounters, SchedId};
@@ -71,8 +71,6 @@ use std::collections::{HashMap, VecDeque};
 use std::rc::Rc;
 
 const NONE: u32 = u32::MAX;
-/// Slots of a connection's buffer (NCCL's `NCCL_STEPS`).
-pub const NCCL_STEPS: u64 = 8;
 /// Wire bytes of the receiver's clear-to-send: the IB plugin's RDMA WRITE
 /// of one 64-byte `ncclIbSendFifo` entry into the sender's FIFO.
 pub const CTS_BYTES: u64 = 64;
