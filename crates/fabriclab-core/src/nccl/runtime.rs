@@ -35,7 +35,7 @@
 //!
 //! - A connection's buffer has [`NCCL_STEPS`] slots of one message each
 //!   (NCCL's `NCCL_STEPS`; a chunk is at most one step), so a sender runs
-//!   at most that far ahead of its receiver ([`Conn`]). Over NVLink the
+//!   at most that far ahead of its receiver (`Conn`). Over NVLink the
 //!   sender's kernel writes into the receiver's slots: it may start
 //!   message k once the receiver has consumed message k - 8 (it sees that
 //!   one NVLink latency later). Over the network there are two buffers,
