@@ -175,6 +175,17 @@ struct GroupOp {
     msgs: Vec<u32>,
 }
 
+/// A send step of rank `rank`: `bytes` of data to `to` with `tag`.
+#[derive(Clone, Copy, Debug)]
+struct SendStep {
+    rank: Rank,
+    step: u32,
+    epoch: u32,
+    to: Rank,
+    tag: u32,
+    bytes: u64,
+}
+
 /// One (sender, receiver, tag) connection: message order and the credits
 /// of its buffer slots (see the module's description).
 #[derive(Default)]
@@ -190,8 +201,8 @@ struct Conn {
     /// Network: messages whose RDMA WRITE completed (the sender's own
     /// slots free again).
     acked: u64,
-    /// Send steps waiting for a slot: (step, epoch, data bytes).
-    kernel_wait: VecDeque<(u32, u32, u64)>,
+    /// Send steps waiting for a slot.
+    kernel_wait: VecDeque<SendStep>,
     /// Network: messages staged for the proxy, waiting for the receiver's
     /// clear-to-send.
     post_wait: VecDeque<u32>,
@@ -398,7 +409,17 @@ impl NcclRuntime {
         let pr = self.prepared(rank);
         let eb = pr.s.elem_bytes as u64;
         match pr.s.ranks[rank as usize].steps[step as usize].op {
-            Op::Send { to, tag, src } => self.send(net, rank, step, epoch, to, tag, src.count * eb),
+            Op::Send { to, tag, src } => {
+                let s = SendStep {
+                    rank,
+                    step,
+                    epoch,
+                    to,
+                    tag,
+                    bytes: src.count * eb,
+                };
+                self.send(net, s);
+            }
             Op::Recv { from, tag, .. } => {
                 let st = &mut self.ranks[rank as usize];
                 match st.arrived.get_mut(&(from, tag)).and_then(|q| q.pop_front()) {
@@ -551,58 +572,55 @@ impl NcclRuntime {
         }
     }
 
-    /// Send step `step` of rank `a`: `bytes` of data to `b`, once the
-    /// connection has a slot for it (see the module's description).
-    #[allow(clippy::too_many_arguments)]
-    fn send(
-        &mut self,
-        net: &mut Net,
-        a: Rank,
-        step: u32,
-        epoch: u32,
-        b: Rank,
-        tag: u32,
-        bytes: u64,
-    ) {
-        let local = self.comm.server(a) == self.comm.server(b);
-        let conn = self.order.entry((a, b, tag)).or_default();
-        let room = if local { conn.freed } else { conn.acked } + NCCL_STEPS;
-        if !conn.kernel_wait.is_empty() || conn.sent >= room {
-            conn.kernel_wait.push_back((step, epoch, bytes));
+    /// A send step: once the connection has a slot for it (see the
+    /// module's description), now or when one frees.
+    fn send(&mut self, net: &mut Net, s: SendStep) {
+        let key = (s.rank, s.to, s.tag);
+        if self
+            .order
+            .get(&key)
+            .is_some_and(|c| !c.kernel_wait.is_empty())
+            || !self.has_slot(key)
+        {
+            self.order.entry(key).or_default().kernel_wait.push_back(s);
             return;
         }
-        self.send_now(net, a, step, epoch, b, tag, bytes);
+        self.send_now(net, s);
     }
 
-    /// Start the send steps of connection (a, b, tag) that have a slot now.
-    fn wake_sends(&mut self, net: &mut Net, a: Rank, b: Rank, tag: u32) {
-        let local = self.comm.server(a) == self.comm.server(b);
-        loop {
-            let Some(conn) = self.order.get_mut(&(a, b, tag)) else {
+    /// Whether the sender of connection `key` may write its next message:
+    /// into the receiver's slots (NVLink) or its own (network).
+    fn has_slot(&self, key: (Rank, Rank, u32)) -> bool {
+        let Some(conn) = self.order.get(&key) else {
+            return true;
+        };
+        let local = self.comm.server(key.0) == self.comm.server(key.1);
+        conn.sent < if local { conn.freed } else { conn.acked } + NCCL_STEPS
+    }
+
+    /// Start the send steps of connection `key` that have a slot now.
+    fn wake_sends(&mut self, net: &mut Net, key: (Rank, Rank, u32)) {
+        while self.has_slot(key) {
+            let Some(s) = self
+                .order
+                .get_mut(&key)
+                .and_then(|c| c.kernel_wait.pop_front())
+            else {
                 return;
             };
-            let room = if local { conn.freed } else { conn.acked } + NCCL_STEPS;
-            if conn.sent >= room {
-                return;
-            }
-            let Some((step, epoch, bytes)) = conn.kernel_wait.pop_front() else {
-                return;
-            };
-            self.send_now(net, a, step, epoch, b, tag, bytes);
+            self.send_now(net, s);
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn send_now(
-        &mut self,
-        net: &mut Net,
-        a: Rank,
-        step: u32,
-        epoch: u32,
-        b: Rank,
-        tag: u32,
-        bytes: u64,
-    ) {
+    fn send_now(&mut self, net: &mut Net, s: SendStep) {
+        let SendStep {
+            rank: a,
+            step,
+            epoch,
+            to: b,
+            tag,
+            bytes,
+        } = s;
         let wire = self.choice_of(a).1.wire_bytes(bytes);
         let id = self.queue_msg(a, b, tag, wire, MsgKind::Slotted);
         let c = &self.comm;
@@ -777,7 +795,7 @@ impl NcclRuntime {
             .expect("ordered connection");
         conn.freed += 1;
         if self.comm.server(src) == self.comm.server(dst) {
-            self.wake_sends(net, src, dst, tag);
+            self.wake_sends(net, (src, dst, tag));
         } else {
             self.wake_posts(net, (src, dst, tag));
         }
@@ -990,7 +1008,7 @@ impl Executor for NcclRuntime {
                     .get_mut(&(a, b, tag))
                     .expect("ordered connection")
                     .acked += 1;
-                self.wake_sends(net, a, b, tag);
+                self.wake_sends(net, (a, b, tag));
             }
             AppEvent::TcpWritable { .. } | AppEvent::TcpDelivered { .. } => {}
         }
