@@ -22,12 +22,24 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def _interrupt(cmd: list[str], wait_s: float, ready: str | None = None) -> tuple[subprocess.CompletedProcess, float]:
+def _interrupt(
+    cmd: list[str], wait_s: float, ready: str | None = None, ready_err: str | None = None
+) -> tuple[subprocess.CompletedProcess, float]:
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint)
     if ready is not None:
         assert p.stdout is not None
         line = p.stdout.readline()  # the script says when its run has begun
         assert line.strip() == ready, line
+    if ready_err is not None:
+        # Wait for the CLI's first progress line: on a loaded machine the
+        # imports alone can take longer than `wait_s`, and a signal then
+        # interrupts Python's start-up, not the run.
+        assert p.stderr is not None
+        lines = []
+        while not any(ready_err in x for x in lines):
+            line = p.stderr.readline()
+            assert line, "".join(lines)
+            lines.append(line)
     time.sleep(wait_s)
     t0 = time.monotonic()
     p.send_signal(signal.SIGINT)
@@ -36,7 +48,7 @@ def _interrupt(cmd: list[str], wait_s: float, ready: str | None = None) -> tuple
 
 
 def test_ctrl_c_stops_the_cli_with_exit_130_and_one_line() -> None:
-    r, took = _interrupt([sys.executable, "-m", "fabriclab.cli", *LONG], 2.0)
+    r, took = _interrupt([sys.executable, "-m", "fabriclab.cli", *LONG], 1.0, ready_err="simulated")
     assert r.returncode == 130, (r.returncode, r.stderr[-500:])
     assert took < 3.0, took
     assert r.stderr.splitlines()[-1] == "fabriclab: interrupted"

@@ -36,9 +36,10 @@
 //!     hop's transfer sharing the links max-min with the other channels'
 //!     transfers of the moment (a small fluid simulation of the fill);
 //!     then each rank takes the rest at the pace of the slowest hop before
-//!     it, but no rank runs more than `NCCL_STEPS` chunks ahead of the
-//!     next one (the buffer slots, as in the packet runtime), so the root
-//!     and the ranks before a slower hop end early, by that much.
+//!     it, but no further ahead of the next rank than the buffer slots of
+//!     the packet runtime allow (`NCCL_STEPS` chunks over NVLink, twice
+//!     that over the network: see `chain_ends`), so the root and the
+//!     ranks before a slower hop end early, by that much.
 //!
 //!   Without contention these are the detailed schedules' times; tests
 //!   compare the two.
@@ -478,15 +479,20 @@ struct ChainHops<'a> {
 /// chunk has gone on.
 ///
 /// Chunk k reaches rank p, unhindered, `k` chunk times after its first
-/// chunk, a chunk time being that of the slowest hop before p (ranks past
-/// the chain's slowest hop: the channel's `rate`). But a rank writes
-/// chunk k into the next rank's buffer (NVLink) or its own (network) only
-/// once chunk k - [`NCCL_STEPS`] has gone on to the next rank, and takes
-/// chunk k only once its chunk k - 1 is written: so rank p takes chunk k
-/// no earlier than rank p + 1 takes chunk k - [`NCCL_STEPS`] - 1, and a
-/// rank that would run ahead (the root, the ranks before a slower hop)
-/// waits for the ones after it. The root has its data at the start; over
-/// NVLink a rank's last write takes the hop's transfer.
+/// chunk (the last, smaller one in proportion), a chunk time being that of
+/// the slowest hop before p (ranks past the chain's slowest hop: the
+/// channel's `rate`). But a rank takes chunk k only once its chunk k - 1
+/// is written on, and it writes chunk j, as the packet runtime's buffer
+/// slots allow ([`NCCL_STEPS`] = 8):
+/// - over NVLink, into the next rank's slots, once that rank took chunk
+///   j - 8;
+/// - to the network, into its own slots, once the WRITE of chunk j - 8
+///   completed: that chunk reached the next rank, which its proxy posted
+///   only once the next rank took chunk j - 16.
+///
+/// So a rank that would run ahead (the root, the ranks before a slower
+/// hop) waits for the ones after it. The root has its data at the start;
+/// over NVLink a rank's last write takes the hop's transfer.
 fn chain_ends(
     comm: &Comm,
     order: &[Rank],
@@ -496,8 +502,8 @@ fn chain_ends(
     rate: f64,
     ends: &mut [f64],
 ) {
-    let chunks = (bytes / c).ceil().max(1.0) as i64;
-    let slots = NCCL_STEPS as i64;
+    let n = (bytes / c).ceil().max(1.0) as usize;
+    let slots = NCCL_STEPS as usize;
     let m = order.len();
     // The slowest hop, by its streaming chunk time.
     let slowest = (0..m - 1)
@@ -514,37 +520,57 @@ fn chain_ends(
             worst.min(c / rate)
         };
     }
-    // When rank p takes chunk k (none before the first: no wait).
-    let take = |mut p: usize, mut k: i64| -> f64 {
-        let mut t = f64::NEG_INFINITY;
-        while k >= 0 && p < m {
-            let own = if p == 0 {
-                0.0
-            } else {
-                hop.first_at[p] + k as f64 * tau[p]
-            };
-            t = t.max(own);
-            p += 1;
-            k -= slots + 1;
+    // When chunk k reaches rank p unhindered (the root has them all).
+    let reach = |p: usize, k: usize| -> f64 {
+        if p == 0 {
+            return 0.0;
         }
-        t
+        let done = if k + 1 == n {
+            bytes - c
+        } else {
+            (k as f64) * c
+        };
+        hop.first_at[p] + done / c * tau[p]
     };
-    for (p, &r) in order.iter().enumerate() {
-        let mut end = take(p, chunks - 1).max(0.0);
-        if let Some(&next) = order.get(p + 1) {
-            end = end.max(take(p + 1, chunks - 1 - slots));
-            // The kernel's write of its last chunk: over NVLink the hop's
-            // transfer; to the network a copy into its own buffer.
-            if comm.server(r) == comm.server(next) {
-                let write = hop.solo[p].max(c / hop.rate[p].max(EPS));
-                if p == 0 {
-                    end = end.max((chunks.min(slots) - 1) as f64 * write);
-                }
-                end += write;
+    // From the tail back: when rank p + 1 takes each chunk.
+    let mut next: Vec<f64> = Vec::new();
+    for p in (0..m).rev() {
+        let r = order[p];
+        let local = order
+            .get(p + 1)
+            .is_some_and(|&q| comm.server(r) == comm.server(q));
+        // When rank p may write chunk j on (none before: no wait).
+        let written = |j: usize| -> f64 {
+            if p + 1 == m || j < slots {
+                return f64::NEG_INFINITY;
             }
+            if local {
+                return next[j - slots];
+            }
+            let landed = reach(p + 1, j - slots);
+            match j.checked_sub(2 * slots) {
+                Some(i) => landed.max(next[i]),
+                None => landed,
+            }
+        };
+        let take: Vec<f64> = (0..n)
+            .map(|k| match k {
+                0 => reach(p, 0),
+                _ => reach(p, k).max(written(k - 1)),
+            })
+            .collect();
+        let mut end = take[n - 1].max(written(n - 1)).max(0.0);
+        if local {
+            // The kernel's write of its last chunk takes the hop's transfer.
+            let write = hop.solo[p].max(c / hop.rate[p].max(EPS));
+            if p == 0 {
+                end = end.max((n.min(slots) - 1) as f64 * write);
+            }
+            end += write;
         }
         let e = &mut ends[r as usize];
         *e = e.max(end);
+        next = take;
     }
 }
 

@@ -97,6 +97,9 @@ struct Msg {
     tag: u32,
     wire: u64,
     seq: u64,
+    /// Of a message that holds a slot: its index among those of its
+    /// connection.
+    slot: u64,
     proto: Protocol,
     algo: Algorithm,
     kind: MsgKind,
@@ -192,6 +195,9 @@ struct SendStep {
 struct Conn {
     /// Sequence number of the next message.
     sent: u64,
+    /// Messages written so far that hold a slot (NVLink SHARP's multicast
+    /// copies do not).
+    slots: u64,
     /// Sequence number of the next message to deliver.
     delivered: u64,
     /// Arrivals waiting for their turn.
@@ -217,7 +223,10 @@ pub struct NcclRuntime {
     default_proto: Protocol,
     ranks: Vec<RankState>,
     scheds: Vec<Rc<Prepared>>,
-    conns: HashMap<(u32, u32, u32), QpId>,
+    /// Per (sender NIC host, receiver NIC host, tag): the RC connection's
+    /// two QPs, the sender's end and the receiver's (which carries the
+    /// clear-to-send back).
+    conns: HashMap<(u32, u32, u32), (QpId, QpId)>,
     msgs: Vec<Option<Msg>>,
     free_msgs: Vec<u32>,
     conts: Vec<Option<Cont>>,
@@ -333,12 +342,14 @@ impl NcclRuntime {
                     ..
                 } = self;
                 let mut connect = |net: &mut Net, a: u32, b: u32, ch: u32| {
-                    *conns.entry((a, b, ch)).or_insert_with(|| {
-                        counters.qps += 2;
-                        net.connect(a, b, *me, *me, None)
-                            .expect("hosts of the communicator")
-                            .0
-                    })
+                    conns
+                        .entry((a, b, ch))
+                        .or_insert_with(|| {
+                            counters.qps += 2;
+                            net.connect(a, b, *me, *me, None)
+                                .expect("hosts of the communicator")
+                        })
+                        .0
                 };
                 let got = fluid::cost(net, comm, links, &call, &mut connect);
                 let Some(c) = got else {
@@ -595,7 +606,7 @@ impl NcclRuntime {
             return true;
         };
         let local = self.comm.server(key.0) == self.comm.server(key.1);
-        conn.sent < if local { conn.freed } else { conn.acked } + NCCL_STEPS
+        conn.slots < if local { conn.freed } else { conn.acked } + NCCL_STEPS
     }
 
     /// Start the send steps of connection `key` that have a slot now.
@@ -667,12 +678,17 @@ impl NcclRuntime {
         let o = self.order.entry((a, b, tag)).or_default();
         let seq = o.sent;
         o.sent += 1;
+        let slot = o.slots;
+        if kind == MsgKind::Slotted {
+            o.slots += 1;
+        }
         self.new_msg(Msg {
             src: a,
             dst: b,
             tag,
             wire,
             seq,
+            slot,
             proto,
             algo,
             kind,
@@ -700,9 +716,9 @@ impl NcclRuntime {
     /// the receiver has a slot for it (its clear-to-send came).
     fn post(&mut self, net: &mut Net, id: u32) {
         let m = self.msgs[id as usize].as_ref().expect("live message");
-        let (key, seq) = ((m.src, m.dst, m.tag), m.seq);
+        let (key, slot) = ((m.src, m.dst, m.tag), m.slot);
         let conn = self.order.get_mut(&key).expect("ordered connection");
-        if !conn.post_wait.is_empty() || seq >= conn.freed + NCCL_STEPS {
+        if !conn.post_wait.is_empty() || slot >= conn.freed + NCCL_STEPS {
             conn.post_wait.push_back(id);
             return;
         }
@@ -719,8 +735,8 @@ impl NcclRuntime {
             let Some(&id) = conn.post_wait.front() else {
                 return;
             };
-            let seq = self.msgs[id as usize].as_ref().expect("live message").seq;
-            if seq >= conn.freed + NCCL_STEPS {
+            let slot = self.msgs[id as usize].as_ref().expect("live message").slot;
+            if slot >= conn.freed + NCCL_STEPS {
                 return;
             }
             conn.post_wait.pop_front();
@@ -728,19 +744,14 @@ impl NcclRuntime {
         }
     }
 
-    /// The QP of this communicator from NIC host `ha` to `hb` for `tag`.
-    fn qp(&mut self, net: &mut Net, ha: u32, hb: u32, tag: u32) -> QpId {
-        match self.conns.get(&(ha, hb, tag)) {
-            Some(&q) => q,
-            None => {
-                let (qa, _) = net
-                    .connect(ha, hb, self.me, self.me, None)
-                    .expect("hosts of the communicator");
-                self.counters.qps += 2;
-                self.conns.insert((ha, hb, tag), qa);
-                qa
-            }
-        }
+    /// The RC connection of this communicator from NIC host `ha` to `hb`
+    /// for `tag`: its QP at `ha` and its QP at `hb`.
+    fn qp(&mut self, net: &mut Net, ha: u32, hb: u32, tag: u32) -> (QpId, QpId) {
+        *self.conns.entry((ha, hb, tag)).or_insert_with(|| {
+            self.counters.qps += 2;
+            net.connect(ha, hb, self.me, self.me, None)
+                .expect("hosts of the communicator")
+        })
     }
 
     /// The RDMA WRITE of message `id` between the NICs of
@@ -750,7 +761,7 @@ impl NcclRuntime {
         let m = self.msgs[id as usize].as_ref().expect("live message");
         let (ha, hb, _) = self.comm.net_path(m.src, m.dst);
         let (key, wire) = ((m.src, m.dst, m.tag), m.wire);
-        let qp = self.qp(net, ha, hb, key.2);
+        let qp = self.qp(net, ha, hb, key.2).0;
         self.inflight.entry(qp.0).or_default().push_back(key);
         net.post(qp, OpKind::Write, wire, id as u64)
             .expect("valid QP");
@@ -768,7 +779,8 @@ impl NcclRuntime {
     }
 
     /// The receiver's proxy sends the clear-to-send, from the receiver's
-    /// NIC back to the sender's.
+    /// NIC back to the sender's, on the receiver's end of the connection
+    /// (as the IB plugin writes into the sender's FIFO).
     fn send_cts(&mut self, net: &mut Net, src: Rank, dst: Rank, tag: u32) {
         let (ha, hb, _) = self.comm.net_path(src, dst);
         let id = self.new_msg(Msg {
@@ -777,11 +789,12 @@ impl NcclRuntime {
             tag,
             wire: CTS_BYTES,
             seq: 0,
+            slot: 0,
             proto: Protocol::Simple,
             algo: Algorithm::Ring,
             kind: MsgKind::Cts,
         });
-        let qp = self.qp(net, hb, ha, tag);
+        let qp = self.qp(net, ha, hb, tag).1;
         net.post_unsignaled(qp, OpKind::Write, CTS_BYTES, id as u64)
             .expect("valid QP");
     }
@@ -1028,5 +1041,42 @@ impl Executor for NcclRuntime {
 
     fn counters(&self) -> MpiCounters {
         self.counters.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::FabricSpec;
+    use crate::topology::Topology;
+
+    #[test]
+    fn copies_that_hold_no_slot_leave_the_slots_to_sends() {
+        // NVLink SHARP's multicast copies go out on the same (head, peer,
+        // channel) key as the ring's NVLink sends between those GPUs: ten
+        // of them must not use up the 8 slots, or the next ring call on
+        // the pair would wait for credits that never come.
+        let spec = FabricSpec::from_toml(
+            "transport = \"infiniband\"\n[gpu]\ngpus_per_server = 2\n\
+             [topology]\nkind = \"rail_optimized\"\nservers = 2\nspines = 1\nnic_gbps = 100\n",
+        )
+        .unwrap();
+        let net = Net::new(&spec, 1).unwrap();
+        let g = spec.gpu.clone().unwrap();
+        let comm = Comm::new(&Topology::build(&spec).unwrap(), &g, 1, 2).unwrap();
+        let mut rt = NcclRuntime::new(&net, comm, &g, Protocol::Simple, 0);
+        let key = (0, 1, 0);
+        for _ in 0..10 {
+            rt.queue_msg(0, 1, 0, 64, MsgKind::Free);
+        }
+        assert!(rt.has_slot(key));
+        for _ in 0..NCCL_STEPS {
+            rt.queue_msg(0, 1, 0, 64, MsgKind::Slotted);
+        }
+        assert!(!rt.has_slot(key), "8 sends fill the 8 slots");
+        rt.order.get_mut(&key).unwrap().freed += 1;
+        assert!(rt.has_slot(key), "one taken frees one");
+        // The copies kept their place in the connection's order.
+        assert_eq!(rt.order[&key].sent, 18);
     }
 }

@@ -7,7 +7,7 @@
 //! timed as a loop from each rank's exit of the barrier to the end of its
 //! last call (no synchronisation between the calls), time per call
 //! averaged over ranks (`-a 1`). (nccl-tests runs its warm-up calls once
-//! before all sizes; here they run before each size's sync call.) `size` is the larger per-rank buffer; algbw = size /
+//! before all sizes; here each size runs its own, after its sync call.) `size` is the larger per-rank buffer; algbw = size /
 //! time; busbw = algbw x the program's factor (`doc/PERFORMANCE.md`):
 //! 2(n-1)/n for all_reduce, (n-1)/n for all_gather, reduce_scatter and
 //! alltoall, 1 for broadcast, reduce and sendrecv. Sizes run from `-b` to
