@@ -616,7 +616,9 @@ fn first_chunks_through_chains(
         if moving.is_empty() && waiting.is_infinite() {
             return at;
         }
-        let mut caps = cap.clone();
+        // Only the links the moving transfers cross (a large fabric has
+        // many more), and each transfer's own cap.
+        let mut caps: HashMap<u32, f64> = HashMap::new();
         let dem: Vec<Vec<(u32, f64)>> = moving
             .iter()
             .enumerate()
@@ -625,6 +627,9 @@ fn first_chunks_through_chains(
                 let solo = (lat[i][j] - fixed[i][j]).max(EPS);
                 caps.insert(SOLO + k as u32, chunk[i] / solo);
                 let mut d = edge_dem[i][j].clone();
+                for &(res, _) in &d {
+                    caps.insert(res, cap[&res]);
+                }
                 d.push((SOLO + k as u32, 1.0));
                 d
             })
