@@ -354,7 +354,7 @@ pub fn cost(
             .filter(|&i| edge_dem[i].len() > j)
             .collect();
         let dem: Vec<Vec<(u32, f64)>> = who.iter().map(|&i| edge_dem[i][j].clone()).collect();
-        for (&i, r) in who.iter().zip(fill(&dem, &cap)) {
+        for (&i, r) in who.iter().zip(fill(&dem, &caps_of(&dem, &cap))) {
             hop_rate[i][j] = r;
         }
     }
@@ -616,24 +616,22 @@ fn first_chunks_through_chains(
         if moving.is_empty() && waiting.is_infinite() {
             return at;
         }
-        // Only the links the moving transfers cross (a large fabric has
-        // many more), and each transfer's own cap.
-        let mut caps: HashMap<u32, f64> = HashMap::new();
+        // Each transfer no faster than alone: a cap of its own.
+        let mut solo_caps: Vec<(u32, f64)> = Vec::new();
         let dem: Vec<Vec<(u32, f64)>> = moving
             .iter()
             .enumerate()
             .map(|(k, &i)| {
                 let j = hop[i];
                 let solo = (lat[i][j] - fixed[i][j]).max(EPS);
-                caps.insert(SOLO + k as u32, chunk[i] / solo);
+                solo_caps.push((SOLO + k as u32, chunk[i] / solo));
                 let mut d = edge_dem[i][j].clone();
-                for &(res, _) in &d {
-                    caps.insert(res, cap[&res]);
-                }
                 d.push((SOLO + k as u32, 1.0));
                 d
             })
             .collect();
+        let mut caps = caps_of(&dem, cap);
+        caps.extend(solo_caps);
         let rates = fill(&dem, &caps);
         if rates.iter().any(|&r| r <= 0.0) {
             // A link with no capacity: the caller gives up on the call.
@@ -738,6 +736,16 @@ fn first_chunk(p: &Pattern, lat: &[f64], out: f64) -> Vec<f64> {
             t
         }
     }
+}
+
+/// The capacities of the resources `demand` uses, out of `cap` (which a
+/// large fabric fills with many more); resources `cap` lacks are left out.
+fn caps_of(demand: &[Vec<(u32, f64)>], cap: &HashMap<u32, f64>) -> HashMap<u32, f64> {
+    demand
+        .iter()
+        .flatten()
+        .filter_map(|&(res, _)| cap.get(&res).map(|&c| (res, c)))
+        .collect()
 }
 
 /// Weighted max-min rates (data bytes per ps) of coflows with `demand`

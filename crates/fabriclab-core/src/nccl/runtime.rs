@@ -587,16 +587,8 @@ impl NcclRuntime {
     /// module's description), now or when one frees.
     fn send(&mut self, net: &mut Net, s: SendStep) {
         let key = (s.rank, s.to, s.tag);
-        if self
-            .order
-            .get(&key)
-            .is_some_and(|c| !c.kernel_wait.is_empty())
-            || !self.has_slot(key)
-        {
-            self.order.entry(key).or_default().kernel_wait.push_back(s);
-            return;
-        }
-        self.send_now(net, s);
+        self.order.entry(key).or_default().kernel_wait.push_back(s);
+        self.wake_sends(net, key);
     }
 
     /// Whether the sender of connection `key` may write its next message:
@@ -716,13 +708,10 @@ impl NcclRuntime {
     /// the receiver has a slot for it (its clear-to-send came).
     fn post(&mut self, net: &mut Net, id: u32) {
         let m = self.msgs[id as usize].as_ref().expect("live message");
-        let (key, slot) = ((m.src, m.dst, m.tag), m.slot);
+        let key = (m.src, m.dst, m.tag);
         let conn = self.order.get_mut(&key).expect("ordered connection");
-        if !conn.post_wait.is_empty() || slot >= conn.freed + NCCL_STEPS {
-            conn.post_wait.push_back(id);
-            return;
-        }
-        self.post_now(net, id);
+        conn.post_wait.push_back(id);
+        self.wake_posts(net, key);
     }
 
     /// Post the staged messages of connection `key` that have a slot at
