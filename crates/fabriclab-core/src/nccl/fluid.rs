@@ -17,8 +17,8 @@
 //!   fairly, each channel loading a link with the wire bytes (protocol
 //!   lines, packet headers) of every one of its edges that crosses it
 //!   (weighted progressive filling);
-//! - time: the call starts when its last rank calls it and ends, for
-//!   every rank, after NCCL's launch cost, the bytes of the busiest edge
+//! - time: the call starts when its last rank calls it (chains: see
+//!   below) and ends, for every rank, after NCCL's launch cost, the bytes of the busiest edge
 //!   at the channel's rate, and the latency of the dependency chain the
 //!   detailed schedules have (per hop: NVLink or PCIe, network and NIC
 //!   latency of one chunk, the protocol's per-hop cost, host staging
@@ -39,7 +39,10 @@
 //!     it, but no further ahead of the next rank than the buffer slots of
 //!     the packet runtime allow (`NCCL_STEPS` chunks over NVLink, twice
 //!     that over the network: see `chain_ends`), so the root and the
-//!     ranks before a slower hop end early, by that much.
+//!     ranks before a slower hop end early, by that much. These are the
+//!     times of a call every rank starts at once ([`ChainTimes`]); ranks
+//!     that start it at different times, as back-to-back calls do, end
+//!     it as [`super::chain_calls`] derives from them.
 //!
 //!   Without contention these are the detailed schedules' times; tests
 //!   compare the two.
@@ -63,10 +66,10 @@
 //! repairs during it are not seen; `nccl_tests` refuses background
 //! traffic and link failures with it); a channel's edges are not slowed
 //! one by one (a ring runs at the rate of its most loaded link, which is
-//! what the real ring's data dependencies impose); a call starts when its
-//! last rank calls it, so back-to-back calls do not overlap (on the packet
-//! core a chain's root starts its next call while the far ranks finish
-//! the last one).
+//! what the real ring's data dependencies impose); a call other than a
+//! chain starts when its last rank calls it, so back-to-back rings and
+//! trees do not overlap (their ranks end a call close together, so there
+//! is little to overlap).
 
 use super::coll::{CollCall, NcclColl};
 use super::comm::Comm;
@@ -116,6 +119,29 @@ pub struct FluidCost {
     /// Per network route: its ports, and the wire bytes and packets the
     /// call puts on them.
     pub ports: Vec<(Vec<u32>, u64, u64)>,
+    /// When every channel is a chain (Broadcast, Reduce) through every
+    /// rank: each chain's times, from which ranks that start the call at
+    /// different times end it ([`super::chain_calls`]). Empty otherwise.
+    pub chains: Vec<ChainTimes>,
+}
+
+/// One chain's times in a call that every rank starts at once, by
+/// position along the chain.
+#[derive(Clone, Debug, Default)]
+pub struct ChainTimes {
+    /// The ranks from the one the data starts at.
+    pub order: Vec<Rank>,
+    /// Each rank's position in `order`.
+    pub pos: Vec<u32>,
+    /// When each position is done, launch cost included.
+    pub end: Vec<Time>,
+    /// When the first chunk is complete at each position, after the
+    /// launch (the root's: zero).
+    pub first: Vec<Time>,
+    /// Whether the hop from each position to the next is NVLink.
+    pub local: Vec<bool>,
+    /// Chunks of the call on this chain.
+    pub chunks: u64,
 }
 
 /// How data enters a channel's pattern.
@@ -383,6 +409,7 @@ pub fn cost(
         .map(|d| nvls && d.iter().any(|&(res, _)| !nvlink(res) && full(res)))
         .collect();
     let mut ends = vec![0.0f64; n as usize];
+    let mut chains: Vec<ChainTimes> = Vec::new();
     for (i, (((_, p), rate), lat)) in pats.iter().zip(&rates).zip(&lats).enumerate() {
         if *rate <= 0.0 {
             return None;
@@ -409,7 +436,30 @@ pub fn cost(
                     .collect::<Vec<_>>(),
                 rate: &hop_rate[i],
             };
-            chain_ends(comm, order, &hop, bytes, c, *rate, &mut ends);
+            let at = chain_ends(comm, order, &hop, bytes, c, *rate);
+            for (&r, &e) in order.iter().zip(&at) {
+                ends[r as usize] = ends[r as usize].max(e);
+            }
+            chains.push(ChainTimes {
+                pos: {
+                    let mut pos = vec![u32::MAX; n as usize];
+                    for (p, &r) in order.iter().enumerate() {
+                        pos[r as usize] = p as u32;
+                    }
+                    pos
+                },
+                end: at
+                    .iter()
+                    .map(|&e| costs.launch + Time(e.ceil() as u64))
+                    .collect(),
+                first: first_at[i].iter().map(|&f| Time(f.ceil() as u64)).collect(),
+                local: order
+                    .windows(2)
+                    .map(|w| comm.server(w[0]) == comm.server(w[1]))
+                    .collect(),
+                chunks: (bytes / c).ceil().max(1.0) as u64,
+                order: order.clone(),
+            });
             continue;
         }
         let firsts = first_chunk(p, lat, c / rate);
@@ -461,6 +511,9 @@ pub fn cost(
         .map(|&e| costs.launch + Time(e.ceil() as u64))
         .collect();
     out.time = out.rank_end.iter().copied().max().unwrap_or(costs.launch);
+    if chains.len() == pats.len() && chains.iter().all(|c| c.order.len() == n as usize) {
+        out.chains = chains;
+    }
     Some(out)
 }
 
@@ -474,9 +527,9 @@ struct ChainHops<'a> {
     rate: &'a [f64],
 }
 
-/// When each rank of a chain (`order`, from the rank the data starts at)
-/// is done, into `ends`: once it has taken the last chunk and its own last
-/// chunk has gone on.
+/// When each position of a chain (`order`, from the rank the data starts
+/// at) is done: once it has taken the last chunk and its own last chunk
+/// has gone on.
 ///
 /// Chunk k reaches rank p, unhindered, `k` chunk times after its first
 /// chunk (the last, smaller one in proportion), a chunk time being that of
@@ -500,8 +553,7 @@ fn chain_ends(
     bytes: f64,
     c: f64,
     rate: f64,
-    ends: &mut [f64],
-) {
+) -> Vec<f64> {
     let n = (bytes / c).ceil().max(1.0) as usize;
     let slots = NCCL_STEPS as usize;
     let m = order.len();
@@ -534,6 +586,7 @@ fn chain_ends(
     };
     // From the tail back: when rank p + 1 takes each chunk.
     let mut next: Vec<f64> = Vec::new();
+    let mut ends = vec![0.0; m];
     for p in (0..m).rev() {
         let r = order[p];
         let local = order
@@ -568,10 +621,10 @@ fn chain_ends(
             }
             end += write;
         }
-        let e = &mut ends[r as usize];
-        *e = e.max(end);
+        ends[p] = end;
         next = take;
     }
+    ends
 }
 
 /// When the first chunk of every chain is complete at each of its

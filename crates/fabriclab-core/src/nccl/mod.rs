@@ -9,6 +9,7 @@
 //! interpreter proves NCCL's algorithms compute what NCCL promises, and
 //! the MPI layer's [`crate::mpi::program::Program`] times them.
 
+pub mod chain_calls;
 pub mod coll;
 pub mod comm;
 pub mod cut;

@@ -31,7 +31,10 @@
 //! On the flow backend, the calls given by
 //! [`NcclRuntime::set_fluid_calls`] are not run step by step: each of
 //! their channels is one fluid coflow ([`super::fluid`]), and every rank
-//! ends the call its cost after the last one started it.
+//! ends the call its cost after the last one started it; a chain call
+//! (Broadcast, Reduce) ends each rank's part from the ranks' own start
+//! times instead ([`super::chain_calls`]), so back-to-back calls overlap
+//! as they do here.
 //!
 //! - A connection's buffer has [`NCCL_STEPS`] slots of one message each
 //!   (NCCL's `NCCL_STEPS`; a chunk is at most one step), so a sender runs
@@ -56,6 +59,7 @@
 //! costs, NCCL's shared buffers for P2P operations (`NCCL_SHARED_STEPS`)
 //! and the slices within a step (a slot is freed whole).
 
+use super::chain_calls::ChainCalls;
 use super::coll::CollCall;
 use super::comm::Comm;
 use super::fluid::{self, FluidCost, GpuLinks};
@@ -245,6 +249,12 @@ pub struct NcclRuntime {
     fluid_cost: HashMap<u32, Rc<FluidCost>>,
     /// Ranks that started the current fluid call, with their epochs.
     fluid_started: Vec<(Rank, u32)>,
+    /// Per rank: fluid calls started so far (the index of its next).
+    fluid_calls: Vec<u64>,
+    /// Chain calls counted in `counters` so far.
+    fluid_accounted: u64,
+    /// Chain calls in progress.
+    chain_calls: ChainCalls,
     /// The servers' NVLink, PCIe and NVLink SHARP figures (the same the
     /// flow backend's coflows use).
     links: GpuLinks,
@@ -300,6 +310,9 @@ impl NcclRuntime {
             fluid: Vec::new(),
             fluid_cost: HashMap::new(),
             fluid_started: Vec::new(),
+            fluid_calls: vec![0; n],
+            fluid_accounted: 0,
+            chain_calls: ChainCalls::default(),
             links: GpuLinks {
                 nvlink_bpps: g.nvlink_gbps / 8.0 / 1e3,
                 nvlink_lat: Time::from_ns_f64(g.nvlink_latency_ns),
@@ -322,58 +335,89 @@ impl NcclRuntime {
         self.fluid = calls;
     }
 
-    /// Rank `rank` starts fluid call `call` (schedule `id`): once every
-    /// rank has, all of them end it after its cost.
+    /// Rank `rank` starts fluid call `call` (schedule `id`). A chain call
+    /// (Broadcast, Reduce) ends each rank's part from the ranks' own start
+    /// times ([`ChainCalls`]); any other call waits for every rank, then
+    /// ends each rank's part after its cost.
     fn start_fluid(&mut self, net: &mut Net, rank: Rank, id: SchedId, call: CollCall) {
         let epoch = self.ranks[rank as usize].epoch;
-        self.fluid_started.push((rank, epoch));
-        if self.fluid_started.len() < self.comm.n() as usize {
+        let k = self.fluid_calls[rank as usize];
+        self.fluid_calls[rank as usize] += 1;
+        let Some(cost) = self.fluid_cost_of(net, id, &call) else {
+            self.failed = true;
+            return;
+        };
+        if cost.chains.is_empty() {
+            self.fluid_started.push((rank, epoch));
+            if self.fluid_started.len() < self.comm.n() as usize {
+                return;
+            }
+            self.account_fluid(net, &cost);
+            for (rank, epoch) in std::mem::take(&mut self.fluid_started) {
+                let c = Cont::Done {
+                    rank,
+                    step: 0,
+                    epoch,
+                };
+                self.defer(net, cost.rank_end[rank as usize], c);
+            }
             return;
         }
-        let cost = match self.fluid_cost.get(&id) {
-            Some(c) => Rc::clone(c),
-            None => {
-                let Self {
-                    comm,
-                    conns,
-                    counters,
-                    me,
-                    links,
-                    ..
-                } = self;
-                let mut connect = |net: &mut Net, a: u32, b: u32, ch: u32| {
-                    conns
-                        .entry((a, b, ch))
-                        .or_insert_with(|| {
-                            counters.qps += 2;
-                            net.connect(a, b, *me, *me, None)
-                                .expect("hosts of the communicator")
-                        })
-                        .0
-                };
-                let got = fluid::cost(net, comm, links, &call, &mut connect);
-                let Some(c) = got else {
-                    self.failed = true;
-                    return;
-                };
-                let c = Rc::new(c);
-                self.fluid_cost.insert(id, Rc::clone(&c));
-                c
-            }
-        };
-        self.counters.net_bytes += cost.net_bytes;
-        self.counters.shm_bytes += cost.shm_bytes;
-        self.counters.eager_msgs += cost.msgs;
-        for (ports, wire, pkts) in &cost.ports {
-            net.flow_account(ports, *wire, *pkts);
+        if k >= self.fluid_accounted {
+            self.fluid_accounted = k + 1;
+            self.account_fluid(net, &cost);
         }
-        for (rank, epoch) in std::mem::take(&mut self.fluid_started) {
+        let now = net.now();
+        for (rank, epoch, at) in self.chain_calls.start(k, &cost, rank, epoch, now) {
             let c = Cont::Done {
                 rank,
                 step: 0,
                 epoch,
             };
-            self.defer(net, cost.rank_end[rank as usize], c);
+            self.defer(net, at - now, c);
+        }
+    }
+
+    /// The cost of fluid call `call` (schedule `id`), computed once.
+    fn fluid_cost_of(
+        &mut self,
+        net: &mut Net,
+        id: SchedId,
+        call: &CollCall,
+    ) -> Option<Rc<FluidCost>> {
+        if let Some(c) = self.fluid_cost.get(&id) {
+            return Some(Rc::clone(c));
+        }
+        let Self {
+            comm,
+            conns,
+            counters,
+            me,
+            links,
+            ..
+        } = self;
+        let mut connect = |net: &mut Net, a: u32, b: u32, ch: u32| {
+            conns
+                .entry((a, b, ch))
+                .or_insert_with(|| {
+                    counters.qps += 2;
+                    net.connect(a, b, *me, *me, None)
+                        .expect("hosts of the communicator")
+                })
+                .0
+        };
+        let c = Rc::new(fluid::cost(net, comm, links, call, &mut connect)?);
+        self.fluid_cost.insert(id, Rc::clone(&c));
+        Some(c)
+    }
+
+    /// Count what a fluid call moved.
+    fn account_fluid(&mut self, net: &mut Net, cost: &FluidCost) {
+        self.counters.net_bytes += cost.net_bytes;
+        self.counters.shm_bytes += cost.shm_bytes;
+        self.counters.eager_msgs += cost.msgs;
+        for (ports, wire, pkts) in &cost.ports {
+            net.flow_account(ports, *wire, *pkts);
         }
     }
 
