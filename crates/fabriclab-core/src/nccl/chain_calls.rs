@@ -20,8 +20,8 @@
 //!   ([`NCCL_STEPS`] chunks over NVLink, twice that over the network, as
 //!   in `fluid::chain_ends`): if the call has more chunks than the slots,
 //!   the next rank must start it, `s[p + 1] + E[p] - F[p + 1]`; if it has
-//!   fewer, the next rank must have ended the call that many slots back,
-//!   `e'[p + 1]` of call `q - ceil(slots / chunks)` on the same chain.
+//!   no more, the next rank must have ended the call the slots reach back
+//!   to, `e'[p + 1]` of call `q - ceil(slots / chunks)` on the same chain.
 //!
 //! Started together, every position ends at `E[p]`, the one-call cost.
 //! A rank's end is the latest over the chains (channels) through it.
@@ -49,8 +49,9 @@ struct Call {
     start: Vec<Option<(Time, u32)>>,
     /// Per chain, per position: when it ends.
     end: Vec<Vec<Option<Time>>>,
-    /// Per rank: chains through it not yet ended, and its latest end.
+    /// Per rank: chains through it not yet ended.
     left: Vec<u32>,
+    /// Per rank: its latest end over the chains ended so far.
     latest: Vec<Time>,
     /// Ranks whose end is known.
     done: u32,
@@ -120,9 +121,13 @@ impl ChainCalls {
                 work.push((k, ch, p + 1));
             }
             if p > 0 {
-                // Later calls of few chunks that wait for this end.
-                for (&k2, _) in self.calls.range(k + 1..=k + KEEP_CALLS) {
-                    work.push((k2, ch, p - 1));
+                // Later calls of few chunks on the same chain that wait
+                // for this end.
+                let cost = Rc::clone(&call.cost);
+                for (&k2, later) in self.calls.range(k + 1..=k + KEEP_CALLS) {
+                    if same_chain(&later.cost, &cost, ch) {
+                        work.push((k2, ch, p - 1));
+                    }
                 }
             }
         }
@@ -156,8 +161,7 @@ impl ChainCalls {
                 e = e.max(s_next.0 as i128 + diff(c.end[p], c.first[p + 1]));
             } else if let Some(back) = k.checked_sub(slots.div_ceil(c.chunks)) {
                 if let Some(old) = self.calls.get(&back) {
-                    let same = old.cost.chains.get(ch).is_some_and(|o| o.order == c.order);
-                    if same {
+                    if same_chain(&old.cost, &call.cost, ch) {
                         e = e.max(old.end[ch][p + 1]?.0 as i128);
                     }
                 }
@@ -182,6 +186,15 @@ impl ChainCalls {
     }
 }
 
+/// Whether chain `ch` of call `a` runs through the ranks of chain `ch` of
+/// call `b`, in the same order.
+fn same_chain(a: &Rc<FluidCost>, b: &Rc<FluidCost>, ch: usize) -> bool {
+    match (a.chains.get(ch), b.chains.get(ch)) {
+        (Some(x), Some(y)) => Rc::ptr_eq(a, b) || x.order == y.order,
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -199,6 +212,15 @@ mod tests {
                 local: vec![true, true],
                 chunks,
             }],
+            ..FluidCost::default()
+        })
+    }
+
+    /// A call with `chains` copies of the chain of [`cost`].
+    fn cost_of(chunks: u64, chains: usize) -> Rc<FluidCost> {
+        let one = cost(chunks).chains[0].clone();
+        Rc::new(FluidCost {
+            chains: vec![one; chains],
             ..FluidCost::default()
         })
     }
@@ -267,5 +289,25 @@ mod tests {
         let mut got = ends(calls.start(1, &c, 1, 0, Time::us(130)));
         got.sort();
         assert_eq!(got, [(0, 300), (1, 250)]);
+    }
+
+    #[test]
+    fn a_later_call_on_fewer_chains_waits_only_on_its_own() {
+        // A call on two chains, then one on a single chain (a channel with
+        // no data has none) that the root starts while rank 1 has not yet
+        // started the first: rank 1's ends of the first call, on both
+        // chains, concern only the second call's one chain.
+        let (two, one) = (cost_of(8, 2), cost_of(8, 1));
+        let mut calls = ChainCalls::default();
+        assert_eq!(ends(calls.start(0, &two, 0, 0, Time::ZERO)), [(0, 100)]);
+        // The root's call 1 waits for rank 1's end of call 0 (8 chunks
+        // fill the 8 slots).
+        assert_eq!(ends(calls.start(1, &one, 0, 0, Time::us(100))), []);
+        // Rank 1 starts call 0 at 100 us: it ends at 100 + 120, and the
+        // root's call 1 then at 220 (100 + 100 alone).
+        let mut got = ends(calls.start(0, &two, 1, 0, Time::us(100)));
+        got.sort();
+        assert_eq!(got, [(0, 220), (1, 220)]);
+        assert_eq!(ends(calls.start(0, &two, 2, 0, Time::us(100))), [(2, 250)]);
     }
 }

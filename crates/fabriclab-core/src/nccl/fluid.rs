@@ -18,12 +18,12 @@
 //!   lines, packet headers) of every one of its edges that crosses it
 //!   (weighted progressive filling);
 //! - time: the call starts when its last rank calls it (chains: see
-//!   below) and ends, for every rank, after NCCL's launch cost, the bytes of the busiest edge
-//!   at the channel's rate, and the latency of the dependency chain the
-//!   detailed schedules have (per hop: NVLink or PCIe, network and NIC
-//!   latency of one chunk, the protocol's per-hop cost, host staging
-//!   without GPUDirect, whose copies are also a resource of each NIC
-//!   host, out and in, at `pcie_gbps`):
+//!   below) and ends, for every rank, after NCCL's launch cost, the bytes
+//!   of the busiest edge at the channel's rate, and the latency of the
+//!   dependency chain the detailed schedules have (per hop: NVLink or
+//!   PCIe, network and NIC latency of one chunk, the protocol's per-hop
+//!   cost, host staging without GPUDirect, whose copies are also a
+//!   resource of each NIC host, out and in, at `pcie_gbps`):
 //!   - ring (every rank starts with data): each loop of the channel takes
 //!     its hops' latencies, so `bytes / rate + loops x hops x mean hop
 //!     latency`;
@@ -108,7 +108,8 @@ pub struct GpuLinks {
 pub struct FluidCost {
     /// From the last rank's start to the last rank's end.
     pub time: Time,
-    /// From the last rank's start to each rank's end.
+    /// From the last rank's start to each rank's end (for chains: when
+    /// every rank starts at once; see `chains`).
     pub rank_end: Vec<Time>,
     /// Data bytes that crossed the network.
     pub net_bytes: u64,

@@ -251,7 +251,7 @@ pub struct NcclRuntime {
     fluid_started: Vec<(Rank, u32)>,
     /// Per rank: fluid calls started so far (the index of its next).
     fluid_calls: Vec<u64>,
-    /// Chain calls counted in `counters` so far.
+    /// One past the index of the last chain call counted in `counters`.
     fluid_accounted: u64,
     /// Chain calls in progress.
     chain_calls: ChainCalls,
