@@ -436,21 +436,10 @@ fn without_gpudirect_the_host_copy_bounds_the_rate_on_both_backends() {
     }
 }
 
-/// nccl-tests' time of one Ring/Simple call of `bytes` (one channel, or
-/// NCCL's choice) on `servers` x `gpus` with 100G NICs.
+/// nccl-tests' time of `bytes` (Ring/Simple on one channel, or NCCL's
+/// choice) on `servers` x `gpus` with 100G NICs: the average of `iters`
+/// calls back to back.
 fn chain_time(
-    backend: &str,
-    test: &str,
-    servers: u32,
-    gpus: u32,
-    bytes: u64,
-    one_channel: bool,
-) -> f64 {
-    chain_time_of(backend, test, servers, gpus, bytes, one_channel, 1)
-}
-
-/// Like [`chain_time`], the average of `iters` calls back to back.
-fn chain_time_of(
     backend: &str,
     test: &str,
     servers: u32,
@@ -487,8 +476,8 @@ fn a_chains_root_runs_at_most_nccl_steps_chunks_ahead() {
     // averages the two: 12 (60) chunk times plus latencies (launch, PCIe,
     // the network hop: some 10-40 us), where a root unpaced by the buffer
     // slots would make it 8 (32) chunk times.
-    let small = chain_time("packet", "broadcast_perf", 2, 1, 8 << 20, true);
-    let large = chain_time("packet", "broadcast_perf", 2, 1, 32 << 20, true);
+    let small = chain_time("packet", "broadcast_perf", 2, 1, 8 << 20, true, 1);
+    let large = chain_time("packet", "broadcast_perf", 2, 1, 32 << 20, true, 1);
     for (t, chunks) in [(small, 12.0), (large, 60.0)] {
         let lat = t - chunks * CHUNK_US;
         assert!(
@@ -513,7 +502,7 @@ fn a_chain_forwards_its_chunks_in_order() {
     // the launch and PCIe latencies. A rank that staged a burst of chunks
     // last first (its proxy posting them in reverse) would hold each hop
     // for 8 chunk times: about 1,020 us.
-    let t = chain_time("packet", "broadcast_perf", 8, 1, 8 << 20, true);
+    let t = chain_time("packet", "broadcast_perf", 8, 1, 8 << 20, true, 1);
     let hand = (8.0 + 7.0 * 16.0 + 21.0) / 8.0 * CHUNK_US + 28.0 / 8.0 * 14.0;
     assert!(
         t > hand && t < hand * 1.05,
@@ -535,9 +524,9 @@ fn flow_backend_chains_overlap_back_to_back_calls() {
         ("broadcast_perf", 8, 8, 1 << 20),
         ("reduce_perf", 4, 4, 8 << 20),
     ] {
-        let packet = chain_time_of("packet", test, servers, gpus, bytes, false, 20);
-        let flow = chain_time_of("flow", test, servers, gpus, bytes, false, 20);
-        let again = chain_time_of("flow", test, servers, gpus, bytes, false, 20);
+        let packet = chain_time("packet", test, servers, gpus, bytes, false, 20);
+        let flow = chain_time("flow", test, servers, gpus, bytes, false, 20);
+        let again = chain_time("flow", test, servers, gpus, bytes, false, 20);
         assert_eq!(flow, again, "the same inputs give the same time");
         assert!(
             (flow / packet - 1.0).abs() < 0.06,
@@ -562,8 +551,8 @@ fn flow_backend_chains_agree_with_the_packet_core_on_one_call() {
         ("broadcast_perf", 8, 8, false),
         ("reduce_perf", 4, 4, false),
     ] {
-        let packet = chain_time("packet", test, servers, gpus, 8 << 20, one);
-        let flow = chain_time("flow", test, servers, gpus, 8 << 20, one);
+        let packet = chain_time("packet", test, servers, gpus, 8 << 20, one, 1);
+        let flow = chain_time("flow", test, servers, gpus, 8 << 20, one, 1);
         assert!(
             (flow / packet - 1.0).abs() < 0.08,
             "{test} {servers}x{gpus}: packet {packet:.1} us, flow {flow:.1} us"
