@@ -55,6 +55,7 @@ FORCED = [
     (1, "all_reduce", "Ring", "Simple"),
     (2, "all_reduce", "Ring", "Simple"),
     (4, "all_reduce", "Ring", "Simple"),
+    (2, "all_reduce", "Tree", "Simple"),
     (4, "all_reduce", "Tree", "Simple"),
     (2, "all_reduce", "Ring", "LL"),
     (4, "all_reduce", "Tree", "LL128"),
