@@ -2,18 +2,23 @@
 time of nccl-tests calls, as the Markdown tables of ``docs/nccl.md``
 ("The flow backend: rings and trees as coflows")::
 
-    python benches/nccl_cross_check.py            # both tables
+    python benches/nccl_cross_check.py            # the three tables
     python benches/nccl_cross_check.py --quick    # without 512 MiB
+    python benches/nccl_cross_check.py --only long
 
 The first table forces the algorithm and protocol on H100-like servers of
 8 GPUs with 400G InfiniBand NICs (2 timed calls, no warm-up, as
 ``tests/nccl.rs``); the second is Broadcast and Reduce as NCCL picks them
-on 100G NICs, one call and 20 back to back (nccl-tests' default ``-n``).
+on 100G NICs, one call and 20 back to back (nccl-tests' default ``-n``);
+the third, long chains: a 64 MiB Broadcast on 64 to 1,024 GPUs of
+``scenarios/h100_1024.fabric.toml``, a few calls back to back (about 1.5
+minutes, most of it the packet core on 1,024 GPUs).
 """
 
 from __future__ import annotations
 
 import argparse
+import pathlib
 import sys
 
 import fabriclab
@@ -68,20 +73,26 @@ FORCED = [
 
 CHAINS = [(2, 8), (4, 4), (8, 8)]
 
+# Long chains: (servers, timed calls) on the 1,024-GPU fabric.
+LONG = [(8, 1), (8, 5), (16, 1), (16, 5), (64, 1), (64, 5), (128, 1), (128, 2), (128, 5)]
+H100_1024 = str(pathlib.Path(__file__).resolve().parent.parent / "scenarios" / "h100_1024.fabric.toml")
+
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="leave out the 512 MiB column")
-    ap.add_argument("--only", choices=["forced", "chains"], help="print one of the two tables")
+    ap.add_argument("--only", choices=["forced", "chains", "long"], help="print one of the three tables")
     args = ap.parse_args()
     sizes = [8 << 10, 1 << 20, 64 << 20] + ([] if args.quick else [512 << 20])
     names = {8 << 10: "8 KiB", 1 << 20: "1 MiB", 8 << 20: "8 MiB", 64 << 20: "64 MiB", 512 << 20: "512 MiB"}
-    if args.only != "chains":
+    if args.only in (None, "forced"):
         forced(sizes, names)
-    if args.only == "forced":
-        return 0
-    print()
-    chains(names)
+        print()
+    if args.only in (None, "chains"):
+        chains(names)
+        print()
+    if args.only in (None, "long"):
+        long_chains()
     return 0
 
 
@@ -117,6 +128,15 @@ def chains(names: dict[int, str]) -> None:
                     f"| {test} | {servers} x {gpus} | {names[size]} | {algo} | {one:.3f} | {twenty:.3f} |",
                     flush=True,
                 )
+
+
+def long_chains() -> None:
+    print("| servers | calls | packet | flow | flow / packet |")
+    print("|---|---|---|---|---|")
+    for servers, calls in LONG:
+        packet = time_us("packet", "broadcast", H100_1024, servers, 64 << 20, calls)
+        flow = time_us("flow", "broadcast", H100_1024, servers, 64 << 20, calls)
+        print(f"| {servers} | {calls} | {packet:,.1f} | {flow:,.1f} | {flow / packet:.3f} |", flush=True)
 
 
 if __name__ == "__main__":
