@@ -69,6 +69,13 @@ pub struct ChainCalls {
 }
 
 impl ChainCalls {
+    /// Whether some rank has started call `k` and not every rank has
+    /// ended it yet (a call is forgotten only once every rank has ended
+    /// it, so a call not here is one nobody has started yet).
+    pub fn started(&self, k: u64) -> bool {
+        self.calls.contains_key(&k)
+    }
+
     /// Rank `rank` (epoch `epoch`) starts call `k` at `now`; `cost` has
     /// the call's chains. Returns the ranks whose end is now known, with
     /// their end (never before `now`).
@@ -182,7 +189,12 @@ impl ChainCalls {
             return;
         };
         let keep_from = open.unwrap_or(last + 1).saturating_sub(KEEP_CALLS);
-        self.calls = self.calls.split_off(&keep_from);
+        while let Some(old) = self.calls.first_entry() {
+            if *old.key() >= keep_from {
+                break;
+            }
+            old.remove();
+        }
     }
 }
 

@@ -251,8 +251,6 @@ pub struct NcclRuntime {
     fluid_started: Vec<(Rank, u32)>,
     /// Per rank: fluid calls started so far (the index of its next).
     fluid_calls: Vec<u64>,
-    /// One past the index of the last chain call counted in `counters`.
-    fluid_accounted: u64,
     /// Chain calls in progress.
     chain_calls: ChainCalls,
     /// The servers' NVLink, PCIe and NVLink SHARP figures (the same the
@@ -311,7 +309,6 @@ impl NcclRuntime {
             fluid_cost: HashMap::new(),
             fluid_started: Vec::new(),
             fluid_calls: vec![0; n],
-            fluid_accounted: 0,
             chain_calls: ChainCalls::default(),
             links: GpuLinks {
                 nvlink_bpps: g.nvlink_gbps / 8.0 / 1e3,
@@ -354,28 +351,27 @@ impl NcclRuntime {
             }
             self.account_fluid(net, &cost);
             for (rank, epoch) in std::mem::take(&mut self.fluid_started) {
-                let c = Cont::Done {
-                    rank,
-                    step: 0,
-                    epoch,
-                };
-                self.defer(net, cost.rank_end[rank as usize], c);
+                self.end_fluid(net, rank, epoch, cost.rank_end[rank as usize]);
             }
             return;
         }
-        if k >= self.fluid_accounted {
-            self.fluid_accounted = k + 1;
+        if !self.chain_calls.started(k) {
             self.account_fluid(net, &cost);
         }
         let now = net.now();
         for (rank, epoch, at) in self.chain_calls.start(k, &cost, rank, epoch, now) {
-            let c = Cont::Done {
-                rank,
-                step: 0,
-                epoch,
-            };
-            self.defer(net, at - now, c);
+            self.end_fluid(net, rank, epoch, at - now);
         }
+    }
+
+    /// Rank `rank` (epoch `epoch`) ends its fluid call `after` from now.
+    fn end_fluid(&mut self, net: &mut Net, rank: Rank, epoch: u32, after: Time) {
+        let c = Cont::Done {
+            rank,
+            step: 0,
+            epoch,
+        };
+        self.defer(net, after, c);
     }
 
     /// The cost of fluid call `call` (schedule `id`), computed once.
