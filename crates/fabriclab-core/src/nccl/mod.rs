@@ -18,6 +18,7 @@ pub mod nvlink;
 pub mod nvls;
 pub mod params;
 pub mod runtime;
+pub mod streams;
 pub mod tuning;
 
 pub use coll::{CollCall, NcclColl};

@@ -78,6 +78,12 @@ pub struct Group {
 /// when a transfer ends.
 pub struct NvLink<T> {
     servers: Vec<Server<T>>,
+    /// The server whose rates and timer wait for [`NvLink::settle`]
+    /// (after a tick).
+    held: Option<usize>,
+    /// Scratch of the progressive filling: per port its capacity left,
+    /// load and transfers not yet frozen; per transfer whether frozen.
+    scratch: (Vec<f64>, Vec<f64>, Vec<usize>, Vec<bool>),
     gpus: usize,
     /// Bytes per ps of one GPU's NVLink in one direction.
     port: f64,
@@ -95,6 +101,8 @@ impl<T: Copy> NvLink<T> {
                     gen: 0,
                 })
                 .collect(),
+            held: None,
+            scratch: Default::default(),
             gpus,
             port: per_gpu.as_bps() as f64 / 8.0 / 1e12,
         }
@@ -134,10 +142,15 @@ impl<T: Copy> NvLink<T> {
         let port = self.port;
         let sv = &mut self.servers[s];
         let n = sv.active.len();
-        let mut frozen = vec![false; n];
-        let mut res = vec![port; 2 * g];
-        let mut load = vec![0.0f64; 2 * g];
-        let mut cnt = vec![0usize; 2 * g];
+        let (res, load, cnt, frozen) = &mut self.scratch;
+        res.clear();
+        res.resize(2 * g, port);
+        load.clear();
+        load.resize(2 * g, 0.0);
+        cnt.clear();
+        cnt.resize(2 * g, 0);
+        frozen.clear();
+        frozen.resize(n, false);
         for x in &sv.active {
             for p in ports((x.srcs, x.dsts), g) {
                 load[p] += x.weight;
@@ -243,12 +256,18 @@ impl<T: Copy> NvLink<T> {
             left: bytes as f64,
             rate: 0.0,
         });
-        self.reschedule(net, app, s, flag);
+        if self.held != Some(s) {
+            self.reschedule(net, app, s, flag);
+        }
     }
 
     /// Handle a timer token (without `flag`); the transfers that ended are
-    /// appended to `done` in start order. Stale tokens are ignored.
-    pub fn tick(&mut self, net: &mut Net, app: u32, token: u64, flag: u64, done: &mut Vec<T>) {
+    /// appended to `done` in start order. Stale tokens are ignored. The
+    /// server's rates are recomputed by [`NvLink::settle`], which the
+    /// caller runs once it has started what follows the transfers that
+    /// ended (the next piece of a message, say): one progressive filling
+    /// for both.
+    pub fn tick(&mut self, net: &mut Net, token: u64, done: &mut Vec<T>) {
         let s = ((token >> GEN_BITS) & 0xff_ffff) as usize;
         if self.servers[s].gen & ((1 << GEN_BITS) - 1) != token & ((1 << GEN_BITS) - 1) {
             return;
@@ -264,6 +283,14 @@ impl<T: Copy> NvLink<T> {
                 i += 1;
             }
         }
-        self.reschedule(net, app, s, flag);
+        self.held = Some(s);
+    }
+
+    /// After [`NvLink::tick`]: recompute the rates of the servers it held
+    /// and set their next timers (tokens with `flag`).
+    pub fn settle(&mut self, net: &mut Net, app: u32, flag: u64) {
+        if let Some(s) = self.held.take() {
+            self.reschedule(net, app, s, flag);
+        }
     }
 }

@@ -5,7 +5,8 @@
 //!   peer's buffer over NVLink: a fluid transfer on the NVSwitch crossbar
 //!   ([`NvLink`]), after which the send step is done; the data is usable
 //!   at the receiver one NVLink latency and the protocol's per-hop cost
-//!   later.
+//!   later. With LL and LL128 the message goes in pieces, usable from the
+//!   first, which the receiver passes on as they come ([`Streams`]).
 //! - Between servers the kernel hands the data to the proxy (the send step
 //!   is done at once) and the NIC on the receiver's rail writes it into the
 //!   receiver's buffer with an RDMA WRITE on an RC QP of that channel
@@ -65,6 +66,7 @@ use super::comm::Comm;
 use super::fluid::{self, FluidCost, GpuLinks};
 use super::nvlink::{Group, NvLink};
 use super::params::{Algorithm, Costs, Protocol, NCCL_STEPS};
+use super::streams::{self, Streams, Taken};
 use crate::config::GpuSpec;
 use crate::mpi::program::Executor;
 use crate::mpi::runtime::{MpiCounters, SchedId};
@@ -107,6 +109,8 @@ struct Msg {
     proto: Protocol,
     algo: Algorithm,
     kind: MsgKind,
+    /// LL or LL128 over NVLink: its stream ([`Streams`]); else `NONE`.
+    stream: u32,
 }
 
 /// What a message carries.
@@ -146,6 +150,25 @@ enum Cont {
     },
     Arrive {
         msg: u32,
+    },
+    /// Try to send piece `k` of stream message `msg` (its send step's
+    /// gates may hold it).
+    SendPiece {
+        msg: u32,
+        step: u32,
+        epoch: u32,
+        k: u32,
+    },
+    /// NVLink moved piece `k` of stream message `msg`.
+    PieceDone {
+        msg: u32,
+        step: u32,
+        epoch: u32,
+        k: u32,
+    },
+    /// One more piece of stream `id` is in its receiver's buffer.
+    PieceIn {
+        id: u32,
     },
     /// The receiver of connection (src, dst, tag) consumed a message: its
     /// proxy sends the clear-to-send (network connections).
@@ -265,6 +288,9 @@ pub struct NcclRuntime {
     reads: HashMap<(Rank, u32), VecDeque<StepRef>>,
     groups: Vec<Option<GroupOp>>,
     free_groups: Vec<u32>,
+    /// LL and LL128 messages over NVLink still coming in, and the steps
+    /// that pass their lines on.
+    streams: Streams<Cont>,
 }
 
 impl NcclRuntime {
@@ -322,6 +348,7 @@ impl NcclRuntime {
             reads: HashMap::new(),
             groups: Vec::new(),
             free_groups: Vec::new(),
+            streams: Streams::default(),
         }
     }
 
@@ -459,7 +486,21 @@ impl NcclRuntime {
     fn start_step(&mut self, net: &mut Net, rank: Rank, step: u32, epoch: u32) {
         let pr = self.prepared(rank);
         let eb = pr.s.elem_bytes as u64;
-        match pr.s.ranks[rank as usize].steps[step as usize].op {
+        let op = pr.s.ranks[rank as usize].steps[step as usize].op;
+        // What leaves the GPU other than by its own NVLink stores needs
+        // the data whole: a send to another server, a switch operation.
+        let whole = match op {
+            Op::Send { to, .. } => self.comm.server(rank) != self.comm.server(to),
+            Op::SwitchSend { .. } | Op::SwitchReduce { .. } | Op::Multicast { .. } => true,
+            Op::Recv { .. } | Op::Reduce { .. } | Op::Copy { .. } | Op::Compute { .. } => false,
+        };
+        if whole {
+            if let Some(id) = self.streams.short(rank, step, 1, 1) {
+                self.streams.wait(id, Cont::Start { rank, step, epoch });
+                return;
+            }
+        }
+        match op {
             Op::Send { to, tag, src } => {
                 let s = SendStep {
                     rank,
@@ -474,10 +515,7 @@ impl NcclRuntime {
             Op::Recv { from, tag, .. } => {
                 let st = &mut self.ranks[rank as usize];
                 match st.arrived.get_mut(&(from, tag)).and_then(|q| q.pop_front()) {
-                    Some(id) => {
-                        self.take(net, id);
-                        self.step_done(net, rank, step, epoch);
-                    }
+                    Some(id) => self.receive(net, id, rank, step, epoch),
                     None => st.posted.entry((from, tag)).or_default().push_back(step),
                 }
             }
@@ -672,6 +710,17 @@ impl NcclRuntime {
         if sa == sb {
             self.counters.shm_msgs += 1;
             self.counters.shm_bytes += bytes;
+            if self.choice_of(a).1 != Protocol::Simple {
+                // LL and LL128: piece by piece, each usable at once.
+                let n = streams::pieces(wire);
+                let stream = self.streams.open(id, n);
+                self.msgs[id as usize]
+                    .as_mut()
+                    .expect("live message")
+                    .stream = stream;
+                self.send_piece(net, id, step, epoch, 0);
+                return;
+            }
             let what = Cont::NvDone {
                 msg: id,
                 step,
@@ -724,6 +773,7 @@ impl NcclRuntime {
             proto,
             algo,
             kind,
+            stream: NONE,
         })
     }
 
@@ -822,6 +872,7 @@ impl NcclRuntime {
             proto: Protocol::Simple,
             algo: Algorithm::Ring,
             kind: MsgKind::Cts,
+            stream: NONE,
         });
         let qp = self.qp(net, ha, hb, tag).1;
         net.post_unsignaled(qp, OpKind::Write, CTS_BYTES, id as u64)
@@ -880,10 +931,74 @@ impl NcclRuntime {
         match st.posted.get_mut(&(src, tag)).and_then(|q| q.pop_front()) {
             Some(step) => {
                 let epoch = st.epoch;
-                self.take(net, id);
-                self.step_done(net, dst, step, epoch);
+                self.receive(net, id, dst, step, epoch);
             }
             None => st.arrived.entry((src, tag)).or_default().push_back(id),
+        }
+    }
+
+    /// Receive step `step` of `rank` takes message `id`: at once if it is
+    /// in whole; at its first line if it is a stream still coming in (its
+    /// dependents start, gated on the stream; the receive ends, and its
+    /// slot frees, when the stream is in).
+    fn receive(&mut self, net: &mut Net, id: u32, rank: Rank, step: u32, epoch: u32) {
+        let stream = self.msgs[id as usize]
+            .as_ref()
+            .expect("live message")
+            .stream;
+        if stream == NONE || self.streams.is_in(stream) {
+            self.take(net, id);
+            self.step_done(net, rank, step, epoch);
+            return;
+        }
+        let t = Taken { rank, step, epoch };
+        self.streams.take(stream, t);
+        self.release_dependents(net, rank, step, epoch);
+    }
+
+    /// Piece `k` of stream message `msg` goes over NVLink once every gate
+    /// of its send step has as large a share of its own data in.
+    fn send_piece(&mut self, net: &mut Net, msg: u32, step: u32, epoch: u32, k: u32) {
+        let m = self.msgs[msg as usize].as_ref().expect("live message");
+        let (src, dst, wire) = (m.src, m.dst, m.wire);
+        let n = streams::pieces(wire);
+        if let Some(g) = self.streams.short(src, step, k + 1, n) {
+            let c = Cont::SendPiece {
+                msg,
+                step,
+                epoch,
+                k,
+            };
+            self.streams.wait(g, c);
+            return;
+        }
+        let c = &self.comm;
+        let (server, ga, gb) = (c.server(src), c.gpu(src), c.gpu(dst));
+        let what = Cont::PieceDone {
+            msg,
+            step,
+            epoch,
+            k,
+        };
+        let bytes = streams::piece_bytes(wire, k, n);
+        self.nvl
+            .start(net, self.me, server, ga, gb, bytes, what, TIMER_NVL);
+    }
+
+    /// One more piece of stream `id` is in: with the first its message
+    /// arrives; with the last the receive that took it ends (its slot is
+    /// free); what waited for the stream checks again.
+    fn piece_in(&mut self, net: &mut Net, id: u32) {
+        let p = self.streams.piece_in(id);
+        if p.first {
+            self.arrive(net, p.msg);
+        }
+        if let Some(t) = p.taken {
+            self.take(net, p.msg);
+            self.count_done(t.rank, t.epoch);
+        }
+        for c in p.waiters {
+            self.run_cont(net, c);
         }
     }
 
@@ -903,22 +1018,44 @@ impl NcclRuntime {
     }
 
     fn step_done(&mut self, net: &mut Net, rank: Rank, step: u32, epoch: u32) {
+        // The last step has no dependents: the rank is finished before
+        // anything else is started.
+        if self.ranks[rank as usize].left == 1 {
+            self.release_dependents(net, rank, step, epoch);
+            self.count_done(rank, epoch);
+        } else {
+            self.count_done(rank, epoch);
+            self.release_dependents(net, rank, step, epoch);
+        }
+    }
+
+    /// One more step of `rank`'s call is over; the call ends with its last.
+    fn count_done(&mut self, rank: Rank, epoch: u32) {
+        let st = &mut self.ranks[rank as usize];
+        debug_assert_eq!(st.epoch, epoch, "a step of an old call");
+        st.left -= 1;
+        if st.left == 0 {
+            st.sched = NONE;
+            self.finished.push(rank);
+        }
+    }
+
+    /// Start the dependents of `rank`'s `step` that wait for nothing else,
+    /// passing on the step's open gates ([`Streams`]).
+    fn release_dependents(&mut self, net: &mut Net, rank: Rank, step: u32, epoch: u32) {
         let st = &mut self.ranks[rank as usize];
         debug_assert_eq!(st.epoch, epoch, "a step of an old call");
         let pr = Rc::clone(&self.scheds[st.sched as usize]);
-        st.left -= 1;
+        let deps = &pr.dependents[rank as usize][step as usize];
         let mut ready = Vec::new();
-        for &d in &pr.dependents[rank as usize][step as usize] {
+        for &d in deps {
             let w = &mut st.waiting[d as usize];
             *w -= 1;
             if *w == 0 {
                 ready.push(d);
             }
         }
-        if st.left == 0 {
-            st.sched = NONE;
-            self.finished.push(rank);
-        }
+        self.streams.pass_on(rank, step, deps);
         for d in ready {
             self.start_step(net, rank, d, epoch);
         }
@@ -950,6 +1087,29 @@ impl NcclRuntime {
             }
             Cont::Post { msg } => self.post(net, msg),
             Cont::Arrive { msg } => self.arrive(net, msg),
+            Cont::SendPiece {
+                msg,
+                step,
+                epoch,
+                k,
+            } => self.send_piece(net, msg, step, epoch, k),
+            Cont::PieceDone {
+                msg,
+                step,
+                epoch,
+                k,
+            } => {
+                let m = self.msgs[msg as usize].as_ref().expect("live message");
+                let (src, n, stream) = (m.src, streams::pieces(m.wire), m.stream);
+                let d = self.links.nvlink_lat + Costs::of(m.algo, m.proto).nvlink_hop;
+                self.defer(net, d, Cont::PieceIn { id: stream });
+                if k + 1 < n {
+                    self.send_piece(net, msg, step, epoch, k + 1);
+                } else {
+                    self.step_done(net, src, step, epoch);
+                }
+            }
+            Cont::PieceIn { id } => self.piece_in(net, id),
             Cont::SendCts { src, dst, tag } => self.send_cts(net, src, dst, tag),
             Cont::Credit { src, dst, tag } => self.credit(net, src, dst, tag),
             Cont::GroupDone { id } => self.group_done(net, id),
@@ -1011,11 +1171,11 @@ impl Executor for NcclRuntime {
         match ev {
             AppEvent::Timer { token } if token & TIMER_NVL != 0 => {
                 let mut done = Vec::new();
-                self.nvl
-                    .tick(net, self.me, token & !TIMER_NVL, TIMER_NVL, &mut done);
+                self.nvl.tick(net, token & !TIMER_NVL, &mut done);
                 for c in done {
                     self.run_cont(net, c);
                 }
+                self.nvl.settle(net, self.me, TIMER_NVL);
             }
             AppEvent::Timer { token } => {
                 let c = self.conts[token as usize]
