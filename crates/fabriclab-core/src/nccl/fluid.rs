@@ -31,6 +31,10 @@
 //!     at each hop, so the pipeline fills in `hops x chunk / rate` plus
 //!     the latencies along the deepest path, up and back down, then
 //!     streams `bytes / rate`;
+//!   - with LL and LL128 an NVLink hop passes on a piece of the chunk
+//!     (`super::streams`), not all of it, before the next hop starts,
+//!     except into a rank that sends on over the network; the rest of
+//!     the chunk streams behind the first piece (rings, trees, chains);
 //!   - chain (Broadcast, Reduce; data enters at one end): the channels'
 //!     first chunks are followed hop by hop, all channels at once, each
 //!     hop's transfer sharing the links max-min with the other channels'
@@ -69,12 +73,15 @@
 //! what the real ring's data dependencies impose); a call other than a
 //! chain starts when its last rank calls it, so back-to-back rings and
 //! trees do not overlap (their ranks end a call close together, so there
-//! is little to overlap).
+//! is little to overlap); with LL and LL128 a chain's fill follows each
+//! channel's first piece alone, the rest of its chunk right behind it
+//! does not load the ports the other channels' first pieces cross.
 
 use super::coll::{CollCall, NcclColl};
 use super::comm::Comm;
 use super::cut::{chunk, pieces};
 use super::params::{Algorithm, Costs, Protocol, NCCL_STEPS};
+use super::streams;
 use crate::mpi::sched::Rank;
 use crate::net::{Net, QpId};
 use crate::units::Time;
@@ -212,6 +219,10 @@ pub fn cost(
     let mut cap: HashMap<u32, f64> = HashMap::new();
     let mut demand: Vec<Vec<(u32, f64)>> = Vec::new();
     let mut lats: Vec<Vec<f64>> = Vec::new();
+    // Per channel and edge: the data bytes of a chunk that must be in
+    // before the next hop may start on it (the whole chunk, or with LL
+    // and LL128 over NVLink one piece of it: `super::streams`).
+    let mut units: Vec<Vec<f64>> = Vec::new();
     // NVLS-Tree: each stage's demand alone (the switch's reduction, the
     // tree's up edges, its down edges, the multicast) and each edge's
     // latency without its chunk's transfer.
@@ -244,8 +255,14 @@ pub fn cost(
         let pf = proto_wire as f64 / c_bytes as f64;
         let edge_bytes = p.bytes * eb;
         let chunks = edge_bytes.div_ceil(c_bytes);
+        let n_pieces = if call.proto == Protocol::Simple {
+            1.0
+        } else {
+            streams::pieces(proto_wire) as f64
+        };
         let mut d: HashMap<u32, f64> = HashMap::new();
         let mut lat = Vec::with_capacity(p.edges.len());
+        let mut unit = Vec::with_capacity(p.edges.len());
         for (ei, &(a, b)) in p.edges.iter().enumerate() {
             if chain {
                 eds.push(Vec::new());
@@ -275,10 +292,12 @@ pub fn cost(
             // A chunk alone on the hop: at its slowest resource's rate.
             let nvl_solo = proto_wire as f64 / links.nvlink_bpps;
             if sa == sb {
-                lat.push((links.nvlink_lat + costs.nvlink_hop).0 as f64 + nvl_solo);
+                lat.push((links.nvlink_lat + costs.nvlink_hop).0 as f64 + nvl_solo / n_pieces);
                 fx.push((links.nvlink_lat + costs.nvlink_hop).0 as f64);
+                unit.push(c_bytes as f64 / n_pieces);
                 continue;
             }
+            unit.push(c_bytes as f64);
             let mut l = 0.0;
             let mut f = 0.0;
             if pxn {
@@ -365,8 +384,20 @@ pub fn cost(
                     .map_or_else(Vec::new, |m| sorted(std::mem::take(m))),
             );
         }
+        // A hop that needs the chunk whole after one that passed it on
+        // piece by piece waits for the rest of it.
+        if n_pieces > 1.0 {
+            // A hop into a rank that sends on over the network (or PXN)
+            // must bring the chunk in whole before that hop starts.
+            let rest = proto_wire as f64 / links.nvlink_bpps * (1.0 - 1.0 / n_pieces);
+            for e in before_whole(&p.shape, &unit, c_bytes as f64) {
+                unit[e] = c_bytes as f64;
+                lat[e] += rest;
+            }
+        }
         lats.push(lat);
         fixed.push(fx);
+        units.push(unit);
         edge_dem.push(eds);
     }
     let rates = fill(&demand, &cap);
@@ -385,8 +416,7 @@ pub fn cost(
             hop_rate[i][j] = r;
         }
     }
-    let chunk_bytes: Vec<f64> = pats.iter().map(|(_, p)| (p.chunk * eb) as f64).collect();
-    let first_at = first_chunks_through_chains(&edge_dem, &lats, &fixed, &chunk_bytes, &cap);
+    let first_at = first_chunks_through_chains(&edge_dem, &lats, &fixed, &units, &cap);
     let stage_rates: Vec<Vec<f64>> = if nvls {
         phases.iter().map(|d| fill(d, &cap)).collect()
     } else {
@@ -436,8 +466,9 @@ pub fn cost(
                     .map(|(l, f)| l - f)
                     .collect::<Vec<_>>(),
                 rate: &hop_rate[i],
+                unit: &units[i],
             };
-            let at = chain_ends(comm, order, &hop, bytes, c, *rate);
+            let (at, first) = chain_ends(comm, order, &hop, bytes, c, *rate);
             for (&r, &e) in order.iter().zip(&at) {
                 ends[r as usize] = ends[r as usize].max(e);
             }
@@ -453,7 +484,7 @@ pub fn cost(
                     .iter()
                     .map(|&e| costs.launch + Time(e.ceil() as u64))
                     .collect(),
-                first: first_at[i].iter().map(|&f| Time(f.ceil() as u64)).collect(),
+                first: first.iter().map(|&f| Time(f.ceil() as u64)).collect(),
                 local: order
                     .windows(2)
                     .map(|w| comm.server(w[0]) == comm.server(w[1]))
@@ -503,8 +534,11 @@ pub fn cost(
             ends.iter_mut().for_each(|e| *e = e.max(t));
             continue;
         }
-        for (end, at) in ends.iter_mut().zip(firsts) {
-            *end = end.max(at + stream);
+        // With LL and LL128 over NVLink the first piece is in at `at`,
+        // the rest of the chunk streams behind it.
+        for (r, (end, at)) in ends.iter_mut().zip(firsts).enumerate() {
+            let behind = (c - unit_in(&p.shape, &units[i], r).unwrap_or(c)) / rate;
+            *end = end.max(at + stream + behind);
         }
     }
     out.rank_end = ends
@@ -526,6 +560,9 @@ struct ChainHops<'a> {
     first_at: &'a [f64],
     solo: &'a [f64],
     rate: &'a [f64],
+    /// Data bytes of a chunk each hop needs in before the next starts
+    /// (a piece with LL and LL128 over NVLink, else the chunk).
+    unit: &'a [f64],
 }
 
 /// When each position of a chain (`order`, from the rank the data starts
@@ -546,7 +583,9 @@ struct ChainHops<'a> {
 ///
 /// So a rank that would run ahead (the root, the ranks before a slower
 /// hop) waits for the ones after it. The root has its data at the start;
-/// over NVLink a rank's last write takes the hop's transfer.
+/// over NVLink a rank's last write takes the hop's transfer (of a piece,
+/// with LL and LL128, whose chunks stream in behind their first piece).
+/// Also returns when the first chunk is complete at each position.
 fn chain_ends(
     comm: &Comm,
     order: &[Rank],
@@ -554,7 +593,7 @@ fn chain_ends(
     bytes: f64,
     c: f64,
     rate: f64,
-) -> Vec<f64> {
+) -> (Vec<f64>, Vec<f64>) {
     let n = (bytes / c).ceil().max(1.0) as usize;
     let slots = NCCL_STEPS as usize;
     let m = order.len();
@@ -573,6 +612,22 @@ fn chain_ends(
             worst.min(c / rate)
         };
     }
+    // When the first chunk is complete at rank p: its first piece (or
+    // all of it) came at `first_at`, the rest streams behind at the pace
+    // of the hops that passed it on piece by piece since the last rank
+    // that had it whole.
+    let mut first = vec![0.0; m];
+    let mut pace = f64::INFINITY;
+    for (p, f) in first.iter_mut().enumerate().skip(1) {
+        let u = hop.unit[p - 1];
+        *f = hop.first_at[p];
+        if u < c {
+            pace = pace.min(hop.rate[p - 1]);
+            *f += (c - u) / pace.max(EPS);
+        } else {
+            pace = f64::INFINITY;
+        }
+    }
     // When chunk k reaches rank p unhindered (the root has them all).
     let reach = |p: usize, k: usize| -> f64 {
         if p == 0 {
@@ -583,7 +638,7 @@ fn chain_ends(
         } else {
             (k as f64) * c
         };
-        hop.first_at[p] + done / c * tau[p]
+        first[p] + done / c * tau[p]
     };
     // From the tail back: when rank p + 1 takes each chunk.
     let mut next: Vec<f64> = Vec::new();
@@ -615,17 +670,19 @@ fn chain_ends(
             .collect();
         let mut end = take[n - 1].max(written(n - 1)).max(0.0);
         if local {
-            // The kernel's write of its last chunk takes the hop's transfer.
-            let write = hop.solo[p].max(c / hop.rate[p].max(EPS));
+            // The kernel's write of its last chunk (piece) takes the hop's
+            // transfer; the root writes its first chunks whole, back to back.
+            let write = hop.solo[p].max(hop.unit[p] / hop.rate[p].max(EPS));
             if p == 0 {
-                end = end.max((n.min(slots) - 1) as f64 * write);
+                let chunk_write = write * c / hop.unit[p].max(EPS);
+                end = end.max(n.min(slots) as f64 * chunk_write - write);
             }
             end += write;
         }
         ends[p] = end;
         next = take;
     }
-    ends
+    (ends, first)
 }
 
 /// When the first chunk of every chain is complete at each of its
@@ -633,13 +690,15 @@ fn chain_ends(
 /// transfer shares the links with the other channels' transfers running
 /// at the same time (max-min, on each edge's own demand `edge_dem` and
 /// no faster than alone: `lat - fixed`, which counts PXN's two legs),
-/// then the hop's latency (`fixed`) passes. Patterns that are not chains
-/// (no `edge_dem`) get an empty list.
+/// then the hop's latency (`fixed`) passes. Each hop moves its `unit` of
+/// the chunk before the next starts: the whole chunk, or with LL and LL128
+/// over NVLink its first piece (then the times are the first piece's).
+/// Patterns that are not chains (no `edge_dem`) get an empty list.
 fn first_chunks_through_chains(
     edge_dem: &[Vec<Vec<(u32, f64)>>],
     lat: &[Vec<f64>],
     fixed: &[Vec<f64>],
-    chunk: &[f64],
+    unit: &[Vec<f64>],
     cap: &HashMap<u32, f64>,
 ) -> Vec<Vec<f64>> {
     /// A transfer's own cap (its solo time) is a resource of its own.
@@ -660,7 +719,7 @@ fn first_chunks_through_chains(
     let mut left: Vec<Option<f64>> = edge_dem
         .iter()
         .enumerate()
-        .map(|(i, e)| (!e.is_empty()).then_some(chunk[i]))
+        .map(|(i, e)| (!e.is_empty()).then(|| unit[i][0]))
         .collect();
     let mut until = vec![f64::INFINITY; edge_dem.len()];
     let mut now = 0.0;
@@ -678,7 +737,7 @@ fn first_chunks_through_chains(
             .map(|(k, &i)| {
                 let j = hop[i];
                 let solo = (lat[i][j] - fixed[i][j]).max(EPS);
-                solo_caps.push((SOLO + k as u32, chunk[i] / solo));
+                solo_caps.push((SOLO + k as u32, unit[i][j] / solo));
                 let mut d = edge_dem[i][j].clone();
                 d.push((SOLO + k as u32, 1.0));
                 d
@@ -700,7 +759,7 @@ fn first_chunks_through_chains(
         now += step;
         for (&i, &r) in moving.iter().zip(&rates) {
             let l = left[i].unwrap_or(0.0) - r * step;
-            if l <= chunk[i] * 1e-9 {
+            if l <= unit[i][hop[i]] * 1e-9 {
                 left[i] = None;
                 until[i] = now + fixed[i][hop[i]];
             } else {
@@ -713,10 +772,68 @@ fn first_chunks_through_chains(
                 hop[i] += 1;
                 at[i][hop[i]] = now;
                 if hop[i] < edge_dem[i].len() {
-                    left[i] = Some(chunk[i]);
+                    left[i] = Some(unit[i][hop[i]]);
                 }
             }
         }
+    }
+}
+
+/// The edges before edge `e` of a pattern: the hops whose data it
+/// carries on (a ring's previous hop, a chain's, the children's edges up
+/// into a rank, the edge down into its parent or, below the root, the
+/// root's children's edges up).
+fn before(shape: &Shape, edges: usize, e: usize) -> Vec<usize> {
+    match shape {
+        Shape::Ring { .. } => vec![(e + edges - 1) % edges],
+        Shape::Chain { .. } => e.checked_sub(1).into_iter().collect(),
+        Shape::Tree { parent, up, down } => {
+            let ups_into = |q: usize| -> Vec<usize> {
+                (0..parent.len())
+                    .filter(|&c| parent[c] == Some(q as Rank))
+                    .map(|c| up[c])
+                    .collect()
+            };
+            if let Some(r) = up.iter().position(|&x| x == e) {
+                return ups_into(r);
+            }
+            let Some(r) = down.iter().position(|&x| x == e) else {
+                return Vec::new();
+            };
+            let q = parent[r].expect("an edge down has a parent") as usize;
+            match parent[q] {
+                Some(_) => vec![down[q]],
+                None => ups_into(q),
+            }
+        }
+    }
+}
+
+/// The edges that pass chunks on piece by piece (`unit` < `c`) into a
+/// rank whose next hop needs the chunk whole.
+fn before_whole(shape: &Shape, unit: &[f64], c: f64) -> Vec<usize> {
+    let mut out: Vec<usize> = (0..unit.len())
+        .filter(|&e| unit[e] >= c)
+        .flat_map(|e| before(shape, unit.len(), e))
+        .filter(|&b| unit[b] < c)
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// The unit of the edge a tree's rank `r` gets its result by (down from
+/// its parent; the root: up from a child), if any.
+fn unit_in(shape: &Shape, unit: &[f64], r: usize) -> Option<f64> {
+    let Shape::Tree { parent, up, down } = shape else {
+        return None;
+    };
+    match parent[r] {
+        Some(_) => unit.get(down[r]).copied(),
+        None => (0..parent.len())
+            .filter(|&c| parent[c] == Some(r as Rank))
+            .map(|c| unit[up[c]])
+            .reduce(f64::max),
     }
 }
 
