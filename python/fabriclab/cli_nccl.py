@@ -19,11 +19,13 @@ def add_parser(sub: Any) -> None:
             "nccl-tests on the simulated fabric: NCCL's Ring, Tree, NVLS and NVLS-Tree collectives over NVLink inside each "
             "server and RDMA between servers (the fabric needs a [gpu] section, e.g. h100-rail-ib), with the "
             "algorithm and protocol NCCL 2.22's tuning model picks (NVLS where the servers "
-            "have NVLink SHARP, gpu.nvls), each connection with NCCL's 8 buffer slots. Not modelled: "
-            "CollNet and PAT, GPU compute contention, the slices within a slot. With --backend flow, calls "
-            "across servers run as one fluid coflow per channel (max-min shares, no messages; refuses "
-            "background traffic and link failures); within 3 % of the packet core on large ring calls and "
-            "5 % on Broadcast and Reduce, trees up to 25 % apart on some fabrics (docs/nccl.md)."
+            "have NVLink SHARP, gpu.nvls), each connection with NCCL's 8 buffer slots; LL and LL128 pass "
+            "data on over NVLink in eighths of a step as it comes. Not modelled: CollNet and PAT, GPU compute "
+            "contention, the slices within a Simple step, LL's line-by-line forwarding below an eighth of a "
+            "step. With --backend flow, calls across servers run as one fluid coflow per channel (max-min "
+            "shares, no messages; refuses background traffic and link failures); within 3 % of the packet "
+            "core on large ring calls, 10 % on Broadcast and Reduce (up to 18 % faster on chains of 64-512 "
+            "GPUs), trees up to 25 % apart on some fabrics (docs/nccl.md)."
         ),
     )
     p.add_argument("test", metavar="PROGRAM", help=" ".join(gpu.NCCL_TESTS))
