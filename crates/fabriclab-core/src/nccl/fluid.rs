@@ -674,8 +674,12 @@ fn chain_ends(
             // transfer; the root writes its first chunks whole, back to back.
             let write = hop.solo[p].max(hop.unit[p] / hop.rate[p].max(EPS));
             if p == 0 {
-                let chunk_write = write * c / hop.unit[p].max(EPS);
-                end = end.max(n.min(slots) as f64 * chunk_write - write);
+                let ahead = n.min(slots) as f64;
+                end = end.max(if hop.unit[p] >= c {
+                    (ahead - 1.0) * write
+                } else {
+                    ahead * write * c / hop.unit[p] - write
+                });
             }
             end += write;
         }
