@@ -81,7 +81,13 @@ trap finish EXIT
 
 echo "1/3 instrumented build"
 stage=instrumented
-RUSTFLAGS=$(flags "-Cprofile-generate=$work/raw") pip_install
+# Without loop vectorisation: rustc 1.95's LLVM 22 crashes (SIGSEGV in
+# LoopVectorizationPlanner::tryToBuildVPlanWithVPRecipes) on the
+# instrumented fat-LTO build of the extension since the NCCL runtime's
+# streams (nccl/streams.rs, 2026-11-28); the plain and the final builds
+# compile. The counters are inserted before vectorisation, so the profile
+# still fits the final build.
+RUSTFLAGS=$(flags "-Cprofile-generate=$work/raw -Cllvm-args=-vectorize-loops=false") pip_install
 
 echo "2/3 training runs"
 # The package just installed, whatever `fabriclab` PATH finds; each run's
