@@ -207,11 +207,6 @@ impl<C> Streams<C> {
             }
         }
     }
-
-    /// Streams not yet in (none once a run is over).
-    pub fn open_streams(&self) -> usize {
-        self.live.len()
-    }
 }
 
 #[cfg(test)]
@@ -257,7 +252,7 @@ mod tests {
         assert!(s.is_in(a));
         assert_eq!(s.short(3, 0, 2, 2), None);
         assert!(s.gates.is_empty(), "closed gates are dropped");
-        assert_eq!(s.open_streams(), 0);
+        assert!(s.live.is_empty(), "no stream left open");
     }
 
     #[test]
