@@ -85,7 +85,8 @@ use super::streams;
 use crate::mpi::sched::Rank;
 use crate::net::{Net, QpId};
 use crate::units::Time;
-use std::collections::HashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 
 /// NVLink resources are numbered from here (network ports below).
 const NVL: u32 = 1 << 31;
@@ -416,7 +417,14 @@ pub fn cost(
             hop_rate[i][j] = r;
         }
     }
-    let first_at = first_chunks_through_chains(&edge_dem, &lats, &fixed, &units, &cap);
+    // Behind its first chunk, each channel streams the rest of its data
+    // at its rate through the hops that chunk has passed.
+    let behind: Vec<(f64, f64)> = pats
+        .iter()
+        .zip(&rates)
+        .map(|((_, p), &r)| (r, (p.bytes * eb) as f64))
+        .collect();
+    let first_at = first_chunks_through_chains(&edge_dem, &lats, &fixed, &units, &behind, &cap);
     let stage_rates: Vec<Vec<f64>> = if nvls {
         phases.iter().map(|d| fill(d, &cap)).collect()
     } else {
@@ -697,16 +705,27 @@ fn chain_ends(
 /// then the hop's latency (`fixed`) passes. Each hop moves its `unit` of
 /// the chunk before the next starts: the whole chunk, or with LL and LL128
 /// over NVLink its first piece (then the times are the first piece's).
+/// Once a channel's first chunk (or piece) has crossed a hop, the rest
+/// of the channel's data streams through that hop behind it at the
+/// channel's rate (`behind`: rate, data bytes), until it is all through:
+/// a first chunk that reaches a port other channels already stream
+/// through gets what those streams leave, and no less than its max-min
+/// share beside them ([`stream_room`]).
 /// Patterns that are not chains (no `edge_dem`) get an empty list.
 fn first_chunks_through_chains(
     edge_dem: &[Vec<Vec<(u32, f64)>>],
     lat: &[Vec<f64>],
     fixed: &[Vec<f64>],
     unit: &[Vec<f64>],
+    behind: &[(f64, f64)],
     cap: &HashMap<u32, f64>,
 ) -> Vec<Vec<f64>> {
     /// A transfer's own cap (its solo time) is a resource of its own.
     const SOLO: u32 = u32::MAX - (1 << 20);
+    // Per resource: the streams' load (bytes per ps) and how many there
+    // are; the streams by end time (non-negative times order as bits).
+    let mut load: HashMap<u32, (f64, u32)> = HashMap::new();
+    let mut ending: BinaryHeap<Reverse<(u64, usize, usize)>> = BinaryHeap::new();
     let mut at: Vec<Vec<f64>> = edge_dem
         .iter()
         .map(|e| {
@@ -733,6 +752,9 @@ fn first_chunks_through_chains(
         if moving.is_empty() && waiting.is_infinite() {
             return at;
         }
+        let stream_end = ending
+            .peek()
+            .map_or(f64::INFINITY, |Reverse((t, _, _))| f64::from_bits(*t));
         // Each transfer no faster than alone: a cap of its own.
         let mut solo_caps: Vec<(u32, f64)> = Vec::new();
         let dem: Vec<Vec<(u32, f64)>> = moving
@@ -748,6 +770,7 @@ fn first_chunks_through_chains(
             })
             .collect();
         let mut caps = caps_of(&dem, cap);
+        stream_room(&mut caps, &dem, &load);
         caps.extend(solo_caps);
         let rates = fill(&dem, &caps);
         if rates.iter().any(|&r| r <= 0.0) {
@@ -759,15 +782,43 @@ fn first_chunks_through_chains(
             .zip(&rates)
             .map(|(&i, &r)| left[i].unwrap_or(0.0) / r.max(EPS))
             .fold(f64::INFINITY, f64::min);
-        let step = done.min(waiting - now);
+        let step = done.min(waiting - now).min(stream_end - now).max(0.0);
         now += step;
         for (&i, &r) in moving.iter().zip(&rates) {
+            let j = hop[i];
             let l = left[i].unwrap_or(0.0) - r * step;
-            if l <= unit[i][hop[i]] * 1e-9 {
+            if l <= unit[i][j] * 1e-9 {
                 left[i] = None;
-                until[i] = now + fixed[i][hop[i]];
+                until[i] = now + fixed[i][j];
+                // The rest of the channel's data follows through this hop.
+                let (rate, bytes) = behind[i];
+                let rest = bytes - unit[i][j];
+                if rate > 0.0 && rest > 0.0 {
+                    for &(res, w) in &edge_dem[i][j] {
+                        let e = load.entry(res).or_default();
+                        e.0 += w * rate;
+                        e.1 += 1;
+                    }
+                    ending.push(Reverse(((now + rest / rate).to_bits(), i, j)));
+                }
             } else {
                 left[i] = Some(l);
+            }
+        }
+        while let Some(&Reverse((t, i, j))) = ending.peek() {
+            if f64::from_bits(t) > now {
+                break;
+            }
+            ending.pop();
+            let rate = behind[i].0;
+            for &(res, w) in &edge_dem[i][j] {
+                if let Some(e) = load.get_mut(&res) {
+                    e.0 -= w * rate;
+                    e.1 -= 1;
+                    if e.1 == 0 {
+                        load.remove(&res);
+                    }
+                }
             }
         }
         for i in 0..edge_dem.len() {
@@ -779,6 +830,30 @@ fn first_chunks_through_chains(
                     left[i] = Some(unit[i][hop[i]]);
                 }
             }
+        }
+    }
+}
+
+/// Lower the capacities `caps` of the resources the transfers `dem` use
+/// by the streams on them (`load`: bytes per ps, count): `m` transfers
+/// beside `k` streams that take `s` in all get `cap - s`, but no less than
+/// `m / (k + m)` of `cap`, their max-min share when the streams want more.
+fn stream_room(
+    caps: &mut HashMap<u32, f64>,
+    dem: &[Vec<(u32, f64)>],
+    load: &HashMap<u32, (f64, u32)>,
+) {
+    if load.is_empty() {
+        return;
+    }
+    let mut users: HashMap<u32, u32> = HashMap::new();
+    for &(res, _) in dem.iter().flatten() {
+        *users.entry(res).or_default() += 1;
+    }
+    for (res, c) in caps.iter_mut() {
+        if let (Some(&(s, k)), Some(&m)) = (load.get(res), users.get(res)) {
+            let share = *c * m as f64 / (k + m) as f64;
+            *c = (*c - s).max(share);
         }
     }
 }
@@ -1145,5 +1220,52 @@ mod tests {
         let cap: HashMap<u32, f64> = [(0, 0.0), (1, 1.0)].into();
         let r = fill(&[vec![(0, 1.0)], vec![(1, 1.0)]], &cap);
         assert_eq!(r, vec![0.0, 1.0]);
+    }
+
+    #[test]
+    fn streams_leave_the_first_chunks_what_they_do_not_take() {
+        // Link 0 (capacity 100) carries one stream of 30 bytes per ps: a
+        // transfer beside it gets the 70 left. Link 1 carries two streams
+        // of 90 in all, more than their share: the two transfers on it get
+        // their max-min share beside them, 2 / 4 of 100 = 50 (not the 10
+        // left). Link 2 has no stream and keeps its capacity.
+        let mut caps: HashMap<u32, f64> = [(0, 100.0), (1, 100.0), (2, 7.0)].into();
+        let load: HashMap<u32, (f64, u32)> = [(0, (30.0, 1)), (1, (90.0, 2))].into();
+        let dem = vec![vec![(0, 1.0)], vec![(1, 1.0), (2, 1.0)], vec![(1, 1.0)]];
+        stream_room(&mut caps, &dem, &load);
+        assert_eq!(caps[&0], 70.0);
+        assert_eq!(caps[&1], 50.0);
+        assert_eq!(caps[&2], 7.0);
+    }
+
+    #[test]
+    fn a_first_chunk_shares_a_link_with_the_stream_of_a_channel_ahead() {
+        // Chain A crosses link 1 (1 byte per ps) in one hop with a 10-byte
+        // unit: done at 10 ps, then the rest of its 1,000 bytes streams
+        // through link 1 at 0.5 bytes per ps until 10 + 990 / 0.5 ps.
+        // Chain B first crosses link 2 with 20 bytes (done at 20 ps), then
+        // link 1 with 10 bytes: beside A's stream it gets 0.5, so 20 ps,
+        // and is through at 40 ps; without the stream, 10 ps and 30.
+        // No hop latency; each transfer alone runs at the link's speed.
+        let cap: HashMap<u32, f64> = [(1, 1.0), (2, 1.0)].into();
+        let edge_dem = vec![vec![vec![(1, 1.0)]], vec![vec![(2, 1.0)], vec![(1, 1.0)]]];
+        let unit = vec![vec![10.0], vec![20.0, 10.0]];
+        let lat = unit.clone();
+        let fixed = vec![vec![0.0], vec![0.0, 0.0]];
+        let close = |a: &[f64], b: &[f64]| a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-9);
+        let streaming = [(0.5, 1000.0), (0.5, 1000.0)];
+        let at = first_chunks_through_chains(&edge_dem, &lat, &fixed, &unit, &streaming, &cap);
+        assert!(close(&at[0], &[0.0, 10.0]), "{at:?}");
+        assert!(close(&at[1], &[0.0, 20.0, 40.0]), "{at:?}");
+        // With no data behind the first chunks, the links are theirs.
+        let none = [(0.5, 10.0), (0.5, 20.0)];
+        let at = first_chunks_through_chains(&edge_dem, &lat, &fixed, &unit, &none, &cap);
+        assert!(close(&at[1], &[0.0, 20.0, 30.0]), "{at:?}");
+        // A stream that has ended leaves the link: A's 20 bytes are
+        // through by 10 + 10 / 0.5 = 30 ps, so B (at 20 ps) shares link 1
+        // for 10 ps (5 bytes at 0.5), then takes the other 5 bytes at 1.
+        let short = [(0.5, 20.0), (0.5, 1000.0)];
+        let at = first_chunks_through_chains(&edge_dem, &lat, &fixed, &unit, &short, &cap);
+        assert!(close(&at[1], &[0.0, 20.0, 35.0]), "{at:?}");
     }
 }
