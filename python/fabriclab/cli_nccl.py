@@ -24,8 +24,9 @@ def add_parser(sub: Any) -> None:
             "contention, the slices within a Simple step, LL's line-by-line forwarding below an eighth of a "
             "step. With --backend flow, calls across servers run as one fluid coflow per channel (max-min "
             "shares, no messages; refuses background traffic and link failures); within 3 % of the packet "
-            "core on large ring calls, 10 % on Broadcast and Reduce (up to 18 % faster on chains of 64-512 "
-            "GPUs), trees up to 25 % apart on some fabrics (docs/nccl.md)."
+            "core on large ring calls, 10 % on Broadcast and Reduce (one call on chains of 32-1,024 GPUs: "
+            "9 %; back-to-back calls on 512-1,024 GPUs: up to 16 % slower; forced channel counts: up to "
+            "21 % faster), trees up to 25 % apart on some fabrics (docs/nccl.md)."
         ),
     )
     p.add_argument("test", metavar="PROGRAM", help=" ".join(gpu.NCCL_TESTS))

@@ -448,22 +448,7 @@ fn chain_time(
     one_channel: bool,
     iters: u32,
 ) -> f64 {
-    chain_time_at(100.0, backend, test, servers, gpus, bytes, one_channel, iters)
-}
-
-/// [`chain_time`] with NICs of `nic_gbps`.
-#[allow(clippy::too_many_arguments)]
-fn chain_time_at(
-    nic_gbps: f64,
-    backend: &str,
-    test: &str,
-    servers: u32,
-    gpus: u32,
-    bytes: u64,
-    one_channel: bool,
-    iters: u32,
-) -> f64 {
-    let mut spec = fabric(servers, gpus, nic_gbps, 3600.0);
+    let mut spec = fabric(servers, gpus, 100.0, 3600.0);
     spec.sim.backend = config::Backend::parse(backend).unwrap();
     let mut o = opts(test, servers, bytes);
     o.iters = Some(iters);
@@ -588,8 +573,14 @@ fn flow_backend_long_chains_share_ports_with_the_streams_ahead() {
     // Within 8 % of the packet core (0.928-0.944 measured; 0.845-0.892
     // when the fill saw only the other first chunks).
     for servers in [4, 8, 16] {
-        let packet = chain_time_at(400.0, "packet", "broadcast_perf", servers, 8, 64 << 20, false, 1);
-        let flow = chain_time_at(400.0, "flow", "broadcast_perf", servers, 8, 64 << 20, false, 1);
+        let mut spec = fabric(servers, 8, 400.0, 3600.0);
+        let mut o = opts("broadcast_perf", servers, 64 << 20);
+        o.iters = Some(1);
+        let mut time = |backend| {
+            spec.sim.backend = config::Backend::parse(backend).unwrap();
+            nccl_tests::run(&spec, &o, 1, None).unwrap().rows[0].time_us
+        };
+        let (packet, flow) = (time("packet"), time("flow"));
         assert!(
             (flow / packet - 1.0).abs() < 0.08,
             "{servers}x8: packet {packet:.1} us, flow {flow:.1} us"

@@ -38,7 +38,10 @@
 //!   - chain (Broadcast, Reduce; data enters at one end): the channels'
 //!     first chunks are followed hop by hop, all channels at once, each
 //!     hop's transfer sharing the links max-min with the other channels'
-//!     transfers of the moment (a small fluid simulation of the fill);
+//!     transfers of the moment and with the streams of the channels
+//!     whose first chunk crossed the hop before (the rest of their data,
+//!     at their rate, until it is through): a small fluid simulation of
+//!     the fill;
 //!     then each rank takes the rest at the pace of the slowest hop before
 //!     it, but no further ahead of the next rank than the buffer slots of
 //!     the packet runtime allow (`NCCL_STEPS` chunks over NVLink, twice
@@ -73,9 +76,11 @@
 //! what the real ring's data dependencies impose); a call other than a
 //! chain starts when its last rank calls it, so back-to-back rings and
 //! trees do not overlap (their ranks end a call close together, so there
-//! is little to overlap); with LL and LL128 a chain's fill follows each
-//! channel's first piece alone, the rest of its chunk right behind it
-//! does not load the ports the other channels' first pieces cross.
+//! is little to overlap); a chain's fill keeps the channels in step and
+//! follows their first chunks, the streams behind them only as a load at
+//! the channel's rate, so on long chains it is early at the head and late
+//! at the tail, and contention between channels that the packet core
+//! shows with 8 channels on 8 NICs is not seen (`docs/nccl.md`).
 
 use super::coll::{CollCall, NcclColl};
 use super::comm::Comm;
