@@ -424,12 +424,16 @@ pub fn cost(
     }
     // Behind its first chunk, each channel streams the rest of its data
     // at its rate through the hops that chunk has passed.
-    let behind: Vec<(f64, f64)> = pats
+    let streams_behind: Vec<StreamBehind> = pats
         .iter()
         .zip(&rates)
-        .map(|((_, p), &r)| (r, (p.bytes * eb) as f64))
+        .map(|((_, p), &r)| StreamBehind {
+            rate_bpps: r,
+            bytes: (p.bytes * eb) as f64,
+        })
         .collect();
-    let first_at = first_chunks_through_chains(&edge_dem, &lats, &fixed, &units, &behind, &cap);
+    let first_at =
+        first_chunks_through_chains(&edge_dem, &lats, &fixed, &units, &streams_behind, &cap);
     let stage_rates: Vec<Vec<f64>> = if nvls {
         phases.iter().map(|d| fill(d, &cap)).collect()
     } else {
@@ -712,7 +716,7 @@ fn chain_ends(
 /// over NVLink its first piece (then the times are the first piece's).
 /// Once a channel's first chunk (or piece) has crossed a hop, the rest
 /// of the channel's data streams through that hop behind it at the
-/// channel's rate (`behind`: rate, data bytes), until it is all through:
+/// channel's rate (`behind`), until it is all through:
 /// a first chunk that reaches a port other channels already stream
 /// through gets what those streams leave, and no less than its max-min
 /// share beside them ([`stream_room`]).
@@ -722,14 +726,14 @@ fn first_chunks_through_chains(
     lat: &[Vec<f64>],
     fixed: &[Vec<f64>],
     unit: &[Vec<f64>],
-    behind: &[(f64, f64)],
+    behind: &[StreamBehind],
     cap: &HashMap<u32, f64>,
 ) -> Vec<Vec<f64>> {
     /// A transfer's own cap (its solo time) is a resource of its own.
     const SOLO: u32 = u32::MAX - (1 << 20);
-    // Per resource: the streams' load (bytes per ps) and how many there
-    // are; the streams by end time (non-negative times order as bits).
-    let mut load: HashMap<u32, (f64, u32)> = HashMap::new();
+    // Per resource: the streams on it, (chain, hop, wire bytes per ps);
+    // the streams by end time (non-negative times order as bits).
+    let mut load: HashMap<u32, Vec<(usize, usize, f64)>> = HashMap::new();
     let mut ending: BinaryHeap<Reverse<(u64, usize, usize)>> = BinaryHeap::new();
     let mut at: Vec<Vec<f64>> = edge_dem
         .iter()
@@ -796,15 +800,13 @@ fn first_chunks_through_chains(
                 left[i] = None;
                 until[i] = now + fixed[i][j];
                 // The rest of the channel's data follows through this hop.
-                let (rate, bytes) = behind[i];
+                let StreamBehind { rate_bpps, bytes } = behind[i];
                 let rest = bytes - unit[i][j];
-                if rate > 0.0 && rest > 0.0 {
+                if rate_bpps.is_finite() && rate_bpps > 0.0 && rest > 0.0 {
                     for &(res, w) in &edge_dem[i][j] {
-                        let e = load.entry(res).or_default();
-                        e.0 += w * rate;
-                        e.1 += 1;
+                        load.entry(res).or_default().push((i, j, w * rate_bpps));
                     }
-                    ending.push(Reverse(((now + rest / rate).to_bits(), i, j)));
+                    ending.push(Reverse(((now + rest / rate_bpps).to_bits(), i, j)));
                 }
             } else {
                 left[i] = Some(l);
@@ -815,12 +817,10 @@ fn first_chunks_through_chains(
                 break;
             }
             ending.pop();
-            let rate = behind[i].0;
-            for &(res, w) in &edge_dem[i][j] {
-                if let Some(e) = load.get_mut(&res) {
-                    e.0 -= w * rate;
-                    e.1 -= 1;
-                    if e.1 == 0 {
+            for &(res, _) in &edge_dem[i][j] {
+                if let Some(on) = load.get_mut(&res) {
+                    on.retain(|&(a, b, _)| (a, b) != (i, j));
+                    if on.is_empty() {
                         load.remove(&res);
                     }
                 }
@@ -839,14 +839,26 @@ fn first_chunks_through_chains(
     }
 }
 
-/// Lower the capacities `caps` of the resources the transfers `dem` use
-/// by the streams on them (`load`: bytes per ps, count): `m` transfers
-/// beside `k` streams that take `s` in all get `cap - s`, but no less than
-/// `m / (k + m)` of `cap`, their max-min share when the streams want more.
+/// The data a channel has behind its first chunk, streamed once that
+/// chunk has crossed a hop.
+#[derive(Clone, Copy, Debug)]
+struct StreamBehind {
+    /// The channel's rate (data bytes per ps).
+    rate_bpps: f64,
+    /// The channel's data bytes in all.
+    bytes: f64,
+}
+
+/// Lower the capacities `caps` (bytes per ps) of the resources the
+/// transfers `dem` use to what the streams on them leave (`load`: each
+/// stream's wire bytes per ps), by max-min between the streams and the
+/// `m` transfers on a resource, each transfer counted as one flow: the
+/// level `x` with sum(min(stream, x)) + m x = cap, so the transfers get
+/// `m x` (`cap` less the streams when they all fit under the level).
 fn stream_room(
     caps: &mut HashMap<u32, f64>,
     dem: &[Vec<(u32, f64)>],
-    load: &HashMap<u32, (f64, u32)>,
+    load: &HashMap<u32, Vec<(usize, usize, f64)>>,
 ) {
     if load.is_empty() {
         return;
@@ -856,11 +868,26 @@ fn stream_room(
         *users.entry(res).or_default() += 1;
     }
     for (res, c) in caps.iter_mut() {
-        if let (Some(&(s, k)), Some(&m)) = (load.get(res), users.get(res)) {
-            let share = *c * m as f64 / (k + m) as f64;
-            *c = (*c - s).max(share);
+        if let (Some(on), Some(&m)) = (load.get(res), users.get(res)) {
+            let mut rates: Vec<f64> = on.iter().map(|&(_, _, r)| r).collect();
+            rates.sort_by(f64::total_cmp);
+            *c = m as f64 * level(*c, &rates, m);
         }
     }
+}
+
+/// The max-min level of `m` flows that want all they can beside flows
+/// that want `sorted` (ascending) on a resource of capacity `cap`.
+fn level(cap: f64, sorted: &[f64], m: u32) -> f64 {
+    let mut left = cap;
+    for (k, &r) in sorted.iter().enumerate() {
+        let x = left / (sorted.len() - k + m as usize) as f64;
+        if r > x {
+            return x;
+        }
+        left -= r;
+    }
+    left / m as f64
 }
 
 /// The edges before edge `e` of a pattern: the hops whose data it
@@ -1231,46 +1258,65 @@ mod tests {
     fn streams_leave_the_first_chunks_what_they_do_not_take() {
         // Link 0 (capacity 100) carries one stream of 30 bytes per ps: a
         // transfer beside it gets the 70 left. Link 1 carries two streams
-        // of 90 in all, more than their share: the two transfers on it get
+        // of 45 each, more than their share: the two transfers on it get
         // their max-min share beside them, 2 / 4 of 100 = 50 (not the 10
-        // left). Link 2 has no stream and keeps its capacity.
-        let mut caps: HashMap<u32, f64> = [(0, 100.0), (1, 100.0), (2, 7.0)].into();
-        let load: HashMap<u32, (f64, u32)> = [(0, (30.0, 1)), (1, (90.0, 2))].into();
-        let dem = vec![vec![(0, 1.0)], vec![(1, 1.0), (2, 1.0)], vec![(1, 1.0)]];
+        // left). Link 3 carries streams of 10 and 80 and one transfer:
+        // the 10 fits under the level, so 10 + 2 x = 100, x = 45 for the
+        // transfer (and the 80 stream). Link 2 has no stream.
+        let mut caps: HashMap<u32, f64> = [(0, 100.0), (1, 100.0), (2, 7.0), (3, 100.0)].into();
+        let load: HashMap<u32, Vec<(usize, usize, f64)>> = [
+            (0, vec![(0, 0, 30.0)]),
+            (1, vec![(0, 1, 45.0), (1, 1, 45.0)]),
+            (3, vec![(2, 0, 80.0), (3, 0, 10.0)]),
+        ]
+        .into();
+        let dem = vec![
+            vec![(0, 1.0)],
+            vec![(1, 1.0), (2, 1.0)],
+            vec![(1, 1.0)],
+            vec![(3, 1.0)],
+        ];
         stream_room(&mut caps, &dem, &load);
         assert_eq!(caps[&0], 70.0);
         assert_eq!(caps[&1], 50.0);
         assert_eq!(caps[&2], 7.0);
+        assert_eq!(caps[&3], 45.0);
     }
 
     #[test]
     fn a_first_chunk_shares_a_link_with_the_stream_of_a_channel_ahead() {
         // Chain A crosses link 1 (1 byte per ps) in one hop with a 10-byte
         // unit: done at 10 ps, then the rest of its 1,000 bytes streams
-        // through link 1 at 0.5 bytes per ps until 10 + 990 / 0.5 ps.
-        // Chain B first crosses link 2 with 20 bytes (done at 20 ps), then
-        // link 1 with 10 bytes: beside A's stream it gets 0.5, so 20 ps,
-        // and is through at 40 ps; without the stream, 10 ps and 30.
-        // No hop latency; each transfer alone runs at the link's speed.
+        // through link 1 at its rate until it is through. Chain B first
+        // crosses link 2 with 20 bytes (done at 20 ps), then link 1 with
+        // 10 bytes. No hop latency; each transfer alone runs at the
+        // link's speed.
         let cap: HashMap<u32, f64> = [(1, 1.0), (2, 1.0)].into();
         let edge_dem = vec![vec![vec![(1, 1.0)]], vec![vec![(2, 1.0)], vec![(1, 1.0)]]];
         let unit = vec![vec![10.0], vec![20.0, 10.0]];
         let lat = unit.clone();
         let fixed = vec![vec![0.0], vec![0.0, 0.0]];
         let close = |a: &[f64], b: &[f64]| a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-9);
-        let streaming = [(0.5, 1000.0), (0.5, 1000.0)];
-        let at = first_chunks_through_chains(&edge_dem, &lat, &fixed, &unit, &streaming, &cap);
+        let run = |a: (f64, f64), b: (f64, f64)| {
+            let behind = [a, b].map(|(rate_bpps, bytes)| StreamBehind { rate_bpps, bytes });
+            first_chunks_through_chains(&edge_dem, &lat, &fixed, &unit, &behind, &cap)
+        };
+        // A streams at 0.25: B gets the 0.75 left, 10 / 0.75 ps.
+        let at = run((0.25, 1000.0), (0.25, 1000.0));
         assert!(close(&at[0], &[0.0, 10.0]), "{at:?}");
+        assert!(close(&at[1], &[0.0, 20.0, 20.0 + 10.0 / 0.75]), "{at:?}");
+        // A streams at 0.75, more than half: B gets its max-min half.
+        let at = run((0.75, 1000.0), (0.75, 1000.0));
         assert!(close(&at[1], &[0.0, 20.0, 40.0]), "{at:?}");
         // With no data behind the first chunks, the links are theirs.
-        let none = [(0.5, 10.0), (0.5, 20.0)];
-        let at = first_chunks_through_chains(&edge_dem, &lat, &fixed, &unit, &none, &cap);
+        let at = run((0.75, 10.0), (0.75, 20.0));
         assert!(close(&at[1], &[0.0, 20.0, 30.0]), "{at:?}");
-        // A stream that has ended leaves the link: A's 20 bytes are
-        // through by 10 + 10 / 0.5 = 30 ps, so B (at 20 ps) shares link 1
-        // for 10 ps (5 bytes at 0.5), then takes the other 5 bytes at 1.
-        let short = [(0.5, 20.0), (0.5, 1000.0)];
-        let at = first_chunks_through_chains(&edge_dem, &lat, &fixed, &unit, &short, &cap);
-        assert!(close(&at[1], &[0.0, 20.0, 35.0]), "{at:?}");
+        // A stream that has ended leaves the link: A's 10 more bytes at
+        // 0.75 are through by 10 + 10 / 0.75 ps; B, from 20 ps, moves at
+        // 0.5 until then, and the rest of its 10 bytes at 1.
+        let end = 10.0 + 10.0 / 0.75;
+        let at = run((0.75, 20.0), (0.75, 1000.0));
+        let b_in = end + (10.0 - 0.5 * (end - 20.0));
+        assert!(close(&at[1], &[0.0, 20.0, b_in]), "{at:?}");
     }
 }
