@@ -716,10 +716,10 @@ fn chain_ends(
 /// over NVLink its first piece (then the times are the first piece's).
 /// Once a channel's first chunk (or piece) has crossed a hop, the rest
 /// of the channel's data streams through that hop behind it at the
-/// channel's rate (`behind`), until it is all through:
-/// a first chunk that reaches a port other channels already stream
-/// through gets what those streams leave, and no less than its max-min
-/// share beside them ([`stream_room`]).
+/// channel's rate (`behind`) until it is all through, so a first chunk
+/// that reaches a port other channels already stream through gets the
+/// max-min room those streams leave ([`stream_room`]; each resource on
+/// its own, which keeps a fill step cheap with hundreds of streams).
 /// Patterns that are not chains (no `edge_dem`) get an empty list.
 fn first_chunks_through_chains(
     edge_dem: &[Vec<Vec<(u32, f64)>>],
