@@ -58,3 +58,39 @@ def test_the_same_job_within_the_limit_is_not_refused_by_the_estimate(monkeypatc
     res = fabriclab.imb("Alltoall", np=8, fabric="heps", msglog=(10, 10), npmin=8)
     df = res.df
     assert list(df["bytes"]) == [0, 1024] and df["t_avg_us"].iloc[1] > 0
+
+
+def test_an_nccl_sweep_too_large_to_compile_is_refused_before_it_compiles(tmp_path):
+    # 32 GPUs from 8 B to 64 GiB: the long sizes alone are tens of millions
+    # of steps. Refused from their estimate, not after compiling the sweep
+    # (which used to grow until the allocator aborted).
+    env = dict(os.environ, FABRICLAB_MEMORY_LIMIT="1G")
+    r = run_cli("nccl-tests", "all_reduce_perf", "-b", "8", "-e", "64G", "-f", "2", "--nodes", "4", "-c", "0", env=env)
+    assert r.returncode == 2, (r.returncode, r.stderr[-2000:])
+    assert "fabriclab: error: this MPI job (32 ranks) needs about" in r.stderr
+    assert "estimated before compiling, for the sizes from" in r.stderr
+    assert "a smaller -e fits in less" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_an_nccl_sweep_too_large_is_refused_from_python(monkeypatch):
+    monkeypatch.setenv("FABRICLAB_MEMORY_LIMIT", "1G")
+    with pytest.raises(fabriclab.FabriclabError, match=r"32 ranks\) needs about [0-9.]+ GB .*estimated before compiling"):
+        fabriclab.nccl_tests("all_reduce_perf", nodes=4, min_bytes=8, max_bytes="64G", step_factor=2, check=0)
+
+
+def test_parallel_links_count_in_the_fabric_estimate(tmp_path):
+    # 2 x 2 leaves and spines joined by 400,000 cables each: 1.6 M links,
+    # about 4.2 GB of ports, once counted at 640 B a port (under 3 GB, so
+    # not refused, and building it took 6.8 GB).
+    f = tmp_path / "wide.toml"
+    f.write_text(
+        "[topology]\nkind = \"leaf_spine\"\nspines = 2\nleaves = 2\nhosts_per_leaf = 2\n"
+        "host_link_gbps = 100\nuplink_gbps = 100\nlinks_per_pair = 400000\n"
+        "[switch]\nbuffer_bytes = 1000000000000\n"
+    )
+    env = dict(os.environ, FABRICLAB_MEMORY_LIMIT="3G")
+    r = run_cli("perftest", "ib_write_bw", "--fabric", str(f), "-n", "10", env=env)
+    assert r.returncode == 2, (r.returncode, r.stderr[-2000:])
+    assert "this fabric (4 hosts, 4 switches, 1600004 links) needs about 4.2" in r.stderr
+    assert "more than the 3.0 GB available" in r.stderr

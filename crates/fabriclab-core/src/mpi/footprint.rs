@@ -187,7 +187,7 @@ pub struct JobMemory {
 
 impl JobMemory {
     /// A job of `np` ranks on `spec`, checked against the memory available
-    /// now.
+    /// now (read once: what the job allocates later is what it counts).
     pub fn new(spec: &FabricSpec, np: u32) -> JobMemory {
         // A rendezvous by READ gives a connection its responder stream.
         let reads = if spec.mpi.rndv == crate::config::Rndv::Read {
@@ -201,7 +201,7 @@ impl JobMemory {
             schedules: 0.0,
             pairs: 0.0,
             qp_bytes: (crate::net::qp_pair_bytes(spec.sim.backend) + reads + CONN_BYTES) as f64,
-            limit: None,
+            limit: available_bytes(),
         }
     }
 
@@ -230,7 +230,7 @@ impl JobMemory {
     }
 
     fn check(&self, need: f64, what: &str) -> Result<()> {
-        let Some(have) = self.limit.or_else(available_bytes) else {
+        let Some(have) = self.limit else {
             return Ok(());
         };
         if need <= have as f64 {
@@ -261,6 +261,12 @@ impl JobMemory {
             f.steps / 1e6
         );
         self.check(self.need_with(&f, copies), &what)
+    }
+
+    /// Refuse a schedule of footprint `f` (an estimate, said in `what`)
+    /// before it is built, when the job would then not fit.
+    pub fn precheck_footprint(&self, f: &Footprint, what: &str) -> Result<()> {
+        self.check(self.need_with(f, 1), what)
     }
 
     fn count(&mut self, s: &Schedule) {

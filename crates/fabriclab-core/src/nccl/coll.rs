@@ -114,19 +114,9 @@ pub fn build(comm: &Comm, call: &CollCall) -> Schedule {
         s.empty_call = s.ranks.iter().all(|r| r.steps.is_empty());
         return s;
     }
-    let step = if tree && call.proto == Protocol::Simple {
-        tree_chunk_bytes(
-            c * call.elem_bytes as u64,
-            comm.channels.max(1),
-            comm.tree_depth(),
-        )
-    } else {
-        call.proto.step_bytes()
-    };
-    let unit = (step / call.elem_bytes.max(1) as u64).max(1);
     let b = Builder {
         comm,
-        unit,
+        unit: ring_unit(comm, call),
         chans: comm.channels.max(1),
     };
     match call.coll {
@@ -141,6 +131,49 @@ pub fn build(comm: &Comm, call: &CollCall) -> Schedule {
     }
     s.empty_call = s.ranks.iter().all(|r| r.steps.is_empty());
     s
+}
+
+/// Elements of one chunk of the ring, tree and point-to-point schedules:
+/// one step of the protocol's buffer (smaller for Tree on small calls).
+fn ring_unit(comm: &Comm, call: &CollCall) -> u64 {
+    let tree = call.algo == Algorithm::Tree && call.coll == NcclColl::AllReduce;
+    let step = if tree && call.proto == Protocol::Simple {
+        tree_chunk_bytes(
+            call.count * call.elem_bytes as u64,
+            comm.channels.max(1),
+            comm.tree_depth(),
+        )
+    } else {
+        call.proto.step_bytes()
+    };
+    (step / call.elem_bytes.max(1) as u64).max(1)
+}
+
+/// Elements one loop of `call`'s schedule covers ([`super::cut::pieces`]:
+/// channels x ranks x chunk for ring AllReduce, channels x GPUs per server
+/// x chunk for NVLS AllReduce, channels x chunk for the other collectives,
+/// one chunk per pair for point-to-point). A call of `count` elements
+/// runs `ceil(count / loop)` loops, each of at most the steps of a full
+/// one, which is what sizes a schedule before it is built
+/// ([`crate::tools::nccl_tests`]).
+pub fn loop_elems(comm: &Comm, call: &CollCall) -> u64 {
+    let chans = comm.channels.max(1) as u64;
+    if nvls_applies(comm, call) {
+        let unit = (super::nvls::NVLS_CHUNK_BYTES / call.elem_bytes.max(1) as u64).max(1);
+        let per = if call.coll == NcclColl::AllReduce {
+            comm.gpus as u64
+        } else {
+            1
+        };
+        return chans * per * unit;
+    }
+    let unit = ring_unit(comm, call);
+    let tree = call.algo == Algorithm::Tree && call.coll == NcclColl::AllReduce;
+    match call.coll {
+        NcclColl::AllToAll | NcclColl::SendRecv => unit,
+        NcclColl::AllReduce if !tree => chans * comm.n() as u64 * unit,
+        _ => chans * unit,
+    }
 }
 
 /// Whether `call` runs NVLink SHARP's schedules ([`super::nvls`]): NVLS

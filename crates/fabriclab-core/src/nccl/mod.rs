@@ -14,6 +14,7 @@ pub mod coll;
 pub mod comm;
 pub mod cut;
 pub mod fluid;
+pub mod footprint;
 pub mod nvlink;
 pub mod nvls;
 pub mod params;

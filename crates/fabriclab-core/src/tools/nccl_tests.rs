@@ -29,6 +29,7 @@
 
 use crate::config::FabricSpec;
 use crate::error::{arg_err, Result};
+use crate::mpi::footprint::{Footprint, JobMemory};
 use crate::mpi::interp::{self, RankBufs, RedOp};
 use crate::mpi::job::{Job, JobSpec};
 use crate::mpi::patterns;
@@ -40,6 +41,7 @@ use crate::mpi::sched::{Rank, Schedule};
 use crate::nccl::{self, Algorithm, CollCall, Comm, NcclColl, NcclEnv, Protocol};
 use crate::rng::splitmix64;
 use crate::topology::Topology;
+use crate::units::Time;
 use serde::{Deserialize, Serialize};
 
 /// The programs, by name.
@@ -306,7 +308,7 @@ pub fn run(
     spec: &FabricSpec,
     o: &Options,
     seed: u64,
-    progress: Option<Progress<'_>>,
+    mut progress: Option<Progress<'_>>,
 ) -> Result<Report> {
     let test = canonical(&o.test)?;
     let Some(g) = spec.gpu.clone() else {
@@ -430,11 +432,12 @@ pub fn run(
             ));
         }
     }
-    let mut fluid_calls: Vec<Option<CollCall>> = Vec::new();
-    let mut scheds: Vec<Schedule> = Vec::new();
-    let mut phases = Vec::new();
-    let mut meta = Vec::new();
-    let mut lowered = Vec::new();
+    // Schedules are sized before they are built, so that a sweep to a
+    // size the machine cannot hold is refused instead of aborting.
+    let mut memory = JobMemory::new(spec, n);
+    let mut sizer = nccl::footprint::Sizer::default();
+    // The calls, planned before any is compiled.
+    let mut plan = Vec::with_capacity(sizes.len());
     for &bytes in &sizes {
         let (size, count, sched_count) = counts(coll, bytes, ts, n as u64);
         let setting = tuning_setting(
@@ -470,6 +473,38 @@ pub fn run(
             proto,
             algo,
         };
+        plan.push((size, count, call));
+    }
+    if !fluid {
+        // The long calls alone, sized from probes of one and two loops:
+        // a sweep that cannot fit is refused before it compiles anything.
+        let (mut long, mut from) = (Footprint::default(), None);
+        for (size, _, call) in &plan {
+            if let Some(f) = sizer.estimate(&comm, call) {
+                long.steps += f.steps;
+                long.deps += f.deps;
+                long.pairs = long.pairs.max(f.pairs);
+                from.get_or_insert(*size);
+            }
+        }
+        if let Some(from) = from {
+            memory.precheck_footprint(
+                &long,
+                &format!(
+                    "estimated before compiling, for the sizes from {from} B alone: {:.1} M \
+                     steps; a smaller -e fits in less",
+                    long.steps / 1e6
+                ),
+            )?;
+        }
+    }
+    let mut fluid_calls: Vec<Option<CollCall>> = Vec::new();
+    let mut scheds: Vec<Schedule> = Vec::new();
+    let mut phases = Vec::new();
+    let mut meta = Vec::new();
+    let mut lowered = Vec::new();
+    for &(size, count, call) in &plan {
+        let (sched_count, algo, proto) = (call.count, call.algo, call.proto);
         let checked = check > 0 && sched_count.saturating_mul(n as u64) * 2 <= CHECK_ELEMS;
         let (sc, wrong) = if fluid {
             let wrong = checked.then(|| {
@@ -478,7 +513,26 @@ pub fn run(
             });
             (coflow_marker(n, &call), wrong)
         } else {
+            if let Some(p) = progress.as_deref_mut() {
+                p(
+                    Time::ZERO,
+                    0,
+                    0,
+                    sizes.len(),
+                    &format!("compiling {test} {size} B"),
+                );
+            }
+            if let Some(f) = sizer.estimate(&comm, &call) {
+                memory.precheck_footprint(
+                    &f,
+                    &format!(
+                        "estimated before compiling {test} at {size} B, {:.1} M steps",
+                        f.steps / 1e6
+                    ),
+                )?;
+            }
             let sc = nccl::coll::build(&comm, &call);
+            memory.add(&sc)?;
             let wrong = checked.then(|| wrong_elements(&call, &sc, n, seed));
             (sc, wrong)
         };
