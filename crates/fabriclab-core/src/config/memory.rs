@@ -13,8 +13,11 @@
 use super::{FabricSpec, NodeKind, TopologySpec};
 use crate::error::{fabric_err, Result};
 
-/// Bytes of one port with its empty queues (the packet engine's `Port`).
-const PORT_BYTES: u64 = 640;
+/// Bytes of one link end: the engine's port with its empty queues (1,216
+/// bytes; `net/port.rs` asserts it fits) and the link's records beside it
+/// (topology, peer and routing member; measured: `tests/fabric_memory.rs`
+/// holds the estimate to what building a fabric allocates).
+pub(crate) const PORT_BYTES: u64 = 1_312;
 /// Bytes of a routing group entry.
 const GROUP_BYTES: u64 = 8;
 /// Bytes of a routing group member.

@@ -137,6 +137,9 @@ const _: () = {
     assert!(offset_of!(Port, ing_total) == 128);
     assert!(offset_of!(Port, prio) == 192);
     assert!(size_of::<TxCounters>() == 24 && size_of::<RxCounters>() == 24);
+    // The fabric's memory estimate counts a port and its link's records
+    // (about 96 bytes) per link end.
+    assert!(size_of::<Port>() as u64 + 96 <= crate::config::memory::PORT_BYTES);
 };
 
 impl Port {
