@@ -306,5 +306,5 @@ def test_cli_dashboard_errors(tmp_path):
     assert_cli_error(run_cli("dashboard", empty), "not a port telemetry CSV")
     ports = tmp_path / "p.csv"
     ports.write_text("time_ps,node,port,peer,queue_bytes,tx_bytes,paused\n0,h0,0,leaf0,0,0,False\n10,h0,0,leaf0,0,9,False\n")
-    assert_cli_error(run_cli("dashboard", ports, "-o", tmp_path / "no" / "d.html"), "cannot write the dashboard")
+    assert_cli_error(run_cli("dashboard", ports, "-o", tmp_path / "no" / "d.html"), "-o/--output", "no such directory")
     assert not (tmp_path / "d.html").exists()

@@ -145,6 +145,23 @@ def size_bytes(text: str) -> int:
     return int(t) * mult
 
 
+#: The parsed options whose values name files a command reads.
+_INPUT_OPTIONS = ("fabric", "scenario", "dat", "ports_csv", "a", "b", "names")
+
+
+def command_inputs(a: Any) -> list[str]:
+    """The files a CLI command reads, from its parsed options (an
+    ``argparse.Namespace``): what its outputs must not overwrite. A preset
+    name, which is no file, is left out."""
+    found: list[str] = []
+    for name in _INPUT_OPTIONS:
+        value = getattr(a, name, None)
+        for v in value if isinstance(value, list) else [value]:
+            if isinstance(v, str) and os.path.isfile(v):
+                found.append(v)
+    return found
+
+
 def check_out_path(path: str, option: str, inputs: Iterable[str | os.PathLike[str] | None] = ()) -> None:
     """An output file a command writes when its runs end: an empty name, a
     path that is a folder, in a folder that does not exist or where no file

@@ -47,7 +47,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NoReturn, cast
 
 from . import api, cli_compare, cli_dashboard, cli_fio, cli_hpl, cli_iperf, cli_lab, cli_mpi, cli_nccl, cli_sweep
-from ._checks import check_out_path
+from ._checks import check_out_path, command_inputs
 from .errors import AuditError, DeadlockError, FabriclabError, InvalidArgumentError, RunFailedError, TransportRetryError
 from .kinds import kind_of
 from .results import Result
@@ -381,7 +381,11 @@ def _cmd_perftest(a: argparse.Namespace) -> None:
     if a.out_json_file is not None and not a.out_json_file.strip():
         raise InvalidArgumentError("--out_json_file needs a file name")
     if a.out_json or a.out_json_file:  # before the run, not after
-        check_out_path(a.out_json_file or "perftest_out.json", "--out_json_file" if a.out_json_file else "--out_json")
+        check_out_path(
+            a.out_json_file or "perftest_out.json",
+            "--out_json_file" if a.out_json_file else "--out_json",
+            inputs=command_inputs(a),
+        )
     res = api.perftest(
         a.test,
         a.client,
@@ -432,7 +436,7 @@ def _cmd_flows(a: argparse.Namespace) -> None:
     sample_us = (10.0 if a.sample_us is None else a.sample_us) if a.telemetry else None
     if a.telemetry:  # the files, before the run rather than after it
         for what in ("ports", "qps"):
-            check_out_path(f"{a.telemetry}.{what}.csv", "--telemetry")
+            check_out_path(f"{a.telemetry}.{what}.csv", "--telemetry", inputs=command_inputs(a))
     res = api.flows(a.flow, fabric=a.fabric, seed=a.seed, sample_us=sample_us, limit_us=a.limit_us, progress=not a.quiet)
     _print_flows(res, a.counters)
     for note in res.extras["notes"]:
@@ -476,7 +480,7 @@ def _cmd_run(a: argparse.Namespace) -> None:
         if not a.dashboard or a.dashboard.endswith(("/", os.sep)):
             raise InvalidArgumentError(f"--dashboard {a.dashboard!r}: give a file name prefix (PREFIX-1.html, ...)")
         for i in range(1, len(sc.items) + 1):  # before the runs, not after
-            check_out_path(f"{a.dashboard}-{i}.html", "--dashboard", inputs=(a.scenario,))
+            check_out_path(f"{a.dashboard}-{i}.html", "--dashboard", inputs=command_inputs(a))
     if a.backend is not None:
         sc.fabric = api.Fabric(api.fabric_arg(sc.fabric, backend=a.backend))
     check_scenario(sc)  # a bad value in the last item, before the first runs

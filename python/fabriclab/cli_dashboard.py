@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from ._checks import check_out_path, command_inputs
 from .api import as_fabric
 from .dashboards import dashboard
 from .errors import InvalidArgumentError
@@ -37,6 +38,8 @@ def _default_output(csv: str) -> Path:
 
 def cmd_dashboard(a: argparse.Namespace) -> None:
     """``fabriclab dashboard``."""
+    if a.output is not None:  # before reading the samples
+        check_out_path(a.output, "-o/--output", inputs=command_inputs(a))
     try:
         samples = pd.read_csv(a.ports_csv)
     except (pd.errors.EmptyDataError, pd.errors.ParserError) as e:

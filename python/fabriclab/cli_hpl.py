@@ -18,7 +18,7 @@ import json
 import sys
 from typing import Any, Callable
 
-from ._checks import check_out_path
+from ._checks import check_out_path, command_inputs
 from ._tables import tuples
 from .cli_mpi import background_opts, check_telemetry, placement, telemetry_opts, write_telemetry
 from .errors import InvalidArgumentError
@@ -103,7 +103,7 @@ def cmd_hpl(a: argparse.Namespace) -> None:
     """``fabriclab hpl``."""
     check_telemetry(a)
     if a.output:
-        check_out_path(a.output, "-o/--output", inputs=(a.dat,))  # before the run, not after
+        check_out_path(a.output, "-o/--output", inputs=command_inputs(a))  # before the run, not after
     res = hpl(
         a.fabric,
         dat=a.dat,

@@ -11,7 +11,7 @@ import sys
 from typing import Any, Callable
 
 from . import mpi
-from ._checks import check_out_paths, size_bytes
+from ._checks import check_out_paths, command_inputs, size_bytes
 from .bisection import CBENCH_TESTS, cbench
 from .errors import InvalidArgumentError
 from .results import Result
@@ -130,7 +130,7 @@ def check_telemetry(a: argparse.Namespace) -> None:
     """Outputs of telemetry need a sampling period: say so before running."""
     if (a.telemetry_csv or a.dashboard) and a.telemetry_us is None:
         raise InvalidArgumentError("--telemetry-csv and --dashboard need --telemetry-us (the sampling period in us)")
-    check_out_paths(((a.telemetry_csv, "--telemetry-csv"), (a.dashboard, "--dashboard")))
+    check_out_paths(((a.telemetry_csv, "--telemetry-csv"), (a.dashboard, "--dashboard")), inputs=command_inputs(a))
 
 
 def write_telemetry(a: argparse.Namespace, res: Result, title: str) -> None:

@@ -29,8 +29,11 @@ from typing import Any, Callable
 
 import pandas as pd
 
+from ._checks import check_out_path, command_inputs
 from ._toml import toml_value
 from .errors import FabriclabError, InvalidArgumentError
+from .sweep_dask import worker_count
+from .sweep_writer import out_is_parquet
 from .sweeps import sweep, sweep_points
 
 if sys.version_info >= (3, 11):
@@ -344,13 +347,19 @@ def _points_text(points: Sequence[Any]) -> str:
 def cmd_sweep(a: argparse.Namespace) -> int:
     """Run ``fabriclab sweep``; the exit status (0, or 1 if points failed)."""
     grid = _grid(a.sets)
+    # Every option, before a dry run says all is well or points run.
+    if a.workers is not None:
+        worker_count(a.workers, 1)
+    if a.resume and not a.out:
+        raise InvalidArgumentError("--resume needs -o FILE: the results file of the sweep to resume")
+    if a.out:
+        out_is_parquet(a.out, "-o ")
+        check_out_path(a.out, "-o/--out", inputs=command_inputs(a))
     if a.dry_run:
         points = sweep_points(a.scenario, grid)
         sys.stdout.write(_points_text(points))
         print(f"{len(points)} point(s) checked; nothing run (--dry-run)", file=sys.stderr)
         return 0
-    if a.resume and not a.out:
-        raise InvalidArgumentError("--resume needs -o FILE: the results file of the sweep to resume")
     with cluster_errors():
         df = sweep(
             a.scenario, grid, client=a.scheduler, workers=a.workers, progress=not a.quiet, out=a.out, resume=a.resume

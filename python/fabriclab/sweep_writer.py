@@ -180,19 +180,27 @@ class ParquetWriter:
 Writer = Union[CsvWriter, ParquetWriter]
 
 
+def out_is_parquet(path: str, option: str = "out=") -> bool:
+    """Whether a results file ``path`` is Parquet (else CSV);
+    :class:`InvalidArgumentError` for any other kind, or Parquet without
+    pyarrow. ``option`` names it in the message (``-o `` from the CLI)."""
+    low = path.lower()
+    if not (low.endswith(".csv") or low.endswith(".parquet")):
+        raise InvalidArgumentError(f"{option}{path!r}: write a .csv or a .parquet file")
+    parquet = low.endswith(".parquet")
+    if parquet and not has_pyarrow():
+        raise InvalidArgumentError(
+            f"{option}{path!r}: writing Parquet needs pyarrow (pip install pyarrow), or write a .csv file"
+        )
+    return parquet
+
+
 def open_writer(out: str | os.PathLike[str], params: Sequence[str], keep: Sequence[Mapping[str, Any]] = ()) -> Writer:
     """Check ``out`` and start it afresh, or with the rows ``keep`` of a
     sweep being resumed (:class:`InvalidArgumentError` if it cannot be
     written)."""
     path = os.fspath(out)
-    low = path.lower()
-    if not (low.endswith(".csv") or low.endswith(".parquet")):
-        raise InvalidArgumentError(f"out={path!r}: write a .csv or a .parquet file")
-    parquet = low.endswith(".parquet")
-    if parquet and not has_pyarrow():
-        raise InvalidArgumentError(
-            f"out={path!r}: writing Parquet needs pyarrow (pip install pyarrow), or write a .csv file"
-        )
+    parquet = out_is_parquet(path)
     w: Writer = ParquetWriter(path, params) if parquet else CsvWriter(path, params)
     try:
         if keep:
