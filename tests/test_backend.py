@@ -173,3 +173,26 @@ def test_a_scenario_runs_on_the_flow_backend() -> None:
     assert r.stdout.startswith("# fabriclab: flow backend")
     # ib_write_bw at the goodput of MTU 1024 on 100G, as on the packet engine.
     assert " 92.5" in r.stdout
+
+
+def test_iperf_on_the_flow_backend_leaves_out_what_tcp_info_would_give() -> None:
+    # Text: no Retr or Cwnd columns (iperf3's own layout without TCP_INFO);
+    # JSON: no retransmits, window or RTT fields rather than zeros.
+    r = run_cli("iperf", "-c", "h0", "--from", "h1", "-t", "0.002", "-i", "0.001", "--backend", "flow")
+    assert r.returncode == 0, r.stderr
+    assert "Retr" not in r.stdout and "Cwnd" not in r.stdout and "KBytes       " not in r.stdout
+    r = run_cli("iperf", "-c", "h0", "--from", "h1", "-t", "0.002", "-i", "0.001", "--backend", "flow", "-J")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout[r.stdout.index("{") :])
+    assert "retransmits" not in doc["end"]["sum_sent"]
+    assert all("snd_cwnd" not in s for iv in doc["intervals"] for s in iv["streams"])
+    assert "max_snd_cwnd" not in doc["end"]["streams"][0]["sender"]
+
+
+def test_iperf_congestion_control_on_the_flow_backend_is_refused() -> None:
+    r = run_cli("iperf", "-c", "h0", "--from", "h1", "-t", "0.002", "-C", "dctcp", "--backend", "flow")
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert "fabriclab: error: -C dctcp: the flow backend" in r.stderr and "--backend packet" in r.stderr
+    assert "Traceback" not in r.stderr
+    with pytest.raises(fabriclab.FabriclabError, match="-C dctcp"):
+        fabriclab.iperf("h0", "h4", duration=0.002, congestion="dctcp", fabric="heps", backend="flow")

@@ -432,7 +432,7 @@ pub fn imb_json(fabric: &str, options: &str, seed: u64, progress: OnTick<'_>) ->
             } else {
                 &spec.name
             };
-            report::imb::text(r, name)
+            report::imb::text(r, name, spec.sim.backend)
         },
         |r| (&r.run.iperf, &r.run.ports),
     )

@@ -34,7 +34,8 @@ fn a_stopped_imb_run_keeps_the_measurements_it_completed() {
     );
     // The text ends after the last completed measurement, as a killed
     // IMB's does, and the JSON says it was stopped.
-    let text = fabriclab_core::report::imb::text(&r, "eantc-hpc");
+    let text =
+        fabriclab_core::report::imb::text(&r, "eantc-hpc", fabriclab_core::config::Backend::Packet);
     assert!(!text.contains("MPI_Finalize"), "{text}");
     assert!(serde_json::to_string(&r)
         .unwrap()

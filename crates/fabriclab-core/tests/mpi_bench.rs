@@ -151,6 +151,12 @@ fn alltoall_with_only_the_nics_in_the_way_runs_near_their_bound_on_both_backends
         o.iter = Some(4);
         let r = imb::run(&spec, &o, 1, None).unwrap();
         t.push(r.sections[0].rows.last().unwrap().t_avg_us);
+        // IMB's header says which engine ran.
+        let head = format!(
+            "# Version               : {}-level simulation\n",
+            backend.name()
+        );
+        assert!(fabriclab_core::report::imb::text(&r, "x", backend).contains(&head));
     }
     // Open MPI's local copy of the rank's own block, then 7 blocks out of
     // each NIC at the READ response goodput.
@@ -466,7 +472,11 @@ fn zero_byte_collectives_cost_the_call_overhead() {
     let spec = common::one_switch(4, "");
     let mut o = imb_opts(&["Allreduce"], 4);
     o.msglog = Some((2, 2));
-    let text = fabriclab_core::report::imb::text(&imb::run(&spec, &o, 1, None).unwrap(), "test");
+    let text = fabriclab_core::report::imb::text(
+        &imb::run(&spec, &o, 1, None).unwrap(),
+        "test",
+        spec.sim.backend,
+    );
     assert!(
         text.lines()
             .any(|l| l.split_whitespace().collect::<Vec<_>>()

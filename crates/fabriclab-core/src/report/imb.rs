@@ -7,6 +7,7 @@
 //! The host facts IMB prints (date, machine, kernel) describe the
 //! simulation instead, so that the same run prints the same text.
 
+use crate::config::Backend;
 use crate::tools::imb::{Report, Section};
 use std::fmt::Write;
 
@@ -95,7 +96,7 @@ fn section(out: &mut String, s: &Section) {
 
 /// The report in IMB-MPI1's text format; `fabric` names the fabric in the
 /// header.
-pub fn text(r: &Report, fabric: &str) -> String {
+pub fn text(r: &Report, fabric: &str, backend: Backend) -> String {
     let mut o = String::new();
     let bar = "#----------------------------------------------------------------";
     let _ = writeln!(o, "{bar}");
@@ -105,7 +106,11 @@ pub fn text(r: &Report, fabric: &str) -> String {
     let _ = writeln!(o, "# Machine               : fabriclab");
     let _ = writeln!(o, "# System                : {fabric}");
     let _ = writeln!(o, "# Release               : {}", env!("CARGO_PKG_VERSION"));
-    let _ = writeln!(o, "# Version               : packet-level simulation");
+    let _ = writeln!(
+        o,
+        "# Version               : {}-level simulation",
+        backend.name()
+    );
     let _ = writeln!(o, "# MPI Version           : 3.1");
     let _ = writeln!(o, "# MPI Thread Environment: \n\n");
     let _ = writeln!(o, "# Calling sequence was: \n");

@@ -85,44 +85,51 @@ pub fn text(r: &Report) -> String {
         );
     }
     if !res.intervals.is_empty() {
-        let _ = writeln!(
-            out,
-            "[ ID] Interval           Transfer     Bitrate         Retr  Cwnd"
-        );
+        let head = "[ ID] Interval           Transfer     Bitrate";
+        let tcp = if res.tcp_info {
+            "         Retr  Cwnd"
+        } else {
+            ""
+        };
+        let _ = writeln!(out, "{head}{tcp}");
     }
     for (k, iv) in res.intervals.iter().enumerate() {
         if k > 0 && many {
             let _ = writeln!(out, "{SEPARATOR}");
         }
         for s in &iv.streams {
-            let _ = writeln!(
-                out,
-                "[{:>3}] {} sec  {}s  {}s/sec  {:>3}   {}s       ",
+            let head = format!(
+                "[{:>3}] {} sec  {}s  {}s/sec",
                 s.socket,
                 times(s.start, s.end, d),
                 unit_bytes(s.bytes as f64),
                 unit_bits(s.bits_per_second / 8.0),
-                s.retransmits,
-                unit_bytes(s.snd_cwnd as f64)
             );
+            let _ = if res.tcp_info {
+                let cwnd = unit_bytes(s.snd_cwnd as f64);
+                writeln!(out, "{head}  {:>3}   {cwnd}s       ", s.retransmits)
+            } else {
+                writeln!(out, "{head}                  ")
+            };
         }
         if many {
             let s = &iv.sum;
-            let _ = writeln!(
-                out,
-                "[SUM] {} sec  {}s  {}s/sec  {:>3}             ",
+            let head = format!(
+                "[SUM] {} sec  {}s  {}s/sec",
                 times(s.start, s.end, d),
                 unit_bytes(s.bytes as f64),
                 unit_bits(s.bits_per_second / 8.0),
-                s.retransmits
             );
+            let _ = if res.tcp_info {
+                writeln!(out, "{head}  {:>3}             ", s.retransmits)
+            } else {
+                writeln!(out, "{head}                  ")
+            };
         }
     }
     let _ = writeln!(out, "{SEPARATOR}");
-    let _ = writeln!(
-        out,
-        "[ ID] Interval           Transfer     Bitrate         Retr"
-    );
+    let retr = if res.tcp_info { "         Retr" } else { "" };
+    let _ = writeln!(out, "[ ID] Interval           Transfer     Bitrate{retr}");
     let line = |id: &str, s: &Summary, role: &str| -> String {
         let head = format!(
             "[{id}] {} sec  {}s  {}s/sec",
@@ -375,35 +382,41 @@ pub fn json(r: &Report) -> String {
                 .streams
                 .iter()
                 .map(|s| {
-                    J::obj(vec![
+                    let mut v: Vec<(&str, J)> = vec![
                         ("socket", s.socket.into()),
                         ("start", s.start.into()),
                         ("end", s.end.into()),
                         ("seconds", s.seconds.into()),
                         ("bytes", s.bytes.into()),
                         ("bits_per_second", s.bits_per_second.into()),
-                        ("retransmits", s.retransmits.into()),
-                        ("snd_cwnd", s.snd_cwnd.into()),
-                        ("snd_wnd", s.snd_wnd.into()),
-                        ("rtt", s.rtt.into()),
-                        ("rttvar", s.rttvar.into()),
-                        ("pmtu", s.pmtu.into()),
-                        ("omitted", false.into()),
-                        ("sender", true.into()),
-                    ])
+                    ];
+                    if res.tcp_info {
+                        v.extend([
+                            ("retransmits", s.retransmits.into()),
+                            ("snd_cwnd", s.snd_cwnd.into()),
+                            ("snd_wnd", s.snd_wnd.into()),
+                            ("rtt", s.rtt.into()),
+                            ("rttvar", s.rttvar.into()),
+                            ("pmtu", s.pmtu.into()),
+                        ]);
+                    }
+                    v.extend([("omitted", false.into()), ("sender", true.into())]);
+                    J::obj(v)
                 })
                 .collect();
             let s = &iv.sum;
-            let sum = J::obj(vec![
+            let mut sum: Vec<(&str, J)> = vec![
                 ("start", s.start.into()),
                 ("end", s.end.into()),
                 ("seconds", s.seconds.into()),
                 ("bytes", s.bytes.into()),
                 ("bits_per_second", s.bits_per_second.into()),
-                ("retransmits", s.retransmits.into()),
-                ("omitted", false.into()),
-                ("sender", true.into()),
-            ]);
+            ];
+            if res.tcp_info {
+                sum.push(("retransmits", s.retransmits.into()));
+            }
+            sum.extend([("omitted", false.into()), ("sender", true.into())]);
+            let sum = J::obj(sum);
             J::obj(vec![("streams", J::Arr(streams)), ("sum", sum)])
         })
         .collect();

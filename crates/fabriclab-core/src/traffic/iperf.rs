@@ -201,6 +201,15 @@ impl Iperf {
     pub fn new(net: &Net, opts: &Options) -> Result<Iperf> {
         let cc = opts.validate()?;
         net.tcp_supported()?;
+        if let (Some(cc), crate::config::Backend::Flow) = (cc, net.backend()) {
+            return arg_err(format!(
+                "-C {}: the flow backend shares each link max-min fairly between TCP streams \
+                 and models no congestion control, so every -C would give the same figures; \
+                 drop -C, or use --backend packet to see {} at work",
+                cc.name(),
+                cc.name()
+            ));
+        }
         let client = net.host(&opts.client)?;
         let server = net.host(&opts.server)?;
         net.check_reachable(client, server)?;

@@ -209,6 +209,12 @@ pub struct Results {
     pub sum_received: Summary,
     /// The run reached its end (false: cut short as a background run).
     pub complete: bool,
+    /// The sender's TCP_INFO figures (retransmits, window, RTT) are
+    /// modelled: false on the flow backend, whose fluid TCP has none, and
+    /// whose reports then leave them out, as iperf3 does where the kernel
+    /// gives no TCP_INFO.
+    #[serde(skip)]
+    pub tcp_info: bool,
 }
 
 fn bps(bytes: u64, secs: f64) -> f64 {
@@ -245,6 +251,7 @@ impl Results {
             })
             .collect();
         let (snd_wnd, pmtu) = (net.tcp_rcv_wnd(), net.tcp_host_mtu());
+        let tcp_info = net.backend() == crate::config::Backend::Packet;
         let mut intervals = Vec::new();
         for w in samples.windows(2) {
             let (a, b) = (&w[0], &w[1]);
@@ -325,8 +332,8 @@ impl Results {
                         seconds: t_snd,
                         bytes: snd.written,
                         bits_per_second: bps(snd.written, t_snd),
-                        retransmits: Some(snd.retx),
-                        tcp: Some([max_cwnd, snd_wnd, max_rtt, min_rtt, mean]),
+                        retransmits: tcp_info.then_some(snd.retx),
+                        tcp: tcp_info.then_some([max_cwnd, snd_wnd, max_rtt, min_rtt, mean]),
                     },
                     receiver: Summary {
                         socket: Some(socket(i)),
@@ -361,10 +368,11 @@ impl Results {
             streams,
             intervals,
             server_intervals,
-            sum_sent: sum(sent, t_snd, Some(retx)),
+            sum_sent: sum(sent, t_snd, tcp_info.then_some(retx)),
             sum_received: sum(received, t_rcv, None),
             end_streams,
             complete: rx_end.is_some(),
+            tcp_info,
         }
     }
 }
