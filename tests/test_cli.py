@@ -500,3 +500,27 @@ def test_bad_input_found_by_a_hunt_is_refused_with_exit_2(tmp_path):
     tiny = tmp_path / "tiny.toml"
     tiny.write_text('fabric = "heps"\n[[flows]]\nflows = [{src = "h0", dst = "h4", bytes = 1024}]\n')
     assert_cli_error(run_cli("compare", str(tiny), "--repeat", "1"), "B would be A itself")
+
+
+@pytest.mark.parametrize(
+    "body, want",
+    [
+        ('cc = "none"\n', "expected a table of keys (a [section] of its own), not a single value"),
+        ("topology = 3\n", "expected the [topology] table, with its kind"),
+        ("[switch]\nbar = 2\n", "unknown field `bar`"),
+    ],
+)
+def test_a_bad_fabric_file_is_named_and_its_error_in_words(tmp_path, body, want):
+    f = tmp_path / "bad.toml"
+    topo = "" if body.startswith("topology") else (
+        '[topology]\nkind = "leaf_spine"\nspines = 1\nleaves = 2\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 100\n'
+    )
+    f.write_text(body + topo if body.startswith("cc") else topo + body)
+    r = run_cli("perftest", "ib_write_bw", "--fabric", str(f))
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith(f"fabriclab: error: fabric file {f}: "), r.stderr
+    assert want in r.stderr and "Traceback" not in r.stderr
+    for rust in ("CcSpec", "TopologySpec", "struct", "internally tagged"):
+        assert rust not in r.stderr
+    with pytest.raises(fabriclab.FabriclabError, match=f"fabric file {re.escape(str(f))}: "):
+        fabriclab.perftest("ib_write_bw", "h0", "h1", fabric=str(f))

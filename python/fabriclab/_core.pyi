@@ -63,6 +63,9 @@ def bench(name: str, cc: str = "", progress: OnTick | None = None, backend: str 
     "dcqcn" on backend "" (packet) or "flow".
     Returns JSON of the figures."""
 
+def fabric_check(fabric: str) -> None:
+    """Check fabric TOML text as every run does (sections and graph)."""
+
 def fabric_with_backend(fabric: str, backend: str) -> str:
     """The TOML text of ``fabric`` with ``[sim] backend`` set."""
 

@@ -175,6 +175,11 @@ def _read_fabric_file(path: str | os.PathLike[str]) -> str:
         tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ParseError(f"fabric file {os.fspath(path)}: not valid TOML: {e}") from None
+    try:  # its values and graph, in an error that names the file
+        _core.fabric_check(text)
+    except FabriclabError as e:
+        msg = str(e).removeprefix("fabric TOML: ")
+        raise type(e)(f"fabric file {os.fspath(path)}: {msg}") from None
     return text
 
 

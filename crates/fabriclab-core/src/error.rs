@@ -147,9 +147,37 @@ pub(crate) fn types_in_words(msg: &str) -> String {
             "expected a whole number from -2147483648 to 2147483647",
         ),
         ("expected f64", "expected a number"),
+        (
+            "expected internally tagged enum TopologySpec",
+            "expected the [topology] table, with its kind (such as kind = \"leaf_spine\") and \
+             the layout's keys",
+        ),
+        (
+            "wanted string or table",
+            "expected one of the setting's names, in quotes",
+        ),
     ] {
         if let Some(head) = msg.strip_suffix(rust) {
             return format!("{head}{words}");
+        }
+    }
+    // A Rust type's name means nothing in a TOML file: say what it is.
+    let last = msg.rfind('\n').map_or(0, |i| i + 1);
+    for (rust, words) in [
+        (
+            "expected struct ",
+            "expected a table of keys (a [section] of its own), not a single value",
+        ),
+        (
+            "expected enum ",
+            "expected one of the setting's names, in quotes",
+        ),
+    ] {
+        if let Some(i) = msg[last..].find(rust) {
+            let name = &msg[last + i + rust.len()..];
+            if !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric()) {
+                return format!("{}{words}", &msg[..last + i]);
+            }
         }
     }
     msg.to_string()

@@ -22,6 +22,12 @@ pub fn resolve_fabric(fabric: &str) -> Result<FabricSpec> {
     FabricSpec::from_toml(fabric)
 }
 
+/// Check `fabric` (fabric TOML text) as every run does, without running
+/// anything: its sections and its graph.
+pub fn fabric_check(fabric: &str) -> Result<()> {
+    resolve_fabric(fabric).map(|_| ())
+}
+
 /// The TOML text of `fabric` (fabric TOML text) with
 /// `[sim] backend` set to `backend` ("packet" or "flow"), validated.
 pub fn fabric_with_backend(fabric: &str, backend: &str) -> Result<String> {

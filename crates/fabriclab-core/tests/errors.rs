@@ -384,3 +384,36 @@ fn flows_that_could_never_end_or_start_are_refused() {
         "{e}"
     );
 }
+
+#[test]
+fn a_value_where_a_table_belongs_is_said_in_words() {
+    // A Rust type's name means nothing to someone writing TOML (QA
+    // finding): `cc = "none"` is a [cc] table, `topology = 3` the
+    // [topology] table, an algorithm one of its names.
+    let ls = "[topology]\nkind = \"leaf_spine\"\nspines = 1\nleaves = 2\nhosts_per_leaf = 2\n\
+              host_link_gbps = 100\nuplink_gbps = 100\n";
+    for (text, want) in [
+        (
+            format!("cc = \"none\"\n{ls}"),
+            "expected a table of keys (a [section] of its own), not a single value",
+        ),
+        (
+            "topology = 3\n".to_string(),
+            "expected the [topology] table, with its kind",
+        ),
+        (
+            format!("{ls}[cc]\nalgorithm = 3\n"),
+            "expected one of the setting's names, in quotes",
+        ),
+        (
+            format!("{ls}[pfc]\nenabled = \"yes\"\n"),
+            "expected a boolean",
+        ),
+    ] {
+        let e = FabricSpec::from_toml(&text).unwrap_err().to_string();
+        assert!(e.contains(want), "{text}: {e}");
+        for rust in ["struct", "enum", "Spec", "wanted"] {
+            assert!(!e.contains(rust), "{text}: {e}");
+        }
+    }
+}

@@ -241,6 +241,12 @@ fn run_bench(
     run_progress(py, progress, |p| front::bench_json(&name, &cc, &backend, p))
 }
 
+/// Check fabric TOML text as every run does (sections and graph).
+#[pyfunction]
+fn fabric_check(py: Python<'_>, fabric: String) -> PyResult<()> {
+    run(py, || front::fabric_check(&fabric).map(|()| String::new())).map(|_| ())
+}
+
 /// The TOML text of `fabric` with `[sim] backend` set to `backend`.
 #[pyfunction]
 fn fabric_with_backend(py: Python<'_>, fabric: String, backend: String) -> PyResult<String> {
@@ -371,6 +377,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(option_fields, m)?)?;
     m.add_function(wrap_pyfunction!(nccl_tests_programs, m)?)?;
     m.add_function(wrap_pyfunction!(fabric_info, m)?)?;
+    m.add_function(wrap_pyfunction!(fabric_check, m)?)?;
     m.add_function(wrap_pyfunction!(set_check_only, m)?)?;
     m.add_function(wrap_pyfunction!(perftest, m)?)?;
     m.add_function(wrap_pyfunction!(flows, m)?)?;
