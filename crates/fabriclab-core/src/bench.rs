@@ -124,6 +124,7 @@ agg_core_delay_ns = 1000
 /// A three-tier fat tree of `k` pods with `hosts_per_edge` hosts per edge
 /// switch, 100G everywhere, 1 us cables, no congestion control.
 fn fat_tree_mpi(k: u32, hosts_per_edge: u32) -> Result<FabricSpec> {
+    let edge_radix = (hosts_per_edge + k / 2).max(k);
     FabricSpec::from_toml(&format!(
         r#"
 name = "bench-fat-tree-k{k}"
@@ -131,6 +132,7 @@ name = "bench-fat-tree-k{k}"
 kind = "fat_tree"
 k = {k}
 hosts_per_edge = {hosts_per_edge}
+edge_radix = {edge_radix}
 host_link_gbps = 100
 host_link_delay_ns = 1000
 edge_agg_delay_ns = 1000

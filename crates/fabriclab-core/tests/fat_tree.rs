@@ -13,9 +13,10 @@ use fabriclab_core::wire::{roce_wire_bytes, Ext};
 
 fn fat_tree(k: u32, hpe: u32, extra: &str) -> FabricSpec {
     FabricSpec::from_toml(&format!(
-        "[topology]\nkind = \"fat_tree\"\nk = {k}\nhosts_per_edge = {hpe}\nhost_link_gbps = 100\n\
+        "[topology]\nkind = \"fat_tree\"\nk = {k}\nhosts_per_edge = {hpe}\nedge_radix = {}\nhost_link_gbps = 100\n\
          host_link_delay_ns = 10\nedge_agg_delay_ns = 50\nagg_core_delay_ns = 100\n\
-         [nic]\nroce_mtu = 4096\ntx_latency_ns = 600\nrx_latency_ns = 400\n{extra}"
+         [nic]\nroce_mtu = 4096\ntx_latency_ns = 600\nrx_latency_ns = 400\n{extra}",
+        (hpe + k / 2).max(k)
     ))
     .unwrap()
 }
@@ -178,4 +179,13 @@ fn impossible_fat_trees_say_what_to_change() {
         bad("k = 4\nhost_link_gbps = 100\nedge_agg_delay_ns = -5\n").contains("edge_agg_delay_ns")
     );
     assert!(bad("k = 4\nhost_link_gbps = 100\nradix = 4\n").contains("radix"));
+    // An edge switch holds its hosts and k/2 uplinks (QA finding: 100
+    // hosts on a 4-port edge were accepted): more needs edge_radix.
+    let e = bad("k = 4\nhosts_per_edge = 100\nhost_link_gbps = 100\n");
+    assert!(
+        e.contains("hosts_per_edge = 100") && e.contains("edge_radix to at least 102"),
+        "{e}"
+    );
+    let e = bad("k = 4\nhosts_per_edge = 3\nedge_radix = 4\nhost_link_gbps = 100\n");
+    assert!(e.contains("topology.edge_radix = 4"), "{e}");
 }

@@ -4,7 +4,9 @@
 //! core switches; aggregation switch j of every pod links to cores
 //! j k/2 .. j k/2 + k/2 - 1. With k/2 hosts per edge switch it is
 //! non-blocking (k^3/4 hosts); more hosts per edge oversubscribe the edge
-//! by hosts_per_edge / (k/2).
+//! by hosts_per_edge / (k/2), on edge switches of more ports than k
+//! (`edge_radix`, which says how many: hosts and k/2 uplinks must fit, as
+//! on a real edge switch of 48 host ports and 16 uplinks).
 //!
 //! Names: hosts `h0..` in edge order (edge 0 holds h0..h(hosts_per_edge-1)),
 //! switches `edge0..` (pod-major: pod p holds edge p k/2 ..), `agg0..` and
@@ -27,6 +29,10 @@ pub struct FatTreeSpec {
     /// Hosts per edge switch (default k/2, non-blocking).
     #[serde(default)]
     pub hosts_per_edge: Option<u32>,
+    /// Ports of an edge switch (default k): its hosts and its k/2 uplinks
+    /// must fit. Above k to oversubscribe the edge.
+    #[serde(default)]
+    pub edge_radix: Option<u32>,
     /// Host-to-edge link rate, Gb/s.
     pub host_link_gbps: f64,
     /// Edge-aggregation and aggregation-core link rate, Gb/s (default the
@@ -75,6 +81,23 @@ impl FatTreeSpec {
         }
         if self.hosts_per_edge == Some(0) {
             return fabric_err("topology.hosts_per_edge is 0: a fabric needs hosts");
+        }
+        let (hosts, up) = (self.hosts_per_edge() as u64, (self.k / 2) as u64);
+        let radix = self.edge_radix.unwrap_or(self.k) as u64;
+        if hosts + up > radix {
+            let how = if self.edge_radix.is_some() {
+                format!("topology.edge_radix = {radix}")
+            } else {
+                format!("k = {}, the default of topology.edge_radix", self.k)
+            };
+            return fabric_err(format!(
+                "topology.hosts_per_edge = {hosts} with k = {}: an edge switch needs {hosts} host \
+                 ports and {up} uplinks, more than its {how}; lower hosts_per_edge, or set \
+                 topology.edge_radix to at least {} (an edge switch of that many ports, which \
+                 oversubscribes the edge {hosts}:{up})",
+                self.k,
+                hosts + up
+            ));
         }
         if self.hosts() > MAX_HOSTS {
             // k^3 / 4 in floating point: the integer product saturates.
