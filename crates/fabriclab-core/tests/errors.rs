@@ -417,3 +417,24 @@ fn a_value_where_a_table_belongs_is_said_in_words() {
         }
     }
 }
+
+#[test]
+fn an_unknown_switch_lists_every_tier() {
+    // `via=` a switch that is not there: the hint lists each family of
+    // switches (QA finding: only the first leaves were named, no spines).
+    let topo = fabriclab_core::topology::Topology::build(&preset("heps").unwrap()).unwrap();
+    let e = topo.switch_index("bogus").unwrap_err().to_string();
+    assert!(
+        e.contains("no switch \"bogus\"") && e.contains("leaf0..leaf7 (8)"),
+        "{e}"
+    );
+    assert!(e.contains("spine0..spine"), "{e}");
+    let topo = fabriclab_core::topology::Topology::build(&preset("fat-tree").unwrap()).unwrap();
+    let e = topo.switch_index("spine0").unwrap_err().to_string();
+    assert!(
+        e.contains("edge0..edge31 (32)")
+            && e.contains("agg0..agg31 (32)")
+            && e.contains("core0..core15 (16)"),
+        "{e}"
+    );
+}

@@ -431,15 +431,40 @@ impl Topology {
         {
             return Ok(self.n_hosts + i);
         }
-        let some: Vec<&str> = self.nodes[self.n_hosts..]
-            .iter()
-            .take(4)
-            .map(|n| n.name.as_str())
-            .collect();
         Err(Error::InvalidArgument(format!(
-            "the fabric has no switch {name:?}; its switches include {}",
-            some.join(", ")
+            "the fabric has no switch {name:?}; its switches are {}",
+            self.switch_families()
         )))
+    }
+
+    /// The switches by family of name (the name less its trailing digits:
+    /// leaves, spines, edge, aggregation and core switches), each as its
+    /// first and last name and count: "leaf0..leaf3 (4), spine0..spine1
+    /// (2)". At most eight families are listed.
+    fn switch_families(&self) -> String {
+        let mut fams: Vec<(&str, &str, &str, usize)> = Vec::new();
+        for n in &self.nodes[self.n_hosts..] {
+            let stem = n.name.trim_end_matches(|c: char| c.is_ascii_digit());
+            match fams.iter_mut().find(|f| f.0 == stem) {
+                Some(f) => {
+                    f.2 = &n.name;
+                    f.3 += 1;
+                }
+                None => fams.push((stem, &n.name, &n.name, 1)),
+            }
+        }
+        let mut out: Vec<String> = fams
+            .iter()
+            .take(8)
+            .map(|&(_, first, last, k)| match k {
+                1 => first.to_string(),
+                _ => format!("{first}..{last} ({k})"),
+            })
+            .collect();
+        if fams.len() > 8 {
+            out.push(format!("and {} more families", fams.len() - 8));
+        }
+        out.join(", ")
     }
 
     /// Index of a host by name, or an error listing what exists.
