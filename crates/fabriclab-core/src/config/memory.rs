@@ -7,7 +7,8 @@
 //! per port and about one many-port list per switch in a leaf-spine or fat
 //! tree, and counted at worst, one per group, for explicit topologies, whose
 //! edge switches are counted at worst too, every switch), the ports (one per link end, with their queues' empty
-//! state), the NICs and node names. Left out: what workloads allocate
+//! state, and the conservation audit's counters when it is on), the NICs
+//! and node names. Left out: what workloads allocate
 //! (QPs, flows, MPI ranks), which grows with the run, not the fabric.
 
 use super::{FabricSpec, NodeKind, TopologySpec};
@@ -90,8 +91,15 @@ fn counts(spec: &FabricSpec) -> (u64, u64, u64, u64) {
     }
 }
 
-/// Estimated bytes the fabric needs once built.
+/// Estimated bytes the fabric needs once built (with the audit's counters
+/// when `FABRICLAB_AUDIT` turns it on).
 pub fn estimate_bytes(spec: &FabricSpec) -> u64 {
+    let audit = spec.sim.backend == super::Backend::Packet && super::sim::audit_enabled_by_env();
+    estimate_bytes_with(spec, audit)
+}
+
+/// [`estimate_bytes`] with the audit on or off.
+fn estimate_bytes_with(spec: &FabricSpec, audit: bool) -> u64 {
     let (hosts, switches, links, group) = counts(spec);
     let classes = edge_switches(spec);
     let lists = match spec.topology {
@@ -104,8 +112,14 @@ pub fn estimate_bytes(spec: &FabricSpec) -> u64 {
         .saturating_add(hosts.saturating_mul(CLASS_BYTES + GROUP_BYTES))
         .saturating_add(lists.saturating_mul(group.saturating_mul(MEMBER_BYTES)))
         .saturating_add(links.saturating_mul(2 * MEMBER_BYTES));
+    // The conservation audit's counters, when it is on (packet runs).
+    let audit = if audit {
+        super::sim::AUDIT_PORT_BYTES
+    } else {
+        0
+    };
     tables
-        .saturating_add(links.saturating_mul(2 * PORT_BYTES))
+        .saturating_add(links.saturating_mul(2 * (PORT_BYTES + audit)))
         .saturating_add(hosts.saturating_add(switches).saturating_mul(NODE_BYTES))
 }
 
@@ -277,7 +291,9 @@ mod tests {
             + 6 * 2 * MEMBER_BYTES
             + 6 * 2 * PORT_BYTES
             + 7 * NODE_BYTES;
-        assert_eq!(estimate_bytes(&spec), want);
+        assert_eq!(estimate_bytes_with(&spec, false), want);
+        // The audit keeps 7 x 8 counters of 8 bytes per port.
+        assert_eq!(estimate_bytes_with(&spec, true), want + 6 * 2 * 448);
     }
 
     #[test]

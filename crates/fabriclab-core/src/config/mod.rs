@@ -22,7 +22,7 @@ mod pfc_guard;
 mod presets;
 mod rail;
 mod routing;
-mod sim;
+pub(crate) mod sim;
 mod tcp;
 
 pub use cc::{AlphaUpdate, CcAlgorithm, CcSpec, CnpScope, DcqcnParams};

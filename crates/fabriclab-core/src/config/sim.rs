@@ -90,3 +90,13 @@ impl SimSpec {
         Ok(())
     }
 }
+
+/// Whether the environment asks for the conservation audit
+/// (`FABRICLAB_AUDIT` set, and not to `0`; `net/audit.rs`).
+pub fn audit_enabled_by_env() -> bool {
+    std::env::var("FABRICLAB_AUDIT").is_ok_and(|v| !v.is_empty() && v != "0")
+}
+
+/// Bytes the audit keeps per port of a packet run (its counters per
+/// priority: in, out, dropped, lossless drops, lost, XOFF and XON).
+pub const AUDIT_PORT_BYTES: u64 = 7 * 8 * 8;

@@ -40,10 +40,11 @@ pub(crate) struct Audit {
     failed: Vec<u64>,
 }
 
-/// Whether the environment asks for the audit.
-pub fn enabled_by_env() -> bool {
-    std::env::var("FABRICLAB_AUDIT").is_ok_and(|v| !v.is_empty() && v != "0")
-}
+pub use crate::config::sim::audit_enabled_by_env as enabled_by_env;
+
+/// Bytes the audit keeps per port: seven rows of eight `u64` counters
+/// (the fabric's memory estimate counts them when the audit is on).
+const _: () = assert!(7 * 64 == crate::config::sim::AUDIT_PORT_BYTES);
 
 impl Audit {
     pub fn new(ports: usize) -> Box<Audit> {
