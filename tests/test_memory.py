@@ -5,6 +5,7 @@ the fabric and flows workloads are covered in test_api / the Rust suite)."""
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 
@@ -92,5 +93,10 @@ def test_parallel_links_count_in_the_fabric_estimate(tmp_path):
     env = dict(os.environ, FABRICLAB_MEMORY_LIMIT="3G")
     r = run_cli("perftest", "ib_write_bw", "--fabric", str(f), "-n", "10", env=env)
     assert r.returncode == 2, (r.returncode, r.stderr[-2000:])
-    assert "this fabric (4 hosts, 4 switches, 1600004 links) needs about 4.2" in r.stderr
+    m = re.search(r"this fabric \(4 hosts, 4 switches, 1600004 links\) needs about ([0-9.]+) GB", r.stderr)
+    assert m, r.stderr
+    # 4.2 GB of ports, 5.6 GB with the audit's counters (FABRICLAB_AUDIT=1,
+    # as the test suite runs).
+    audit = os.environ.get("FABRICLAB_AUDIT", "0") not in ("", "0")
+    assert float(m.group(1)) == pytest.approx(5.66 if audit else 4.22, abs=0.01)
     assert "more than the 3.0 GB available" in r.stderr
