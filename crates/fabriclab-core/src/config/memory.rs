@@ -131,6 +131,15 @@ fn estimate_bytes_with(spec: &FabricSpec, audit: bool) -> u64 {
 /// when set (bytes, or with a K, M or G suffix in powers of 1000). None
 /// where none of them is known.
 pub fn available_bytes() -> Option<u64> {
+    available_bytes_beside(0)
+}
+
+/// [`available_bytes`] for a run that already holds `held` bytes of what
+/// it counts (an MPI job's compiled schedules): the machine's, the
+/// cgroup's and the address space's figures are what is free now plus
+/// those bytes, since they are in use already; `FABRICLAB_MEMORY_LIMIT`
+/// is the run's whole budget and stays as it is.
+pub fn available_bytes_beside(held: u64) -> Option<u64> {
     let mem = proc_bytes("/proc/meminfo", "MemAvailable:");
     let cg = || -> Option<u64> {
         let read = |f: &str| std::fs::read_to_string(format!("/sys/fs/cgroup/{f}")).ok();
@@ -155,7 +164,17 @@ pub fn available_bytes() -> Option<u64> {
         let limit = address_space_limit(&std::fs::read_to_string("/proc/self/limits").ok()?)?;
         Some(limit.saturating_sub(proc_bytes("/proc/self/status", "VmSize:")?))
     };
-    [mem, cg(), rlimit(), user].into_iter().flatten().min()
+    least_beside([mem, cg(), rlimit()], user, held)
+}
+
+/// The least of the free figures `free` (each raised by `held`) and the
+/// budget `user`.
+fn least_beside(free: [Option<u64>; 3], user: Option<u64>, held: u64) -> Option<u64> {
+    free.into_iter()
+        .flatten()
+        .map(|f| f.saturating_add(held))
+        .chain(user)
+        .min()
 }
 
 /// The `key: N kB` line of a `/proc` file, in bytes.
@@ -306,6 +325,26 @@ mod tests {
             "{e}"
         );
         assert!(check_workload(3_000_000_000, "x", Some(3_000_000_000)).is_ok());
+    }
+
+    #[test]
+    fn memory_held_already_counts_as_available_but_not_beyond_the_budget() {
+        // 2 GB free and 1 GB held: 3 GB for the job, unless its budget
+        // (FABRICLAB_MEMORY_LIMIT) is less; nothing known, nothing said.
+        let g = 1_000_000_000;
+        assert_eq!(
+            least_beside([Some(2 * g), None, None], None, g),
+            Some(3 * g)
+        );
+        assert_eq!(
+            least_beside([Some(2 * g), Some(5 * g), None], Some(4 * g), g),
+            Some(3 * g)
+        );
+        assert_eq!(
+            least_beside([Some(8 * g), None, None], Some(4 * g), g),
+            Some(4 * g)
+        );
+        assert_eq!(least_beside([None, None, None], None, g), None);
     }
 
     #[test]

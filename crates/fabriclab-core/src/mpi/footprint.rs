@@ -36,7 +36,7 @@
 
 use super::coll::{self, CollArgs};
 use super::sched::{Op, Schedule, Step};
-use crate::config::memory::{available_bytes, estimate_bytes};
+use crate::config::memory::{available_bytes, available_bytes_beside, estimate_bytes};
 use crate::config::FabricSpec;
 use crate::error::{arg_err, Result};
 
@@ -289,6 +289,11 @@ pub fn check_job(spec: &FabricSpec, np: u32, scheds: &[Schedule]) -> Result<()> 
     let mut m = JobMemory::new(spec, np);
     for s in scheds {
         m.count(s);
+    }
+    // The schedules are in memory already, so out of what is free now:
+    // counted in the need, they are given back to what is available.
+    if m.limit.is_some() {
+        m.limit = available_bytes_beside(m.schedules as u64);
     }
     let what = format!("counted over its {} compiled schedules", scheds.len());
     m.check(m.need_bytes() as f64, &what)
