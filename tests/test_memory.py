@@ -82,8 +82,8 @@ def test_an_nccl_sweep_too_large_is_refused_from_python(monkeypatch):
 
 def test_parallel_links_count_in_the_fabric_estimate(tmp_path):
     # 2 x 2 leaves and spines joined by 400,000 cables each: 1.6 M links,
-    # about 4.2 GB of ports, once counted at 640 B a port (under 3 GB, so
-    # not refused, and building it took 6.8 GB).
+    # about 4.2 GB of ports at 1,312 B a link end. Counted at 640 B it was
+    # 2.1 GB, under 3 GB, so not refused, and building it took 6.8 GB.
     f = tmp_path / "wide.toml"
     f.write_text(
         "[topology]\nkind = \"leaf_spine\"\nspines = 2\nleaves = 2\nhosts_per_leaf = 2\n"

@@ -147,6 +147,18 @@ pub(crate) fn types_in_words(msg: &str) -> String {
             "expected a whole number from -2147483648 to 2147483647",
         ),
         ("expected f64", "expected a number"),
+    ] {
+        if let Some(head) = msg.strip_suffix(rust) {
+            return format!("{head}{words}");
+        }
+    }
+    msg.to_string()
+}
+
+/// [`types_in_words`] for a fabric TOML file's parser, which also names
+/// the tables and enums it expected by their Rust types.
+pub(crate) fn toml_types_in_words(msg: &str) -> String {
+    for (rust, words) in [
         (
             "expected internally tagged enum TopologySpec",
             "expected the [topology] table, with its kind (such as kind = \"leaf_spine\") and \
@@ -180,5 +192,5 @@ pub(crate) fn types_in_words(msg: &str) -> String {
             }
         }
     }
-    msg.to_string()
+    types_in_words(msg)
 }

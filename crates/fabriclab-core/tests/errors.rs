@@ -437,4 +437,22 @@ fn an_unknown_switch_lists_every_tier() {
             && e.contains("core0..core15 (16)"),
         "{e}"
     );
+    // Names out of order are listed, not shown as a range.
+    let mut text = String::from("[topology]\nkind = \"explicit\"\n");
+    for (name, kind) in [
+        ("h0", "host"),
+        ("h1", "host"),
+        ("s10", "switch"),
+        ("s2", "switch"),
+        ("s3", "switch"),
+    ] {
+        text += &format!("[[topology.nodes]]\nname = \"{name}\"\nkind = \"{kind}\"\n");
+    }
+    for (a, b) in [("h0", "s10"), ("h1", "s2"), ("s10", "s3"), ("s2", "s3")] {
+        text += &format!("[[topology.links]]\na = \"{a}\"\nb = \"{b}\"\ngbps = 100\n");
+    }
+    let topo =
+        fabriclab_core::topology::Topology::build(&FabricSpec::from_toml(&text).unwrap()).unwrap();
+    let e = topo.switch_index("x").unwrap_err().to_string();
+    assert!(e.ends_with("its switches are s10, s2, s3"), "{e}");
 }

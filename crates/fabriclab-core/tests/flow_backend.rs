@@ -275,6 +275,7 @@ fn tcp_streams_get_their_fair_share_of_the_goodput() {
         "max_snd_cwnd",
         "\"rtt\"",
         "mean_rtt",
+        "tcp_congestion",
     ] {
         assert!(!json.contains(field), "{field} in {json}");
     }

@@ -479,12 +479,12 @@ impl FabricSpec {
             if let Some(key) = topology_key_of(text, msg) {
                 return Error::Parse(format!(
                     "fabric TOML: [topology] {key}: {}",
-                    crate::error::types_in_words(msg)
+                    crate::error::toml_types_in_words(msg)
                 ));
             }
             Error::Parse(format!(
                 "fabric TOML: {}",
-                crate::error::types_in_words(e.to_string().trim_end()).replace('\n', "\n  ")
+                crate::error::toml_types_in_words(e.to_string().trim_end()).replace('\n', "\n  ")
             ))
         })?;
         ib::apply_defaults(&mut spec, text)?;

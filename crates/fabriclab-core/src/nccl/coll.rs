@@ -80,6 +80,14 @@ fn whole(buf: Buf, count: u64) -> Region {
 
 /// Build the schedule of `call` on `comm`.
 pub fn build(comm: &Comm, call: &CollCall) -> Schedule {
+    build_in_chunks(comm, call, ring_unit(comm, call))
+}
+
+/// [`build`] with the ring, tree and point-to-point schedules cut in
+/// chunks of `unit` elements (what `build` takes from the call; a probe of
+/// a shorter call keeps a longer one's cut, `super::footprint`). NVLS
+/// schedules keep their own chunk.
+pub(crate) fn build_in_chunks(comm: &Comm, call: &CollCall, unit: u64) -> Schedule {
     let n = comm.n();
     let c = call.count;
     let pn = n as u64 * c;
@@ -116,7 +124,7 @@ pub fn build(comm: &Comm, call: &CollCall) -> Schedule {
     }
     let b = Builder {
         comm,
-        unit: ring_unit(comm, call),
+        unit: unit.max(1),
         chans: comm.channels.max(1),
     };
     match call.coll {
@@ -135,7 +143,7 @@ pub fn build(comm: &Comm, call: &CollCall) -> Schedule {
 
 /// Elements of one chunk of the ring, tree and point-to-point schedules:
 /// one step of the protocol's buffer (smaller for Tree on small calls).
-fn ring_unit(comm: &Comm, call: &CollCall) -> u64 {
+pub(crate) fn ring_unit(comm: &Comm, call: &CollCall) -> u64 {
     let tree = call.algo == Algorithm::Tree && call.coll == NcclColl::AllReduce;
     let step = if tree && call.proto == Protocol::Simple {
         tree_chunk_bytes(

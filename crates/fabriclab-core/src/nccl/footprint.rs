@@ -10,12 +10,13 @@
 //! a longer one is estimated from calls of one and two full loops, built
 //! and measured: the first loop, then the second's increment (a loop that
 //! also waits on the one before it) for every further loop. That is exact
-//! for every full loop and overestimates only the last, partial one (and, for Tree with Simple,
-//! whose chunk shrinks on smaller calls, the probe's finer cut). Left
+//! for every full loop and overestimates only the last, partial one. The probes keep the call's
+//! own chunk (Tree with Simple cuts a shorter call finer, so a probe built
+//! from its count alone would not be a loop of the call). Left
 //! out: the peers (pairs of ranks) are the probe's, which are all the
 //! call's, since every loop talks to the same neighbours.
 
-use super::coll::{build, loop_elems, CollCall};
+use super::coll::{build_in_chunks, loop_elems, ring_unit, CollCall};
 use super::comm::Comm;
 use super::params::{Algorithm, Protocol};
 use crate::mpi::footprint::Footprint;
@@ -23,7 +24,8 @@ use crate::mpi::footprint::Footprint;
 /// Calls of at most this many loops are built rather than estimated.
 pub const BUILT_LOOPS: u64 = 2;
 
-/// A probe's key: algorithm, protocol and elements per loop.
+/// A probe's key: algorithm, protocol and elements per loop (which
+/// carries the chunk).
 type ProbeKey = (Algorithm, Protocol, u64);
 
 /// Estimates of calls on one communicator, with the one-loop probes kept
@@ -48,14 +50,15 @@ impl Sizer {
         let (one, two) = match self.probes.iter().find(|(k, _)| *k == key) {
             Some((_, f)) => *f,
             None => {
+                // The probes keep the call's own chunk (Tree with Simple
+                // would cut a shorter call finer).
+                let unit = ring_unit(comm, call);
                 let at = |loops: u64| {
-                    Footprint::of(&build(
-                        comm,
-                        &CollCall {
-                            count: q * loops,
-                            ..*call
-                        },
-                    ))
+                    let probe = CollCall {
+                        count: q * loops,
+                        ..*call
+                    };
+                    Footprint::of(&build_in_chunks(comm, &probe, unit))
                 };
                 let f = (at(1), at(2));
                 self.probes.push((key, f));
@@ -77,7 +80,7 @@ impl Sizer {
 mod tests {
     use super::*;
     use crate::config::FabricSpec;
-    use crate::nccl::coll::NcclColl;
+    use crate::nccl::coll::{build, NcclColl};
     use crate::topology::Topology;
 
     /// Three servers of four GPUs, with two channels.
@@ -133,6 +136,28 @@ mod tests {
             }
         }
         assert!(bad.is_empty(), "{bad:#?}");
+    }
+
+    /// Tree with Simple on a long call (512 KiB chunks, which a call of a
+    /// loop or two would cut finer; review finding: probes cut by their
+    /// own count gave 0.002-8x): within the last, half-full loop.
+    #[test]
+    fn a_long_tree_call_is_sized_with_its_own_chunk() {
+        let comm = comm();
+        let mut call = CollCall {
+            coll: NcclColl::AllReduce,
+            count: 1 << 26,
+            elem_bytes: 4,
+            root: 0,
+            proto: Protocol::Simple,
+            algo: Algorithm::Tree,
+        };
+        assert_eq!(ring_unit(&comm, &call), (512 << 10) / 4);
+        call.count += loop_elems(&comm, &call) / 2;
+        let est = Sizer::default().estimate(&comm, &call).unwrap();
+        let got = Footprint::of(&build(&comm, &call));
+        let r = est.schedule_bytes() / got.schedule_bytes();
+        assert!((1.0..1.01).contains(&r), "{r}");
     }
 
     /// Short calls are left to be built and measured.

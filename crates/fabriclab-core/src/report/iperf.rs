@@ -440,14 +440,18 @@ pub fn json(r: &Report) -> String {
     ]
     .map(|k| (k, J::Num(0.0)))
     .to_vec();
-    let end = J::obj(vec![
+    let mut end = vec![
         ("streams", J::Arr(streams)),
         ("sum_sent", summary(&res.sum_sent)),
         ("sum_received", summary(&res.sum_received)),
         ("cpu_utilization_percent", J::obj(cpu)),
-        ("sender_tcp_congestion", r.congestion.as_str().into()),
-        ("receiver_tcp_congestion", r.congestion.as_str().into()),
-    ]);
+    ];
+    // The flow backend models no congestion control: none is named.
+    if res.tcp_info {
+        end.push(("sender_tcp_congestion", r.congestion.as_str().into()));
+        end.push(("receiver_tcp_congestion", r.congestion.as_str().into()));
+    }
+    let end = J::obj(end);
     let mut doc = vec![
         ("start", start),
         ("intervals", J::Arr(intervals)),

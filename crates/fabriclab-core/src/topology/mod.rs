@@ -438,27 +438,54 @@ impl Topology {
     }
 
     /// The switches by family of name (the name less its trailing digits:
-    /// leaves, spines, edge, aggregation and core switches), each as its
-    /// first and last name and count: "leaf0..leaf3 (4), spine0..spine1
-    /// (2)". At most eight families are listed.
+    /// leaves, spines, edge, aggregation and core switches): a family
+    /// numbered in order as its first and last name and count ("leaf0..leaf3
+    /// (4)"), any other by its first names and count. At most eight
+    /// families are listed.
     fn switch_families(&self) -> String {
-        let mut fams: Vec<(&str, &str, &str, usize)> = Vec::new();
+        // Per family: its stem, first names, count, and whether its
+        // numbers run on by one from the first.
+        struct Fam<'a> {
+            stem: &'a str,
+            names: Vec<&'a str>,
+            last: &'a str,
+            count: u64,
+            in_order: bool,
+        }
+        let number = |name: &str, stem: &str| name[stem.len()..].parse::<u64>().ok();
+        let mut fams: Vec<Fam> = Vec::new();
         for n in &self.nodes[self.n_hosts..] {
             let stem = n.name.trim_end_matches(|c: char| c.is_ascii_digit());
-            match fams.iter_mut().find(|f| f.0 == stem) {
+            match fams.iter_mut().find(|f| f.stem == stem) {
                 Some(f) => {
-                    f.2 = &n.name;
-                    f.3 += 1;
+                    let next = number(f.last, stem).map(|k| k + 1);
+                    f.in_order &= next.is_some() && next == number(&n.name, stem);
+                    if f.names.len() < 3 {
+                        f.names.push(&n.name);
+                    }
+                    f.last = &n.name;
+                    f.count += 1;
                 }
-                None => fams.push((stem, &n.name, &n.name, 1)),
+                None => fams.push(Fam {
+                    stem,
+                    names: vec![&n.name],
+                    last: &n.name,
+                    count: 1,
+                    in_order: number(&n.name, stem).is_some(),
+                }),
             }
+        }
+        if fams.is_empty() {
+            return "none (it has no switches)".into();
         }
         let mut out: Vec<String> = fams
             .iter()
             .take(8)
-            .map(|&(_, first, last, k)| match k {
-                1 => first.to_string(),
-                _ => format!("{first}..{last} ({k})"),
+            .map(|f| match f.count {
+                1 => f.names[0].to_string(),
+                k if f.in_order => format!("{}..{} ({k})", f.names[0], f.last),
+                k if f.names.len() as u64 == k => f.names.join(", "),
+                k => format!("{}, ... ({k})", f.names.join(", ")),
             })
             .collect();
         if fams.len() > 8 {
