@@ -22,7 +22,7 @@ from typing import Any
 
 import pandas as pd
 
-from ._checks import check_out_paths
+from ._checks import check_out_paths, command_inputs
 from .cli_sweep import cell_text, cluster_errors, cluster_opts, set_spec, short_error, text_table
 from .comparisons import compare, delta_text, pct_text, row_label, sides_text, value_text
 from .errors import InvalidArgumentError
@@ -95,7 +95,7 @@ def table_text(df: pd.DataFrame) -> str:
 def cmd_compare(a: argparse.Namespace) -> int:
     """Run ``fabriclab compare``; the exit status (0, or 1 if runs failed)."""
     overrides = _overrides(a.sets)
-    check_out_paths(((a.csv, "--csv"), (a.html, "--html")), inputs=(a.a, a.b))
+    check_out_paths(((a.csv, "--csv"), (a.html, "--html")), inputs=command_inputs(a))
     with cluster_errors():
         df = compare(
             a.a, a.b, overrides, repeat=a.repeat, metric=a.metric, client=a.scheduler, workers=a.workers,

@@ -74,6 +74,14 @@ pub struct CollCall {
     pub algo: Algorithm,
 }
 
+impl CollCall {
+    /// Whether the call runs NCCL's Tree (AllReduce only; the other
+    /// collectives run rings whatever the algorithm).
+    pub fn is_tree(&self) -> bool {
+        self.algo == Algorithm::Tree && self.coll == NcclColl::AllReduce
+    }
+}
+
 fn whole(buf: Buf, count: u64) -> Region {
     Region::new(buf, 0, count)
 }
@@ -103,7 +111,7 @@ pub(crate) fn build_in_chunks(comm: &Comm, call: &CollCall, unit: u64) -> Schedu
         send: vec![send; n as usize],
         recv: vec![recv; n as usize],
     };
-    let tree = call.algo == Algorithm::Tree && call.coll == NcclColl::AllReduce;
+    let tree = call.is_tree();
     let nvls = nvls_applies(comm, call);
     let name = match call.coll {
         NcclColl::AllToAll | NcclColl::SendRecv => "p2p",
@@ -144,7 +152,7 @@ pub(crate) fn build_in_chunks(comm: &Comm, call: &CollCall, unit: u64) -> Schedu
 /// Elements of one chunk of the ring, tree and point-to-point schedules:
 /// one step of the protocol's buffer (smaller for Tree on small calls).
 pub(crate) fn ring_unit(comm: &Comm, call: &CollCall) -> u64 {
-    let tree = call.algo == Algorithm::Tree && call.coll == NcclColl::AllReduce;
+    let tree = call.is_tree();
     let step = if tree && call.proto == Protocol::Simple {
         tree_chunk_bytes(
             call.count * call.elem_bytes as u64,
@@ -176,7 +184,7 @@ pub fn loop_elems(comm: &Comm, call: &CollCall) -> u64 {
         return chans * per * unit;
     }
     let unit = ring_unit(comm, call);
-    let tree = call.algo == Algorithm::Tree && call.coll == NcclColl::AllReduce;
+    let tree = call.is_tree();
     match call.coll {
         NcclColl::AllToAll | NcclColl::SendRecv => unit,
         NcclColl::AllReduce if !tree => chans * comm.n() as u64 * unit,

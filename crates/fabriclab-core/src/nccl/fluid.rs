@@ -85,7 +85,7 @@
 use super::coll::{CollCall, NcclColl};
 use super::comm::Comm;
 use super::cut::{chunk, pieces};
-use super::params::{Algorithm, Costs, Protocol, NCCL_STEPS};
+use super::params::{Costs, Protocol, NCCL_STEPS};
 use super::streams;
 use crate::mpi::sched::Rank;
 use crate::net::{Net, QpId};
@@ -1075,7 +1075,7 @@ fn pattern(comm: &Comm, call: &CollCall, ch: u32) -> Option<Pattern> {
     let n = comm.n();
     let chans = comm.channels.max(1);
     let eb = call.elem_bytes.max(1) as u64;
-    let tree = call.algo == Algorithm::Tree && call.coll == NcclColl::AllReduce;
+    let tree = call.is_tree();
     let step = if tree && call.proto == Protocol::Simple {
         super::coll::tree_chunk_bytes(call.count * eb, chans, comm.tree_depth())
     } else {

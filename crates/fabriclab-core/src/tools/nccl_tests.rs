@@ -475,12 +475,18 @@ pub fn run(
         };
         plan.push((size, count, call));
     }
-    if !fluid {
-        // The long calls alone, sized from probes of one and two loops:
-        // a sweep that cannot fit is refused before it compiles anything.
+    // The long calls' footprints, from probes of one and two loops (the
+    // fluid calls compile no schedule).
+    let estimates: Vec<Option<Footprint>> = plan
+        .iter()
+        .map(|(_, _, call)| (!fluid).then(|| sizer.estimate(&comm, call)).flatten())
+        .collect();
+    {
+        // The long calls alone: a sweep that cannot fit is refused before
+        // it compiles anything.
         let (mut long, mut from) = (Footprint::default(), None);
-        for (size, _, call) in &plan {
-            if let Some(f) = sizer.estimate(&comm, call) {
+        for ((size, _, _), f) in plan.iter().zip(&estimates) {
+            if let Some(f) = f {
                 long.steps += f.steps;
                 long.deps += f.deps;
                 long.pairs = long.pairs.max(f.pairs);
@@ -503,7 +509,7 @@ pub fn run(
     let mut phases = Vec::new();
     let mut meta = Vec::new();
     let mut lowered = Vec::new();
-    for &(size, count, call) in &plan {
+    for (&(size, count, call), estimate) in plan.iter().zip(estimates) {
         let (sched_count, algo, proto) = (call.count, call.algo, call.proto);
         let checked = check > 0 && sched_count.saturating_mul(n as u64) * 2 <= CHECK_ELEMS;
         let (sc, wrong) = if fluid {
@@ -522,7 +528,7 @@ pub fn run(
                     &format!("compiling {test} {size} B"),
                 );
             }
-            if let Some(f) = sizer.estimate(&comm, &call) {
+            if let Some(f) = estimate {
                 memory.precheck_footprint(
                     &f,
                     &format!(
