@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import signal
@@ -525,6 +526,100 @@ def test_resume_needs_the_same_sweeps_file(scenario, tmp_path, capsys):
         fabriclab.sweep(scenario, GRID, client=NoClient(), out=other, resume=True)
     r = main_in_process(capsys, "sweep", str(scenario), "--set", "seed=1,2", "--resume")
     assert r.returncode == 2 and "--resume needs -o FILE" in r.stderr
+
+
+def test_resume_refuses_another_scenario_and_a_grid_that_drops_points(scenario, tmp_path, client, capsys):
+    out = tmp_path / "r.csv"
+    grid = {"seed": [1, 2]}
+    df = fabriclab.sweep(scenario, grid, client=client, out=out)
+    shas = df.groupby("point").scenario_sha.unique()
+    assert all(len(s) == 1 and len(s[0]) == 16 for s in shas) and shas[0][0] != shas[1][0]
+    assert list(df.columns[-2:]) == ["scenario_sha", "error"]
+    before = out.read_bytes()
+    # Another scenario file with the same swept paths: refused.
+    other = tmp_path / "other.toml"
+    other.write_text(scenario_text(cc="none"))
+    with pytest.raises(InvalidArgumentError, match=r"point 0 \(seed = 1\) run from another scenario"):
+        fabriclab.sweep(other, grid, client=NoClient(), out=out, resume=True)
+    r = main_in_process(capsys, "sweep", other, "--set", "seed=1,2", "-o", out, "--resume")
+    assert r.returncode == 2 and "run from another scenario" in r.stderr and "Traceback" not in r.stderr
+    # The same file, edited since: refused too.
+    scenario.write_text(scenario_text().replace("iters = 50", "iters = 60"))
+    with pytest.raises(InvalidArgumentError, match="or was edited since"):
+        fabriclab.sweep(scenario, grid, client=NoClient(), out=out, resume=True)
+    scenario.write_text(scenario_text())
+    # A narrower grid would drop the rows of seed = 2 from the file.
+    with pytest.raises(InvalidArgumentError, match=r"a point this grid does not have \(seed = 2\)"):
+        fabriclab.sweep(scenario, {"seed": [1]}, client=NoClient(), out=out, resume=True)
+    assert out.read_bytes() == before
+    # A wider grid runs only the new point, and the dry run says so.
+    r = main_in_process(capsys, "sweep", scenario, "--set", "seed=1..3", "-o", out, "--resume", "--dry-run")
+    assert r.returncode == 0, r.stderr
+    assert "3 point(s) checked: 2 already in" in r.stderr and "1 to run" in r.stderr
+    listed = [line.split()[0] for line in r.stdout.splitlines()[1:] if line.strip() and line.split()[0].isdigit()]
+    assert listed == ["2"], r.stdout
+    # A file without the digests (an older fabriclab's) cannot be checked.
+    old = pd.read_csv(out).drop(columns=["scenario_sha"])
+    old.to_csv(out, index=False)
+    with pytest.raises(InvalidArgumentError, match="has no column 'scenario_sha'"):
+        fabriclab.sweep(scenario, grid, client=NoClient(), out=out, resume=True)
+
+
+def _stop_after_first_point(c, points, origin, writer, progress, done):
+    """run_all stopped by Ctrl-C once its first point finished."""
+    from fabriclab.sweep_rows import point_records, run_point
+
+    p = points[0]
+    done[p.index] = point_records(p, run_point(p.toml, origin))
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def _no_cluster(client, workers):
+    yield NoClient(), "no cluster"
+
+
+def test_ctrl_c_hands_over_the_finished_points(scenario, capsys, monkeypatch):
+    alone = fabriclab.sweep(scenario, {"seed": [1]}, workers=1)
+    monkeypatch.setattr(sweep_module, "run_all", _stop_after_first_point)
+    monkeypatch.setattr(sweep_module, "dask_client", _no_cluster)
+    with pytest.raises(KeyboardInterrupt) as e:
+        fabriclab.sweep(scenario, {"seed": [1, 2, 3]})
+    part = e.value.result  # type: ignore[attr-defined]
+    assert set(part.point) == {0} and part.attrs["points"] == 3 and part.error.isna().all()
+    pd.testing.assert_frame_equal(part.reset_index(drop=True), alone.reset_index(drop=True), check_dtype=False)
+    # The CLI prints the finished points' table, then says it stopped.
+    r = main_in_process(capsys, "sweep", scenario, "--set", "seed=1..3", "--quiet")
+    assert r.returncode == 130
+    assert "perftest[0]" in r.stdout and "flows[0]" in r.stdout
+    assert "interrupted; the table above is the 1 finished point(s) of 3" in r.stderr
+
+
+def test_ctrl_c_in_a_terminal_stops_a_real_sweep_cleanly(scenario, tmp_path):
+    """SIGINT to the whole process group, as a terminal sends it: the
+    driver prints the finished points' table, the file holds them, exit
+    130; the worker processes print no traceback."""
+    import re
+    import time
+
+    out = tmp_path / "r.csv"
+    p = subprocess.Popen(
+        [sys.executable, "-m", "fabriclab.cli", "sweep", str(scenario), "--set", "seed=1..5000", "--workers", "1",
+         "-o", str(out), "--quiet"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and (not out.exists() or out.read_text().count("\n") < 10):
+        time.sleep(0.2)
+    os.killpg(p.pid, signal.SIGINT)
+    stdout, stderr = p.communicate(timeout=90)
+    assert p.returncode == 130, stderr
+    assert "Traceback" not in stderr, stderr
+    m = re.search(r"interrupted; the table above is the (\d+) finished point\(s\) of 5000; .* holds them", stderr)
+    assert m, stderr
+    n = int(m.group(1))
+    assert n >= 2 and len({line.split()[0] for line in stdout.splitlines()[1:]}) == n
+    assert pd.read_csv(out).point.nunique() == n
 
 
 def _rows(n: int, start: int = 0) -> list[dict]:

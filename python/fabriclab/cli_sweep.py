@@ -34,7 +34,7 @@ from ._toml import toml_value
 from .errors import FabriclabError, InvalidArgumentError
 from .sweep_dask import worker_count
 from .sweep_writer import out_is_parquet
-from .sweeps import sweep, sweep_points
+from .sweeps import finished_points, sweep, sweep_points
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -357,13 +357,37 @@ def cmd_sweep(a: argparse.Namespace) -> int:
         check_out_path(a.out, "-o/--out", inputs=command_inputs(a))
     if a.dry_run:
         points = sweep_points(a.scenario, grid)
+        if a.resume:
+            done = set(finished_points(a.out, points))
+            todo = [p for p in points if p.index not in done]
+            sys.stdout.write(_points_text(todo))
+            print(
+                f"{len(points)} point(s) checked: {len(done)} already in {a.out}, {len(todo)} to run; "
+                "nothing run (--dry-run)",
+                file=sys.stderr,
+            )
+            return 0
         sys.stdout.write(_points_text(points))
         print(f"{len(points)} point(s) checked; nothing run (--dry-run)", file=sys.stderr)
         return 0
-    with cluster_errors():
-        df = sweep(
-            a.scenario, grid, client=a.scheduler, workers=a.workers, progress=not a.quiet, out=a.out, resume=a.resume
-        )
+    try:
+        with cluster_errors():
+            df = sweep(
+                a.scenario, grid, client=a.scheduler, workers=a.workers, progress=not a.quiet, out=a.out, resume=a.resume
+            )
+    except KeyboardInterrupt as e:
+        part = getattr(e, "result", None)
+        if isinstance(part, pd.DataFrame) and len(part):
+            sys.stdout.write(summary(part))
+            sys.stdout.flush()
+            kept = f"; {a.out} holds them" if a.out else ""
+            print(
+                f"fabriclab: interrupted; the table above is the {part['point'].nunique()} finished point(s) "
+                f"of {part.attrs['points']}{kept}",
+                file=sys.stderr,
+            )
+            return 130
+        raise
     sys.stdout.write(summary(df))
     sys.stdout.flush()
     if a.out:

@@ -20,7 +20,9 @@ import inspect
 import logging
 import numbers
 import os
+import signal
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator, Sequence
@@ -108,6 +110,62 @@ def check_main_guard(what: str = "a sweep on a local Dask cluster") -> None:
 
 
 @contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """SIGINT ignored while a LocalCluster starts its worker processes,
+    which inherit that: a Ctrl-C in the terminal, sent to every process
+    of the foreground group, then stops the sweep in the driver (which
+    closes the cluster and keeps the finished points) instead of printing
+    each worker's traceback. Only from the main thread, where Python
+    handles signals; a worker restarted later (after a crash) handles
+    SIGINT again."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old if old is not None else signal.SIG_DFL)  # None: set outside Python
+
+
+@contextlib.contextmanager
+def _sigint_deferred() -> Iterator[None]:
+    """A Ctrl-C that comes while the block runs is raised when it ends (in
+    the main thread; elsewhere the block runs as it is)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    old = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old if old is not None else signal.SIG_DFL)  # None: set outside Python
+    if caught:
+        raise KeyboardInterrupt
+
+
+def _silence_distributed(levels: dict[str, int]) -> None:
+    """Distributed's and its event loop's (tornado's) logs silenced while
+    the client and the cluster close (their levels saved in ``levels``): a
+    sweep stopped by Ctrl-C closes its client while the scheduler still
+    holds finished results, and the scheduler logs each one it can no
+    longer report as CRITICAL, with a traceback; the interrupted wait can
+    log another from tornado. Nothing is lost: the driver kept every
+    finished point."""
+    for name in ["tornado", "tornado.application", *logging.root.manager.loggerDict]:
+        if name.split(".")[0] in ("distributed", "tornado"):
+            log = logging.getLogger(name)
+            levels[name] = log.level
+            log.setLevel(logging.CRITICAL + 1)
+
+
+def _restore_levels(levels: dict[str, int]) -> None:
+    for name, level in levels.items():
+        logging.getLogger(name).setLevel(level)
+
+
+@contextlib.contextmanager
 def dask_client(client: Any, n: int, what: str = "a sweep on a local Dask cluster") -> Iterator[tuple[Any, str]]:
     """The client to submit to, and a description of where it runs: a
     LocalCluster of ``n`` workers started (and closed) here, a client
@@ -118,14 +176,25 @@ def dask_client(client: Any, n: int, what: str = "a sweep on a local Dask cluste
         check_main_guard(what)
         import dask
 
-        with dask.config.set({"distributed.scheduler.allowed-failures": RETRIES_ON_WORKER_DEATH}), dd.LocalCluster(
-            n_workers=n,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address="127.0.0.1:0",  # any free port: never "8787 is in use" beside another cluster
-            silence_logs=logging.ERROR,
-        ) as cluster, dd.Client(cluster, set_as_default=False) as c:
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(dask.config.set({"distributed.scheduler.allowed-failures": RETRIES_ON_WORKER_DEATH}))
+            levels: dict[str, int] = {}
+            stack.callback(_restore_levels, levels)
+            with _sigint_ignored():
+                cluster = stack.enter_context(
+                    dd.LocalCluster(
+                        n_workers=n,
+                        threads_per_worker=1,
+                        processes=True,
+                        host="127.0.0.1",
+                        dashboard_address="127.0.0.1:0",  # any free port: never "8787 is in use" beside another cluster
+                        silence_logs=logging.ERROR,
+                    )
+                )
+            c = stack.enter_context(dd.Client(cluster, set_as_default=False))
+            # Closed in reverse: distributed's logs silenced, the client,
+            # the cluster, the levels back.
+            stack.callback(_silence_distributed, levels)
             where = f"a LocalCluster of {n} worker process(es)"
             if importlib.util.find_spec("bokeh") is not None:
                 where += f", dashboard {cluster.dashboard_link}"
@@ -205,17 +274,24 @@ class SweepProgress:
         self.note(line)
 
 
-def run_all(client: Any, points: Sequence[SweepPoint], origin: str, writer: Writer | None, progress: SweepProgress) -> dict[int, list[dict[str, Any]]]:
-    """Submit every point; collect (and write) each as it finishes. If the
-    sweep stops (Ctrl-C, an exception), the points not finished are
-    cancelled and the results file keeps the finished ones."""
+def run_all(
+    client: Any,
+    points: Sequence[SweepPoint],
+    origin: str,
+    writer: Writer | None,
+    progress: SweepProgress,
+    done: dict[int, list[dict[str, Any]]],
+) -> None:
+    """Submit every point; collect each into ``done`` (and write it) as it
+    finishes. If the sweep stops (Ctrl-C, an exception), the points not
+    finished are cancelled, and ``done`` and the results file keep the
+    finished ones."""
     dd = distributed()
     token = uuid.uuid4().hex[:8]
     futures = {
         client.submit(run_point, p.toml, origin, os.environ.get("FABRICLAB_AUDIT"), key=f"fabriclab-sweep-{token}-{p.index}", pure=False): p
         for p in points
     }
-    done: dict[int, list[dict[str, Any]]] = {}
     try:
         for fut in dd.as_completed(list(futures), loop=client.loop):
             point = futures[fut]
@@ -227,9 +303,10 @@ def run_all(client: Any, points: Sequence[SweepPoint], origin: str, writer: Writ
                 rows = [{"item": None, "kind": None, "name": None, ERROR: error_text(e)}]
             fut.release()
             records = point_records(point, rows)
-            done[point.index] = records
-            if writer is not None:
-                writer.add(records)
+            with _sigint_deferred():  # the table and the file get the point, or neither does
+                done[point.index] = records
+                if writer is not None:
+                    writer.add(records)
             progress.update(any(r.get(ERROR) for r in rows))
     except BaseException:
         if writer is not None:
@@ -239,4 +316,3 @@ def run_all(client: Any, points: Sequence[SweepPoint], origin: str, writer: Writ
         pending = [f for f in futures if not f.done()]
         if pending:
             client.cancel(pending)
-    return done

@@ -11,6 +11,7 @@ with its scenario text. Left out: what the paths mean
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import itertools
 import numbers
 from collections.abc import Iterable, Mapping, Sequence
@@ -37,6 +38,12 @@ class SweepPoint:
     #: The point's scenario file, standalone (its fabric is a preset name or
     #: an inline table): ``fabriclab run`` runs it as it is.
     toml: str
+
+    def digest(self) -> str:
+        """The first 16 hex digits of the SHA-256 of :attr:`toml`: which
+        scenario a row of the results came from (``scenario_sha``), so that
+        a resume can tell an edited or another scenario from this one."""
+        return hashlib.sha256(self.toml.encode()).hexdigest()[:16]
 
     def label(self) -> str:
         """``point 3 (seed = 2, fabric.cc.algorithm = "none")``."""

@@ -26,7 +26,7 @@ from .sweep_grid import SweepPoint
 from .sweep_scenario import scenario_from_text
 
 __all__ = [
-    "ERROR", "LEADING_COLUMNS", "ITEM_COLUMNS", "audit_env", "run_point", "error_text", "param_columns", "columns",
+    "ERROR", "SCENARIO_SHA", "LEADING_COLUMNS", "ITEM_COLUMNS", "audit_env", "run_point", "error_text", "param_columns", "columns",
     "cell", "point_records", "rows_frame", "run_failure",
 ]
 
@@ -37,6 +37,8 @@ LEADING_COLUMNS = ("point", "item", "kind", "name")
 ITEM_COLUMNS = FIGURES
 #: The last column: None, or the error of an item or a point.
 ERROR = "error"
+#: The column before it: :meth:`SweepPoint.digest` of the point's scenario.
+SCENARIO_SHA = "scenario_sha"
 
 
 def error_text(e: BaseException) -> str:
@@ -127,12 +129,14 @@ def param_columns(points: Sequence[SweepPoint]) -> list[str]:
 
 def columns(params: Sequence[str], seen: Iterable[str]) -> list[str]:
     """Leading columns, the swept paths, the items' own columns in the order
-    first seen, the per-item figures, then ``error``."""
+    first seen, the per-item figures, the scenario's digest (where the rows
+    have it), then ``error``."""
     seen = list(seen)
-    fixed = set(LEADING_COLUMNS) | set(params) | set(ITEM_COLUMNS) | {ERROR}
+    fixed = set(LEADING_COLUMNS) | set(params) | set(ITEM_COLUMNS) | {ERROR, SCENARIO_SHA}
     own = [c for c in seen if c not in fixed]
     extra = [c for c in ITEM_COLUMNS if c in seen]
-    return ["point", *params, "item", "kind", "name", *own, *extra, ERROR]
+    sha = [SCENARIO_SHA] if SCENARIO_SHA in seen else []
+    return ["point", *params, "item", "kind", "name", *own, *extra, *sha, ERROR]
 
 
 def cell(v: Any) -> Any:
@@ -141,9 +145,10 @@ def cell(v: Any) -> Any:
 
 
 def point_records(point: SweepPoint, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """A point's rows with its index and swept values."""
+    """A point's rows with its index, swept values and scenario digest."""
     params = {k: cell(v) for k, v in point.params.items()}
-    return [{**r, "point": point.index, **params} for r in rows]
+    sha = point.digest()
+    return [{**r, "point": point.index, **params, SCENARIO_SHA: sha} for r in rows]
 
 
 def rows_frame(rows: Sequence[Mapping[str, Any]], cols: Sequence[str]) -> pd.DataFrame:

@@ -34,7 +34,7 @@ from typing import Any, Union
 import pandas as pd
 
 from .errors import InvalidArgumentError
-from .sweep_rows import ERROR, columns, rows_frame
+from .sweep_rows import ERROR, SCENARIO_SHA, columns, rows_frame
 
 __all__ = ["Writer", "CsvWriter", "ParquetWriter", "open_writer", "read_done", "point_key", "has_pyarrow", "parts_dir"]
 
@@ -277,7 +277,7 @@ def read_done(path: str, params: Sequence[str]) -> pd.DataFrame:
             torn = bool(data) and not data.endswith(b"\n")
             if torn:
                 data = data[: data.rfind(b"\n") + 1]
-            old = pd.read_csv(io.BytesIO(data), keep_default_na=False, na_values=[""])
+            old = pd.read_csv(io.BytesIO(data), keep_default_na=False, na_values=[""], dtype={SCENARIO_SHA: str})
     except Exception as e:  # an empty or foreign file
         raise InvalidArgumentError(f"--resume: cannot read {path} as sweep results ({e})") from None
     missing = [c for c in ("point", *params, ERROR) if c not in old.columns]

@@ -86,12 +86,12 @@ from .errors import FabriclabError, InvalidArgumentError
 from .sweep_checks import check_point
 from .sweep_dask import RETRIES_ON_WORKER_DEATH, SweepProgress, dask_client, run_all, worker_count
 from .sweep_grid import Grid, SweepPoint, expand_grid
-from .sweep_rows import ERROR, ITEM_COLUMNS, LEADING_COLUMNS, cell, columns, param_columns, rows_frame
+from .sweep_rows import ERROR, ITEM_COLUMNS, LEADING_COLUMNS, SCENARIO_SHA, cell, columns, param_columns, rows_frame
 from .sweep_scenario import load_swept, parse_paths, point_doc, scenario_text
 from .sweep_writer import open_writer, point_key, read_done
 
 __all__ = [
-    "sweep", "sweep_points", "run_points", "expand_grid", "SweepPoint", "Grid", "LEADING_COLUMNS", "ITEM_COLUMNS",
+    "sweep", "sweep_points", "run_points", "finished_points", "expand_grid", "SweepPoint", "Grid", "LEADING_COLUMNS", "ITEM_COLUMNS",
     "RETRIES_ON_WORKER_DEATH",
 ]
 
@@ -157,7 +157,11 @@ def sweep(
     killed sweep keeps its finished points; at the end it holds the
     returned table. With ``resume``, the points already in ``out`` without
     an error (matched by their swept values, seed included when swept) are
-    not run again: their rows are kept and the rest are added.
+    not run again: their rows are kept and the rest are added; a file with
+    a point the grid lacks, or one run from another scenario (each row's
+    ``scenario_sha``), is refused. Stopped by Ctrl-C, the sweep raises
+    ``KeyboardInterrupt`` with ``result``: the table of the points that
+    finished.
 
     Returns one row per result row of every item of every point, sorted by
     point, then item in file order: ``point``, one column per swept path,
@@ -165,8 +169,9 @@ def sweep(
     addresses it), ``kind``, ``name``, the item's own columns (perftest's
     :data:`~fabriclab.BW_COLUMNS` or :data:`~fabriclab.LAT_COLUMNS`, a
     flows item's per-flow table, IMB's, OSU's or Cbench's rows),
-    ``outcome``, ``sim_time_us``, ``events`` (where the item has them) and
-    ``error``: None, or the error of an item that failed (its only row; the
+    ``outcome``, ``sim_time_us``, ``events`` (where the item has them),
+    ``scenario_sha`` (:meth:`SweepPoint.digest`: the first 16 hex digits of
+    the SHA-256 of the point's scenario text) and ``error``: None, or the error of an item that failed (its only row; the
     point's other items and the other points still run; a flows item whose
     run ended in a PFC deadlock or a transport retry error keeps its rows,
     each with the error) or of a point whose
@@ -212,33 +217,73 @@ def run_points(
         prog.note(f"{len(done)} point(s) already in {os.fspath(out or '')}, {len(todo)} to run")
     if todo:
         nworkers = worker_count(workers, len(todo)) if client is None else 0
-        with dask_client(client, nworkers) as (c, where):
-            prog.note(f"{len(todo)} point(s) of {origin} on {where}")
-            prog.begin()
-            done.update(run_all(c, todo, origin, writer, prog))
-    rows = [r for i in sorted(done) for r in done[i]]
-    seen: dict[str, None] = {}
-    for r in rows:
-        seen.update(dict.fromkeys(r))
-    df = rows_frame(rows, columns(params, seen))
-    df.attrs["params"] = params
-    df.attrs["points"] = len(points)
-    df.attrs["failed"] = sorted(i for i, recs in done.items() if any(r.get(ERROR) for r in recs))
+        try:
+            with dask_client(client, nworkers) as (c, where):
+                prog.note(f"{len(todo)} point(s) of {origin} on {where}")
+                prog.begin()
+                run_all(c, todo, origin, writer, prog, done)
+        except KeyboardInterrupt as e:
+            # Stopped: the finished points go with the interrupt, as the
+            # tools hand over what they completed.
+            e.result = _frame(done, params, len(points))  # type: ignore[attr-defined]
+            raise
+    df = _frame(done, params, len(points))
     if writer is not None:
         writer.finish(df)
     return df
 
 
+def finished_points(out: str | os.PathLike[str], points: Sequence[SweepPoint]) -> list[int]:
+    """The indices of ``points`` that results file ``out`` already holds
+    without an error: what a resume would not run again (refused as
+    :func:`sweep` with ``resume`` refuses it)."""
+    return sorted(_finished(os.fspath(out), points, param_columns(points)))
+
+
+def _frame(done: Mapping[int, Sequence[Mapping[str, Any]]], params: Sequence[str], points: int) -> pd.DataFrame:
+    """The result table of the points in ``done``, with its attrs."""
+    rows = [r for i in sorted(done) for r in done[i]]
+    seen: dict[str, None] = {}
+    for r in rows:
+        seen.update(dict.fromkeys(r))
+    df = rows_frame(rows, columns(params, seen))
+    df.attrs["params"] = list(params)
+    df.attrs["points"] = points
+    df.attrs["failed"] = sorted(i for i, recs in done.items() if any(r.get(ERROR) for r in recs))
+    return df
+
+
 def _finished(out: str, points: Sequence[SweepPoint], params: Sequence[str]) -> dict[int, list[dict[str, Any]]]:
     """The rows of the points that results file ``out`` holds without an
-    error (matched by their swept values), by point index."""
+    error (matched by their swept values), by point index. A file with a
+    point this grid does not have, or run from another scenario (another
+    file, or this one edited: the point's ``scenario_sha`` differs), is
+    refused: resuming would drop its rows or mix two scenarios' results."""
     old = read_done(out, params)
+    if len(old) and SCENARIO_SHA not in old.columns:
+        raise InvalidArgumentError(
+            f"--resume: {out} has no column {SCENARIO_SHA!r} (written by an older fabriclab), so it cannot "
+            "tell which scenario its points ran; run without --resume to start afresh, or write to another -o"
+        )
     by_key = {point_key(p.params, params): p for p in points}
     done: dict[int, list[dict[str, Any]]] = {}
     for _, rows in old.groupby("point", sort=True) if len(old) else ():
-        key = point_key(cast("Mapping[str, Any]", rows.iloc[0].to_dict()), params)
+        first = cast("Mapping[str, Any]", rows.iloc[0].to_dict())
+        key = point_key(first, params)
         p = by_key.get(key)
-        if p is not None and p.index not in done:
+        if p is None:
+            where = ", ".join(f"{n} = {v}" for n, v in zip(params, key))
+            raise InvalidArgumentError(
+                f"--resume: {out} holds a point this grid does not have ({where}), whose rows the resumed "
+                "file would lose; resume with a grid that includes every point of the file, or write to another -o"
+            )
+        if str(first[SCENARIO_SHA]) != p.digest():
+            raise InvalidArgumentError(
+                f"--resume: {out} holds {p.label()} run from another scenario (the scenario file, or a "
+                "fabric file it names, is not the one that wrote it, or was edited since); resume only the "
+                "sweep that wrote the file: run without --resume to start afresh, or write to another -o"
+            )
+        if p.index not in done:
             done[p.index] = [
                 {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
                 | {"point": p.index, **{k: cell(v) for k, v in p.params.items()}}
