@@ -207,6 +207,86 @@ def test_cli_output_file(tmp_path, capsys):
     assert len(parse_hpl(out.read_text())["tests"]) == 2
 
 
+def _dat_with_device(tmp_path, name: str, device: int):
+    lines = DAT.read_text().splitlines()
+    lines[2] = f"{name}      output file name (if any)"
+    lines[3] = f"{device}            device out (6=stdout,7=stderr,file)"
+    p = tmp_path / "HPL.dat"
+    p.write_text("\n".join(lines) + "\n")
+    return p
+
+
+def test_cli_follows_the_dats_device_out(tmp_path, capsys, monkeypatch):
+    """HPL.dat's line 4: 6 stdout, 7 stderr, anything else the file named
+    on line 3 (relative to the working directory, as HPL opens it); -o
+    still wins."""
+    monkeypatch.chdir(tmp_path)
+    args = ("-N", "512", "-P", "1", "-Q", "2", "--fabric", "heps", "--quiet")
+    r = main_in_process(capsys, "hpl", "--dat", _dat_with_device(tmp_path, "mine.out", 6), *args)
+    assert r.returncode == 0 and "T/V" in r.stdout and not (tmp_path / "mine.out").exists()
+    r = main_in_process(capsys, "hpl", "--dat", _dat_with_device(tmp_path, "mine.out", 7), *args)
+    assert r.returncode == 0 and "T/V" not in r.stdout and "T/V" in r.stderr
+    check_hpl_layout(r.stderr)
+    r = main_in_process(capsys, "hpl", "--dat", _dat_with_device(tmp_path, "mine.out", 8), *args)
+    assert r.returncode == 0 and "T/V" not in r.stdout + r.stderr
+    assert "HPL output written to mine.out" in r.stderr
+    check_hpl_layout((tmp_path / "mine.out").read_text())
+    r = main_in_process(capsys, "hpl", "--dat", _dat_with_device(tmp_path, "mine.out", 8), *args, "-o", "other.out")
+    assert r.returncode == 0 and (tmp_path / "other.out").exists()
+    # The file is checked before the run, as -o is.
+    r = main_in_process(capsys, "hpl", "--dat", _dat_with_device(tmp_path, "HPL.dat", 8), *args)
+    assert r.returncode == 2 and "HPL.dat's output file" in r.stderr and "input" in r.stderr
+    r = main_in_process(capsys, "hpl", "--dat", _dat_with_device(tmp_path, "no/such/dir/x.out", 8), *args)
+    assert r.returncode == 2 and "no/such/dir" in r.stderr
+
+
+def test_quiet_prints_nothing_on_stderr(capsys):
+    r = main_in_process(capsys, "hpl", "-N", "512", "-P", "1", "-Q", "2", "--fabric", "heps", "--quiet")
+    assert r.returncode == 0 and r.stderr == "" and "T/V" in r.stdout
+
+
+def test_ctrl_c_keeps_the_tests_that_ended(tmp_path):
+    """SIGINT while the second of two tests runs: exit 130, HPL's text of
+    the first test (up to its end time, no closing lines) in the -o file."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import threading
+
+    out = tmp_path / "HPL.out"
+    p = subprocess.Popen(
+        [sys.executable, "-m", "fabriclab.cli", "hpl", "-N", "16384", "--nb", "192", "--grid", "4x8", "8x4",
+         "--dgemm-gflops", "40", "-o", str(out)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )
+    seen: list[str] = []
+    first_done = threading.Event()
+
+    def read() -> None:
+        assert p.stderr is not None
+        for line in p.stderr:
+            seen.append(line)
+            if "calls done, at done" in line:
+                first_done.set()
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    assert first_done.wait(300), "".join(seen)
+    os.killpg(p.pid, signal.SIGINT)
+    p.wait(120)
+    reader.join(10)
+    p.stderr.close()
+    err = "".join(seen)
+    assert p.returncode == 130, err
+    assert "Traceback" not in err
+    assert f"interrupted; {out} holds the 1 test(s) that ended" in err
+    text = out.read_text()
+    assert text.count("HPL_pdgesv() end time") == 1 and "End of Tests." not in text
+    rows = [line.split() for line in text.splitlines() if line.startswith("WR")]
+    assert [r[1:5] for r in rows] == [["16384", "192", "4", "8"]]
+
+
 @pytest.mark.parametrize(
     "args, words",
     [

@@ -73,3 +73,44 @@ def test_on_a_terminal_the_drawer_draws_a_bar() -> None:
 def test_a_bad_progress_argument_is_a_type_error() -> None:
     with pytest.raises(ArgumentTypeError, match="progress"):
         fabriclab.imb(["PingPong"], np=2, msglog=(0, 2), progress="yes")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["osu", "osu_latency", "-np", "2", "-m", "8:8"],
+        ["imb", "PingPong", "-np", "2", "-msglog", "2:3"],
+        ["cbench", "rotate", "-np", "4"],
+        ["fio", "--runtime", "0.002", "--ramp_time", "0"],
+        ["hpl", "-N", "512", "--grid", "1x2"],
+        ["perftest", "ib_write_bw", "--client", "h0", "--server", "h4", "-n", "20"],
+        ["flows", "--flow", "h0:h4:64K"],
+        ["lab", "run", "heps", "--quick"],
+    ],
+    ids=lambda a: a[0],
+)
+def test_quiet_leaves_stderr_empty(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """--quiet: no progress and no summary lines (errors and notes would
+    still go to stderr); the tool's own output as without it."""
+    from cluster_help import main_in_process
+
+    r = main_in_process(capsys, *args, "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == "" and r.stdout.strip()
+
+
+def test_perftest_counts_iterations_over_sizes_qps_and_directions() -> None:
+    ticks: list[Progress] = []
+    fabriclab.perftest("ib_write_bw", "h0", "h4", iters=100, qps=3, bidirectional=True, progress=ticks.append)
+    assert ticks and all(p.tool == "perftest" and p.unit == "iterations" and p.total == 600 for p in ticks)
+    assert ticks[-1].done == 600 and ticks[-1].label == "65536 B"
+    sizes: list[Progress] = []
+    fabriclab.perftest("ib_write_lat", "h0", "h4", all_sizes=True, iters=20, progress=sizes.append)
+    ends = [p for p in sizes if p.done % 20 == 0]
+    assert sizes[-1].done == sizes[-1].total == 23 * 20 and sizes[-1].label == "8388608 B"
+    assert [p.label for p in ends][:3] == ["2 B", "4 B", "8 B"]
+    assert all(a.done <= b.done and a.events <= b.events for a, b in zip(sizes, sizes[1:]))
+    # -D ends by time: no total.
+    timed: list[Progress] = []
+    fabriclab.perftest("ib_write_bw", "h0", "h4", duration_s=0.0002, progress=timed.append)
+    assert timed and all(p.total is None for p in timed)

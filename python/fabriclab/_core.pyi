@@ -38,10 +38,11 @@ def fabric_info(fabric: str) -> str:
     """JSON {name, description, hosts, switches, links: [{a, b, gbps,
     delay_ns}], toml}."""
 
-def perftest(fabric: str, options: str, seed: int = 1) -> str:
+def perftest(fabric: str, options: str, seed: int = 1, progress: OnTick | None = None) -> str:
     """Run perftest. ``options``: JSON object with the keys test, client,
     server, size, all_sizes, iters, tx_depth, bidirectional, duration_s,
-    mtu, report_gbits, qps, cq_mod, background (all optional). Returns JSON
+    mtu, report_gbits, qps, cq_mod, background (all optional); ``progress``
+    is called with the iterations completed. Returns JSON
     {test, text, out_json, ports_table, qps_table, report}."""
 
 def flows(

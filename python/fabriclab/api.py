@@ -521,9 +521,13 @@ def perftest_options(
     return opts
 
 
-def _run_perftest(fabric: FabricLike, opts: Mapping[str, Any], seed: int, label: str | None = None) -> Result:
+def _run_perftest(
+    fabric: FabricLike, opts: Mapping[str, Any], seed: int, label: str | None = None, progress: ProgressArg = False
+) -> Result:
     return run_stoppable(
-        lambda: _core.perftest(fabric_arg(fabric), dumps(dict(opts)), as_seed(seed)),
+        lambda: _core.perftest(
+            fabric_arg(fabric), dumps(dict(opts)), as_seed(seed), progress_callback("perftest", progress)
+        ),
         lambda out: _perftest_result(out, label),
     )
 
@@ -577,6 +581,7 @@ def perftest(
     cq_mod: int | None = None,
     background: Iterable[Flow | Mapping[str, Any]] | None = None,
     backend: str | None = None,
+    progress: ProgressArg = False,
 ) -> Result:
     """Run perftest program ``test`` (``"ib_write_bw"``, ...) from ``client``
     to ``server`` on ``fabric``; the keyword options are perftest's (``size``
@@ -585,6 +590,9 @@ def perftest(
     ``cq_mod`` ``-Q``, ``mtu`` ``--mtu``, ``report_gbits``
     ``--report_gbits``); ``background`` is other traffic during the test
     (:class:`Flow` objects or dicts, usually with ``repeat=True``).
+    ``progress`` as :func:`fabriclab.imb`, in iterations (messages
+    completed, each QP's and direction's ``-n`` per size; with ``-D``, by
+    size).
 
     Returns a :class:`fabriclab.Result` with ``tool="perftest"``: ``df``
     has one row per message size, the bandwidth columns
@@ -612,7 +620,7 @@ def perftest(
         cq_mod=cq_mod,
         background=background,
     )
-    return _run_perftest(fabric, opts, seed, label)
+    return _run_perftest(fabric, opts, seed, label, progress)
 
 
 # --------------------------------------------------------------------------

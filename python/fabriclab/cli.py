@@ -193,6 +193,7 @@ def _parser() -> argparse.ArgumentParser:
         help="other traffic during the test (repeatable; 'repeat' re-posts it for ever)",
     )
     pp.add_argument("--counters", action="store_true", help="also print the port and QP counters")
+    pp.add_argument("--quiet", action="store_true", help="no progress bar or lines on stderr")
 
     # flows
     pl = sub.add_parser("flows", help="run flows until they complete")
@@ -403,6 +404,7 @@ def _cmd_perftest(a: argparse.Namespace) -> None:
         qps=a.qps,
         cq_mod=a.cq_mod,
         background=a.background,
+        progress=not a.quiet,
     )
     _print_perftest(res, a.counters)
     if a.out_json or a.out_json_file:
@@ -416,14 +418,14 @@ def _cmd_perftest(a: argparse.Namespace) -> None:
         print(f"JSON results written to {path}", file=sys.stderr)
 
 
-def _print_perftest(res: Result, counters: bool) -> None:
+def _print_perftest(res: Result, counters: bool, quiet: bool = False) -> None:
     _out(res.text or "")
     if counters:
         _out("\nPort counters:\n" + (res.ports_table or ""))
         _out("QP counters:\n" + res.extras["qps_table"])
 
 
-def _print_flows(res: Result, counters: bool) -> None:
+def _print_flows(res: Result, counters: bool, quiet: bool = False) -> None:
     _out(res.summary())
     if counters:
         _out("\nPort counters:\n" + (res.ports_table or ""))
@@ -493,7 +495,7 @@ def _cmd_run(a: argparse.Namespace) -> None:
         _out(f"\n=== [{i}] {item.kind}{label}: {what} (seed {item.seed}) ===")
         sys.stdout.flush()
         res = run_item(sc, item, progress=not a.quiet)
-        print_item(item.kind, res, a.counters)
+        print_item(item.kind, res, a.counters, a.quiet)
         if a.dashboard:
             _item_dashboard(a.dashboard, i, item, res, sc)
 
@@ -506,7 +508,7 @@ def item_what(item: Any) -> str:
 
 #: How each kind of scenario item's result is printed (every kind of
 #: fabriclab.kinds has one: tests/test_kinds.py).
-PRINTERS: dict[str, Callable[[Any, bool], None]] = {
+PRINTERS: dict[str, Callable[[Any, bool, bool], None]] = {
     "perftest": _print_perftest,
     "flows": _print_flows,
     "imb": cli_mpi.print_result,
@@ -518,10 +520,10 @@ PRINTERS: dict[str, Callable[[Any, bool], None]] = {
 }
 
 
-def print_item(kind: str, res: Any, counters: bool = False) -> None:
+def print_item(kind: str, res: Any, counters: bool = False, quiet: bool = False) -> None:
     """A scenario item's result as its tool prints it (``fabriclab run``,
-    ``fabriclab lab run``)."""
-    PRINTERS[kind](res, counters)
+    ``fabriclab lab run``); ``quiet``: no summary lines on stderr."""
+    PRINTERS[kind](res, counters, quiet)
 
 
 def _item_dashboard(prefix: str, i: int, item: Any, res: Any, sc: Any) -> None:

@@ -60,13 +60,15 @@ def cmd_fio(a: argparse.Namespace) -> None:
         target_latency_us=a.target_latency_us,
         progress=not a.quiet,
     )
-    print_result(res, a.counters, json_output=a.output_format == "json")
+    print_result(res, a.counters, a.quiet, json_output=a.output_format == "json")
 
 
-def print_result(res: Result, counters: bool, json_output: bool = False) -> None:
-    """Print a fio result: fio's text (or JSON), then counters if asked."""
+def print_result(res: Result, counters: bool, quiet: bool = False, json_output: bool = False) -> None:
+    """Print a fio result: fio's text (or JSON), then counters if asked;
+    the simulated time on stderr unless ``quiet``."""
     out: str = res.extras["json"] if json_output else res.text or ""
     sys.stdout.write(out if out.endswith("\n") else out + "\n")
     if counters:
         sys.stdout.write("\nPort counters:\n" + (res.ports_table or ""))
-    print(f"simulated {(res.sim_time_us or 0.0) / 1e6:.6f} s ({res.events or 0:,} events)", file=sys.stderr)
+    if not quiet:
+        print(f"simulated {(res.sim_time_us or 0.0) / 1e6:.6f} s ({res.events or 0:,} events)", file=sys.stderr)

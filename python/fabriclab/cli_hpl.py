@@ -99,49 +99,106 @@ def _grids(a: argparse.Namespace) -> list[list[int]] | None:
     return [[p, q] for p, q in zip(a.ps, a.qs)]
 
 
-def cmd_hpl(a: argparse.Namespace) -> None:
-    """``fabriclab hpl``."""
+def dat_output(text: str) -> tuple[str, int] | None:
+    """HPL.dat's lines 3 and 4: the output file name and the device out
+    (6 stdout, 7 stderr, else the file); None if they cannot be read (the
+    core then says what is wrong with the file)."""
+    lines = text.lstrip("\ufeff").splitlines()
+    try:
+        name = lines[2].split()[0]
+        device = int(lines[3].split()[0])
+    except (IndexError, ValueError):
+        return None
+    return name, device
+
+
+def _destination(a: argparse.Namespace) -> str:
+    """Where HPL's text goes: ``-o FILE``; else HPL.dat's device out (a
+    file name, ``"-"`` for stdout, ``"2"`` for stderr); else stdout."""
+    if a.output:
+        return str(a.output)
+    if a.dat is None:
+        return "-"
+    try:
+        with open(a.dat, encoding="utf-8") as f:
+            out = dat_output(f.read())
+    except (OSError, UnicodeDecodeError):
+        return "-"  # the run reports the file's problem
+    if out is None or out[1] == 6:
+        return "-"
+    if out[1] == 7:
+        return "2"
+    return out[0]
+
+
+def cmd_hpl(a: argparse.Namespace) -> int:
+    """``fabriclab hpl``; 130 when stopped (Ctrl-C) after a test ended,
+    with the tests that ended printed and written as a whole run's."""
     check_telemetry(a)
-    if a.output:
-        check_out_path(a.output, "-o/--output", inputs=command_inputs(a))  # before the run, not after
-    res = hpl(
-        a.fabric,
-        dat=a.dat,
-        n=a.n,
-        nb=a.nb,
-        grids=_grids(a),
-        pmap=a.pmap,
-        pfact=a.pfact,
-        nbmin=a.nbmin,
-        ndiv=a.ndiv,
-        rfact=a.rfact,
-        bcast=a.bcast,
-        depth=a.depth,
-        swap=a.swap,
-        swap_threshold=a.swap_threshold,
-        np=a.np,
-        ppn=a.ppn,
-        hosts=a.hosts,
-        placement=placement(a),
-        dgemm_gflops=a.dgemm_gflops,
-        pfact_gflops=a.pfact_gflops,
-        samples=a.samples,
-        background=a.background,
-        background_iperf=a.background_iperf,
-        telemetry_us=a.telemetry_us,
-        seed=a.seed,
-        progress=not a.quiet,
-    )
-    if a.output:
-        _write(a.output, res.text or "")
+    dest = _destination(a)
+    if dest not in ("-", "2"):
+        # -o, or HPL.dat's output file: checked before the run, not after.
+        what = "-o/--output" if a.output else f"HPL.dat's output file (device out, in {a.dat})"
+        check_out_path(dest, what, inputs=command_inputs(a))
+    try:
+        res = hpl(
+            a.fabric,
+            dat=a.dat,
+            n=a.n,
+            nb=a.nb,
+            grids=_grids(a),
+            pmap=a.pmap,
+            pfact=a.pfact,
+            nbmin=a.nbmin,
+            ndiv=a.ndiv,
+            rfact=a.rfact,
+            bcast=a.bcast,
+            depth=a.depth,
+            swap=a.swap,
+            swap_threshold=a.swap_threshold,
+            np=a.np,
+            ppn=a.ppn,
+            hosts=a.hosts,
+            placement=placement(a),
+            dgemm_gflops=a.dgemm_gflops,
+            pfact_gflops=a.pfact_gflops,
+            samples=a.samples,
+            background=a.background,
+            background_iperf=a.background_iperf,
+            telemetry_us=a.telemetry_us,
+            seed=a.seed,
+            progress=not a.quiet,
+        )
+    except KeyboardInterrupt as e:
+        part = getattr(e, "result", None)
+        if not isinstance(part, Result):
+            raise
+        _emit(a, part, dest)
+        where = "the output above is" if dest in ("-", "2") else f"{dest} holds"
+        print(f"fabriclab: interrupted; {where} the {len(part.df)} test(s) that ended", file=sys.stderr)
+        return 130
+    _emit(a, res, dest)
+    return 0
+
+
+def _emit(a: argparse.Namespace, res: Result, dest: str) -> None:
+    """HPL's text to ``dest`` (a file, ``"-"`` stdout, ``"2"`` stderr),
+    or the JSON report; the summary; telemetry."""
+    to_file = dest not in ("-", "2")
+    if to_file:
+        _write(dest, res.text or "")
+    elif dest == "2" and not a.json:
+        out = res.text or ""
+        sys.stderr.write(out if out.endswith("\n") else out + "\n")
     if a.json:
         sys.stdout.write(json.dumps(res.extras["report"], indent=2) + "\n")
         sys.stdout.flush()
-        sys.stderr.write(summary(res))
+        if not a.quiet:
+            sys.stderr.write(summary(res))
     else:
-        print_result(res, a.counters, text=not a.output)
-    if a.output:
-        print(f"HPL output written to {a.output}", file=sys.stderr)
+        print_result(res, a.counters, a.quiet, text=dest == "-")
+    if to_file:
+        print(f"HPL output written to {dest}", file=sys.stderr)
     write_telemetry(a, res, f"HPL on {a.fabric}")
 
 
@@ -170,10 +227,10 @@ def summary(res: Result) -> str:
     return "\n".join(lines) + "\n"
 
 
-def print_result(res: Result, counters: bool, text: bool = True) -> None:
+def print_result(res: Result, counters: bool, quiet: bool = False, text: bool = True) -> None:
     """Print an HPL result: HPL's text (unless ``text`` is False), the
     background iperf texts and counters if asked, and the summary on
-    stderr."""
+    stderr (unless ``quiet``)."""
     if text:
         out = res.text or ""
         sys.stdout.write(out if out.endswith("\n") else out + "\n")
@@ -184,4 +241,5 @@ def print_result(res: Result, counters: bool, text: bool = True) -> None:
         m = res.extras["mpi"]
         sys.stdout.write("\nMPI counters:\n" + "".join(f"  {k:<12} {m[k]}\n" for k in MPI_COUNTER_KEYS))
     sys.stdout.flush()
-    sys.stderr.write(summary(res))
+    if not quiet:
+        sys.stderr.write(summary(res))

@@ -84,7 +84,7 @@ def _cmd_list() -> None:
         )
 
 
-def cmd_lab(a: argparse.Namespace, item_what: Callable[[Any], str], print_item: Callable[[str, Any], None]) -> None:
+def cmd_lab(a: argparse.Namespace, item_what: Callable[[Any], str], print_item: Callable[[str, Any, bool, bool], None]) -> None:
     """``fabriclab lab list`` and ``fabriclab lab run``; ``item_what`` and
     ``print_item`` print each item as ``fabriclab run`` does."""
     if a.lab_command == "list":
@@ -107,7 +107,7 @@ def cmd_lab(a: argparse.Namespace, item_what: Callable[[Any], str], print_item: 
         print(f"\n=== {lab.name}, run {run.name!r} [{i + 1}] {item.kind}{label}: {item_what(item)} (seed {item.seed}) ===", flush=True)
 
     def on_result(lab: Lab, run: LabRun, item: Any, res: Any) -> None:
-        print_item(item.kind, res)
+        print_item(item.kind, res, False, a.quiet)
         sys.stdout.flush()
 
     def on_lab(lab: Lab) -> None:

@@ -221,8 +221,10 @@ def show_algorithms(df: Any, keys: list[str]) -> None:
         sys.stdout.write(f"#   {head + ', ' if head else ''}{sizes}: {run[0]['algorithm']}\n")
 
 
-def print_result(res: Result, counters: bool) -> None:
-    """Print an IMB/OSU result: the tool's text, then counters if asked."""
+def print_result(res: Result, counters: bool, quiet: bool = False) -> None:
+    """Print an IMB/OSU result: the tool's text, then counters if asked;
+    on stderr a note where the run differs from what was asked, and
+    (unless ``quiet``) the simulated and wall time."""
     text = res.text or ""
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     for i, t in enumerate(res.extras.get("iperf_text", [])):
@@ -234,10 +236,11 @@ def print_result(res: Result, counters: bool) -> None:
     note = mpi.lowered_note(res)
     if note:
         print(note, file=sys.stderr)
-    print(
-        f"simulated {(res.sim_time_us or 0.0) / 1e6:.6f} s in {res.wall_s or 0.0:.1f} s of wall time ({res.events or 0:,} events)",
-        file=sys.stderr,
-    )
+    if not quiet:
+        print(
+            f"simulated {(res.sim_time_us or 0.0) / 1e6:.6f} s in {res.wall_s or 0.0:.1f} s of wall time ({res.events or 0:,} events)",
+            file=sys.stderr,
+        )
 
 
 def _job_kwargs(a: argparse.Namespace, collectives: bool = True) -> dict[str, Any]:
@@ -272,7 +275,7 @@ def cmd_imb(a: argparse.Namespace) -> None:
         algorithms=dict(a.algorithm),
         **_job_kwargs(a),
     )
-    print_result(res, a.counters)
+    print_result(res, a.counters, a.quiet)
     if a.show_algorithm:
         show_algorithms(res.df, ["bench", "np"])
     write_telemetry(a, res, f"IMB on {a.fabric}")
@@ -300,7 +303,7 @@ def cmd_osu(a: argparse.Namespace) -> None:
         tail_lat=_percentiles(a.tail_lat),
         **_job_kwargs(a),
     )
-    print_result(res, a.counters)
+    print_result(res, a.counters, a.quiet)
     if a.show_algorithm:
         show_algorithms(res.df, [])
     write_telemetry(a, res, f"OSU on {a.fabric}")
@@ -316,5 +319,5 @@ def cmd_cbench(a: argparse.Namespace) -> None:
         rotations=a.rotations,
         **_job_kwargs(a, collectives=False),
     )
-    print_result(res, a.counters)
+    print_result(res, a.counters, a.quiet)
     write_telemetry(a, res, f"Cbench on {a.fabric}")

@@ -103,4 +103,4 @@ def cmd_nccl_tests(a: argparse.Namespace) -> None:
         max_volume=a.max_volume,
         progress=not a.quiet,
     )
-    print_result(res, a.counters)
+    print_result(res, a.counters, a.quiet)

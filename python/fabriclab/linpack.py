@@ -276,6 +276,11 @@ def hpl(
     ``background``, ``background_iperf``, ``telemetry_us`` (of the last
     test) and ``progress`` as :func:`fabriclab.imb`.
 
+    Stopped by Ctrl-C after a test ended, it raises ``KeyboardInterrupt``
+    with ``result``: the tests that ended, as a whole run's result (its
+    text ends after their lines, as real HPL's does when killed; the
+    report's ``interrupted`` is true).
+
     Returns a :class:`fabriclab.Result` with ``tool="hpl"``: ``df`` has
     one row per test with :data:`HPL_COLUMNS`; ``text`` is HPL's output
     (HPL.out); ``ports``, ``qps`` and ``port_samples`` are the last
@@ -296,7 +301,17 @@ def hpl(
         {"dgemm_gflops": dgemm_gflops, "pfact_gflops": pfact_gflops},
     )
     add_extras(opts, None, None, background, background_iperf, telemetry_us)
-    out = _run(fabric, opts, seed, progress, dat)
+    try:
+        out = _run(fabric, opts, seed, progress, dat)
+    except KeyboardInterrupt as e:
+        # Stopped after a test ended: those tests ride on the interrupt.
+        partial = getattr(e, "partial", None)
+        e.result = _built(json.loads(partial), label) if isinstance(partial, str) else None  # type: ignore[attr-defined]
+        raise
+    return _built(out, label)
+
+
+def _built(out: Mapping[str, Any], label: str | None) -> Result:
     tests = out["report"]["tests"]
     rows = [{k: v for k, v in t.items() if k not in _NOT_COLUMNS} for t in tests]
     return _result(frame(rows, HPL_COLUMNS), out, label)

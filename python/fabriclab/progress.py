@@ -28,7 +28,7 @@ from .errors import ArgumentTypeError
 __all__ = ["Progress", "ProgressArg", "progress_callback"]
 
 #: Units counted in whole items (the others are amounts of simulated time).
-_COUNTED = ("measurements", "calls", "flows")
+_COUNTED = ("measurements", "calls", "flows", "iterations")
 
 
 @dataclass(frozen=True)

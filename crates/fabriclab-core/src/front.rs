@@ -96,10 +96,30 @@ pub fn fabric_info_json(fabric: &str) -> Result<String> {
 }
 
 /// Run perftest; `options` is the JSON form of [`perftest::Options`].
-pub fn perftest_json(fabric: &str, options: &str, seed: u64) -> Result<String> {
+pub fn perftest_json(
+    fabric: &str,
+    options: &str,
+    seed: u64,
+    progress: OnTick<'_>,
+) -> Result<String> {
     let spec = resolve_fabric(fabric)?;
     let opts: perftest::Options = parse_options("perftest options", options)?;
-    let r = perftest::run(&spec, &opts, seed)?;
+    let mut p = progress.map(|f| {
+        move |t: Time, ev: u64, done: u64, total: Option<u64>, label: &str| {
+            f(&Tick {
+                sim_us: t.as_us_f64(),
+                events: ev,
+                done: done as f64,
+                total: total.map(|n| n as f64),
+                unit: "iterations",
+                label,
+            })
+        }
+    });
+    let cb = p
+        .as_mut()
+        .map(|f| f as &mut dyn FnMut(Time, u64, u64, Option<u64>, &str));
+    let r = perftest::run_with_progress(&spec, &opts, seed, cb)?;
     report_json(
         &spec,
         [
@@ -317,7 +337,7 @@ pub struct Tick<'a> {
     /// What `done` counts: "measurements" (IMB, OSU, Cbench: one per
     /// message size and process count), "calls" (HPL), "ms" (fio's
     /// simulated run time), "us" (a benchmark's simulated time), "flows"
-    /// (flows completed).
+    /// (flows completed), "iterations" (perftest's messages completed).
     pub unit: &'static str,
     /// What runs now (the measurement, or the benchmark's name).
     pub label: &'a str,
@@ -609,7 +629,7 @@ mod tests {
         let perftest_err = |extra: &str| {
             let opts =
                 format!(r#"{{"test": "ib_write_bw", "client": "h0", "server": "h1", {extra}}}"#);
-            super::perftest_json(heps, &opts, 1)
+            super::perftest_json(heps, &opts, 1, None)
                 .unwrap_err()
                 .to_string()
         };
@@ -641,7 +661,7 @@ mod tests {
         // Nothing may follow the options (serde_json::from_str's rule).
         let trailing =
             r#"{"test": "ib_write_bw", "client": "h0", "server": "h1", "iters": 5} junk"#;
-        assert!(super::perftest_json(heps, trailing, 1).is_err());
+        assert!(super::perftest_json(heps, trailing, 1, None).is_err());
     }
 
     #[test]
@@ -650,6 +670,7 @@ mod tests {
             crate::config::preset_toml("heps").unwrap(),
             r#"{"test": "ib_wirte_bw", "client": "h0", "server": "h1"}"#,
             1,
+            None,
         )
         .unwrap_err()
         .to_string();
@@ -667,7 +688,8 @@ mod tests {
         let table = |backend: &str, key: &str| -> String {
             let fabric = super::fabric_with_backend(heps, backend).unwrap();
             let out: serde_json::Value =
-                serde_json::from_str(&super::perftest_json(&fabric, opts, 1).unwrap()).unwrap();
+                serde_json::from_str(&super::perftest_json(&fabric, opts, 1, None).unwrap())
+                    .unwrap();
             out[key].as_str().unwrap().to_string()
         };
         // h0's port: tx_bytes, rx_bytes, then drops ... peak_buf_KB.

@@ -345,7 +345,7 @@ fn exercise_fabric(text: &str) {
         }
         if topo.n_hosts >= 2 {
             let opts = r#"{"test": "ib_write_bw", "client": "h0", "server": "h1", "size": 65536, "iters": 20}"#;
-            check(front::perftest_json(text, opts, 1));
+            check(front::perftest_json(text, opts, 1, None));
         }
     });
 }
@@ -380,7 +380,7 @@ proptest! {
         let what = format!("{name} {opts}");
         guarded(&what, || {
             let r = match name {
-                "perftest" => front::perftest_json(fabric, &opts, seed),
+                "perftest" => front::perftest_json(fabric, &opts, seed, None),
                 "imb" => front::imb_json(fabric, &opts, seed, None),
                 "osu" => front::osu_json(fabric, &opts, seed, None),
                 "cbench" => front::cbench_json(fabric, &opts, seed, None),
@@ -438,7 +438,7 @@ fn the_bases_are_valid_and_run() {
     }
     for (name, opts) in TOOLS {
         let r = guarded(name, || match name {
-            "perftest" => front::perftest_json(&leaf_spine_toml(), opts, 1),
+            "perftest" => front::perftest_json(&leaf_spine_toml(), opts, 1, None),
             "imb" => front::imb_json(&leaf_spine_toml(), opts, 1, None),
             "osu" => front::osu_json(&leaf_spine_toml(), opts, 1, None),
             "cbench" => front::cbench_json(&leaf_spine_toml(), opts, 1, None),

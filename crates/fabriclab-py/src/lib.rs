@@ -200,9 +200,17 @@ fn fabric_info(py: Python<'_>, fabric: String) -> PyResult<String> {
 /// Run perftest on `fabric`; `options` is a JSON object of perftest options.
 /// Returns the report (text, out_json, tables and figures) as JSON.
 #[pyfunction]
-#[pyo3(signature = (fabric, options, seed=1))]
-fn perftest(py: Python<'_>, fabric: String, options: String, seed: u64) -> PyResult<String> {
-    run_tool(py, || front::perftest_json(&fabric, &options, seed))
+#[pyo3(signature = (fabric, options, seed=1, progress=None))]
+fn perftest(
+    py: Python<'_>,
+    fabric: String,
+    options: String,
+    seed: u64,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<String> {
+    run_progress(py, progress, |p| {
+        front::perftest_json(&fabric, &options, seed, p)
+    })
 }
 
 /// Run a JSON list of flows on `fabric`. `sample_us` turns on per-QP

@@ -169,6 +169,9 @@ pub fn text(r: &Report) -> String {
         let _ = writeln!(out, "HPL_pdgesv() end time   {}\n", ctime(end));
     }
     let _ = writeln!(out, "{EQ}");
+    if r.interrupted {
+        return out;
+    }
     let _ = writeln!(
         out,
         "\nFinished {:6} tests with the following results:",

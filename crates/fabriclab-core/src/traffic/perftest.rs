@@ -254,6 +254,24 @@ pub struct Report {
 
 /// Run perftest on `fabric` with `seed`.
 pub fn run(fabric: &FabricSpec, opts: &Options, seed: u64) -> Result<Report> {
+    run_with_progress(fabric, opts, seed, None)
+}
+
+/// A perftest run's progress: (simulated time, events, iterations done,
+/// iterations in all (None with `-D`, whose runs end by time), the size
+/// running).
+pub type Progress<'a> = &'a mut dyn FnMut(Time, u64, u64, Option<u64>, &str);
+
+/// [`run`], calling `progress` about every million events and at the end
+/// of each size. An iteration is a message completed: `-n` per QP and
+/// direction for the bandwidth tests, `-n` round trips (or READs) for the
+/// latency tests.
+pub fn run_with_progress(
+    fabric: &FabricSpec,
+    opts: &Options,
+    seed: u64,
+    mut progress: Option<Progress<'_>>,
+) -> Result<Report> {
     let mut spec = fabric.clone();
     let infiniband = spec.is_infiniband();
     if let Some(mtu) = opts.mtu {
@@ -376,6 +394,17 @@ pub fn run(fabric: &FabricSpec, opts: &Options, seed: u64) -> Result<Report> {
         sim_time_ps: 0,
         events: 0,
     };
+    // Iterations of one size, and done before the size that runs.
+    let per_size = if test.is_bw() {
+        iters * opts.qps as u64 * if opts.bidirectional { 2 } else { 1 }
+    } else {
+        iters
+    };
+    let total = opts
+        .duration_s
+        .is_none()
+        .then_some(per_size * sizes.len() as u64);
+    let mut base = 0u64;
     for &size in &sizes {
         let net = Net::new(&spec, seed)?;
         let mut sim = Sim::new(net);
@@ -417,7 +446,32 @@ pub fn run(fabric: &FabricSpec, opts: &Options, seed: u64) -> Result<Report> {
             let bg = Flows::new(&sim.net, &opts.background)?.into_background();
             sim.add_app(Box::new(bg));
         }
-        let outcome = sim.run(duration);
+        let label = format!("{size} B");
+        let events_before = report.events;
+        let done = |s: &Sim| -> u64 {
+            fg.iter()
+                .map(|&id| {
+                    if test.is_bw() {
+                        s.app::<BwApp>(id).map_or(0, |a| a.done_count)
+                    } else {
+                        s.app::<LatApp>(id).map_or(0, |a| a.tposted.len() as u64)
+                    }
+                })
+                .sum()
+        };
+        let outcome = match progress.as_mut() {
+            Some(p) => sim.run_watched(duration, &mut |s: &Sim| {
+                let now = base + done(s).min(per_size);
+                p(
+                    s.net.now(),
+                    events_before + s.net.events_processed(),
+                    now,
+                    total,
+                    &label,
+                )
+            }),
+            None => sim.run(duration),
+        };
         sim.net.audit_check()?;
         if outcome == Outcome::Deadlock {
             return Err(sim.net.deadlock_error());
@@ -486,6 +540,10 @@ pub fn run(fabric: &FabricSpec, opts: &Options, seed: u64) -> Result<Report> {
         report.outcome = outcome;
         report.sim_time_ps = sim.net.now().0;
         report.events += sim.net.events_processed();
+        base += per_size;
+        if let Some(p) = progress.as_mut() {
+            p(sim.net.now(), report.events, base, total, &label);
+        }
     }
     Ok(report)
 }

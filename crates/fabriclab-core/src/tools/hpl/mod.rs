@@ -176,8 +176,12 @@ pub struct TestResult {
 pub struct Report {
     /// The settings, as HPL lists them.
     pub settings: Settings,
-    /// Per test, in HPL's order.
+    /// Per test, in HPL's order (those that ended, when `interrupted`).
     pub tests: Vec<TestResult>,
+    /// The run was stopped (Ctrl-C) after `tests` ended and before the
+    /// rest: the text then ends after the last of them, as real HPL's
+    /// output does when it is killed.
+    pub interrupted: bool,
     /// Host of every rank of the largest grid.
     pub rank_hosts: Vec<String>,
     /// Port counters of the last test; in JSON one array per column.
@@ -522,6 +526,7 @@ pub fn run(
     let mut tests = Vec::new();
     let mut clock = 0.0;
     let mut last = None;
+    let mut interrupted = false;
     for c in combos(&s) {
         let plan = Plan {
             n: c.n,
@@ -552,7 +557,13 @@ pub fn run(
         let (t, run) = match run_test(spec, &plan, &job(c.p * c.q), &s, o, seed, v, clock, cb) {
             // Check-only mode: each test checks its input and stops.
             Err(crate::Error::Stopped(_)) if crate::interrupt::checking() => continue,
-            r => r?,
+            // Stopped (Ctrl-C): the tests that ended are the report, as
+            // the lines real HPL printed before it was stopped.
+            Ok(None) => {
+                interrupted = true;
+                break;
+            }
+            r => r?.expect("a test that was not stopped"),
         };
         clock += t.time_s;
         tests.push(t);
@@ -566,6 +577,7 @@ pub fn run(
     Ok(Report {
         settings: s,
         tests,
+        interrupted,
         rank_hosts: placed
             .rank_host
             .iter()
@@ -701,7 +713,7 @@ fn run_test(
     variant: String,
     start_s: f64,
     progress: Option<Progress<'_>>,
-) -> Result<(TestResult, crate::mpi::run::ProgramRun)> {
+) -> Result<Option<(TestResult, crate::mpi::run::ProgramRun)>> {
     let k_all = plan.panels();
     let np = plan.p * plan.q;
     let every = s.samples == 0 || s.samples as u64 >= k_all;
@@ -753,9 +765,7 @@ fn run_test(
     let run = run_program(spec, job, &o.env, program, seed, progress)?;
     if run.summary.interrupted {
         // HPL's figures need the whole test; a stopped one has none.
-        return Err(crate::Error::Stopped(
-            "HPL was stopped before its test ended".into(),
-        ));
+        return Ok(None);
     }
     let ph = &run.phases[0];
     // Time of call i (i >= 1), averaged over the ranks: from each rank's
@@ -816,5 +826,5 @@ fn run_test(
         events: run.summary.events,
         wall_s: run.summary.wall_s,
     };
-    Ok((t, run))
+    Ok(Some((t, run)))
 }
