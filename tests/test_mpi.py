@@ -350,3 +350,21 @@ def test_show_algorithm_lists_the_collective_algorithms_that_ran():
     assert "algorithms that ran" not in plain.stdout
     r = run_cli("osu", "osu_latency", "-np", "2", "-m", "1:8", "--show-algorithm", "--quiet")
     assert "point-to-point only" in r.stdout
+
+
+def test_osu_sizes_double_from_min_as_osus_loop(capsys):
+    """-m MIN:MAX runs MIN, 2 MIN, ... up to MAX (OSU's `size = size ? size
+    * 2 : 1`); -m 0 the 0-byte message alone; an empty range is an error."""
+    from cluster_help import main_in_process
+
+    def sizes(*m: str) -> list[int]:
+        r = main_in_process(capsys, "osu", "osu_latency", "-np", "2", "-m", *m, "-i", "2", "-x", "0", "--quiet")
+        assert r.returncode == 0, r.stderr
+        return [int(v) for v in column(parse_osu(r.stdout), "Size")]
+
+    assert sizes("3:40") == [3, 6, 12, 24]
+    assert sizes("3:3") == [3]
+    assert sizes("0") == [0]
+    assert sizes("0:2") == [0, 1, 2]
+    r = main_in_process(capsys, "osu", "osu_allreduce", "-np", "2", "-m", "0:0", "--quiet")
+    assert r.returncode == 2 and "has no 0-byte call" in r.stderr

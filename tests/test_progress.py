@@ -114,3 +114,10 @@ def test_perftest_counts_iterations_over_sizes_qps_and_directions() -> None:
     timed: list[Progress] = []
     fabriclab.perftest("ib_write_bw", "h0", "h4", duration_s=0.0002, progress=timed.append)
     assert timed and all(p.total is None for p in timed)
+
+
+def test_lines_without_a_total_say_what_is_done() -> None:
+    out = io.StringIO()
+    draw = _Drawer("perftest", file=out)
+    draw(Progress("perftest", 1.0, 10, 42.0, None, "iterations", "65536 B", 0.5))
+    assert "42 iterations done, at 65536 B" in out.getvalue()

@@ -177,7 +177,7 @@ def _parser() -> argparse.ArgumentParser:
     pp.add_argument("-n", "--iters", type=int, help="iterations")
     pp.add_argument("-t", "--tx-depth", dest="tx_depth", type=int, help="TX depth")
     pp.add_argument("-b", "--bidirectional", action="store_true", help="both directions (bw tests)")
-    pp.add_argument("-D", "--duration", dest="duration_s", type=float, metavar="SECS", help="run for SECS of simulated time")
+    pp.add_argument("-D", "--duration", dest="duration_s", type=float, metavar="SECS", help="run for SECS of simulated time (fractions allowed; a bandwidth test counts the messages completed in the middle half, over the time between the completions that bound them)")
     pp.add_argument("-q", "--qp", dest="qps", type=int, default=1, help="number of QPs")
     pp.add_argument("-Q", "--cq-mod", dest="cq_mod", type=int, help="CQ moderation")
     pp.add_argument("--mtu", type=int, help="RoCE MTU (256 ... 4096)")

@@ -173,7 +173,7 @@ def add_parsers(sub: Any, background: Callable[[str], Any]) -> None:
     po = sub.add_parser("osu", help="run an OSU micro-benchmark")
     po.add_argument("test", metavar="TEST", help=" ".join(mpi.OSU_TESTS))
     _job_opts(po, "ihep-roce", background)
-    po.add_argument("-m", "--message-size", dest="sizes", metavar="[MIN:]MAX", help="message sizes (default 1:4M point-to-point, 1:1M collectives)")
+    po.add_argument("-m", "--message-size", dest="sizes", metavar="[MIN:]MAX", help="message sizes, from MIN doubling up to MAX as OSU runs them (default 1:4M point-to-point, 1:1M collectives; 0 adds the 0-byte message point-to-point)")
     po.add_argument("-i", "--iterations", dest="iterations", type=int, help="iterations")
     po.add_argument("-x", "--warmup", dest="warmup", type=int, help="warm-up iterations")
     po.add_argument("-f", "--full", dest="full", action="store_true", help="print min, max and iterations")

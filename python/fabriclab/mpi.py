@@ -165,6 +165,8 @@ def _pair(name: str, value: Any) -> list[int]:
                 lo, hi = (int(p) for p in parts)
             else:  # sizes, with suffixes as the default 1:4M
                 lo, hi = (size_bytes(p) for p in parts)
+                if ":" not in value:
+                    lo = min(lo, hi)  # -m 0: the 0-byte message alone
         except ValueError:
             what = "whole numbers (exponents of 2)" if name == "msglog" else SIZE_HELP
             raise InvalidArgumentError(f"{name} must look like MIN:MAX or MAX, with {what}, got {value!r}") from None

@@ -35,7 +35,8 @@ _COUNTED = ("measurements", "calls", "flows", "iterations")
 class Progress:
     """One progress report of a run."""
 
-    #: The tool: "IMB", "OSU", "Cbench", "HPL", "fio" or "bench".
+    #: The tool: "IMB", "OSU", "Cbench", "HPL", "fio", "perftest", "flows",
+    #: "nccl-tests" or "bench".
     tool: str
     #: Simulated time, us.
     sim_us: float
@@ -43,12 +44,13 @@ class Progress:
     events: int
     #: Work done, in ``unit``\\ s.
     done: float
-    #: Work in all, when known beforehand (None for a benchmark).
+    #: Work in all, when known beforehand (None for a benchmark, and for
+    #: perftest with ``-D``).
     total: float | None
     #: What ``done`` counts: "measurements" (IMB, OSU, Cbench: one per
     #: message size and process count), "calls" (HPL), "flows" (flows
-    #: completed), "ms" (fio's simulated run time) or "us" (a benchmark's
-    #: simulated time).
+    #: completed), "iterations" (perftest's messages completed), "ms"
+    #: (fio's simulated run time) or "us" (a benchmark's simulated time).
     unit: str
     #: What runs now (the measurement, or the benchmark's name).
     label: str
@@ -141,8 +143,10 @@ class _Drawer:
         if not finished and p.wall_s - self.last_line < 2.0:
             return
         self.last_line = p.wall_s
-        if p.unit in _COUNTED:
+        if p.unit in _COUNTED and p.total is not None:
             what = f"{p.done:.0f}/{p.total:.0f} {p.unit} done, at {p.label}"
+        elif p.unit in _COUNTED:  # perftest -D: its runs end by time
+            what = f"{p.done:.0f} {p.unit} done, at {p.label}"
         elif p.total is not None:
             what = f"simulated {p.done:.3f} of {p.total:.3f} {p.unit}"
         else:

@@ -258,3 +258,31 @@ fn only_the_senders_figures_can_exceed_the_goodput() {
     assert!(!report::iperf::text(&plain).contains("Server output:"));
     assert!(!report::iperf::json(&plain).contains("server_output_json"));
 }
+
+#[test]
+fn interval_zero_prints_the_summary_alone() {
+    // iperf3's -i 0 turns the periodic reports off; the JSON keeps the one
+    // whole-run interval.
+    let spec = fabriclab_core::config::preset("heps").unwrap();
+    let mut o = fabriclab_core::traffic::iperf::Options {
+        server: "h4".into(),
+        client: "h0".into(),
+        time_s: 0.001,
+        interval_s: 0.0,
+        get_server_output: true,
+        ..Default::default()
+    };
+    let r = fabriclab_core::traffic::iperf::run(&spec, &o, 1).unwrap();
+    let text = fabriclab_core::report::iperf::text(&r);
+    assert_eq!(r.results.intervals.len(), 1);
+    assert_eq!(
+        text.matches(" sec ").count(),
+        3,
+        "sender, receiver and the server's receiver:\n{text}"
+    );
+    assert!(text.contains("sender") && text.contains("receiver"));
+    o.interval_s = 0.0005;
+    let r = fabriclab_core::traffic::iperf::run(&spec, &o, 1).unwrap();
+    let text = fabriclab_core::report::iperf::text(&r);
+    assert!(text.matches(" sec ").count() > 3, "{text}");
+}

@@ -484,3 +484,34 @@ fn zero_byte_collectives_cost_the_call_overhead() {
         "{text}"
     );
 }
+
+#[test]
+fn osu_sizes_double_from_the_smallest_asked() {
+    // OSU's loop is `for (size = min; size <= max; size = size ? size * 2 : 1)`.
+    let spec = fabric(1, 2, 0);
+    let sizes = |test: &str, lo: u64, hi: u64| -> std::result::Result<Vec<u64>, String> {
+        let o = osu::Options {
+            test: test.into(),
+            job: JobSpec::with_np(2),
+            sizes: Some((lo, hi)),
+            iterations: Some(2),
+            warmup: Some(0),
+            full: false,
+            algorithm: None,
+            env: Default::default(),
+            tuning: Default::default(),
+            tail_lat: None,
+        };
+        osu::run(&spec, &o, 1, None)
+            .map(|r| r.rows.iter().map(|row| row.bytes).collect())
+            .map_err(|e| e.to_string())
+    };
+    assert_eq!(sizes("osu_latency", 3, 40).unwrap(), [3, 6, 12, 24]);
+    assert_eq!(sizes("osu_latency", 3, 3).unwrap(), [3]);
+    assert_eq!(sizes("osu_latency", 0, 4).unwrap(), [0, 1, 2, 4]);
+    assert_eq!(sizes("osu_latency", 0, 0).unwrap(), [0]);
+    assert_eq!(sizes("osu_allreduce", 0, 4).unwrap(), [1, 2, 4]);
+    assert_eq!(sizes("osu_bw", 5, 100).unwrap(), [5, 10, 20, 40, 80]);
+    let e = sizes("osu_allreduce", 0, 0).unwrap_err();
+    assert!(e.contains("no 0-byte call"), "{e}");
+}

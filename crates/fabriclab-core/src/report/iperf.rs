@@ -84,7 +84,10 @@ pub fn text(r: &Report) -> String {
             s.socket, s.local_host, s.local_port, s.remote_host, s.remote_port
         );
     }
-    if !res.intervals.is_empty() {
+    // -i 0 turns iperf3's periodic reports off: the summary alone (the
+    // JSON and the DataFrame keep the one whole-run interval).
+    let periodic = r.options.interval_s > 0.0;
+    if periodic && !res.intervals.is_empty() {
         let head = "[ ID] Interval           Transfer     Bitrate";
         let tcp = if res.tcp_info {
             "         Retr  Cwnd"
@@ -93,7 +96,8 @@ pub fn text(r: &Report) -> String {
         };
         let _ = writeln!(out, "{head}{tcp}");
     }
-    for (k, iv) in res.intervals.iter().enumerate() {
+    let shown = if periodic { &res.intervals[..] } else { &[] };
+    for (k, iv) in shown.iter().enumerate() {
         if k > 0 && many {
             let _ = writeln!(out, "{SEPARATOR}");
         }
@@ -187,7 +191,12 @@ fn server_text(r: &Report, d: usize, line: &dyn Fn(&str, &Summary, &str) -> Stri
         );
     }
     let head = "[ ID] Interval           Transfer     Bitrate";
-    if !res.server_intervals.is_empty() {
+    let shown = if r.options.interval_s > 0.0 {
+        &res.server_intervals[..]
+    } else {
+        &[]
+    };
+    if !shown.is_empty() {
         let _ = writeln!(out, "{head}");
     }
     let row = |id: &str, s: &ServerIntervalStream| {
@@ -198,7 +207,7 @@ fn server_text(r: &Report, d: usize, line: &dyn Fn(&str, &Summary, &str) -> Stri
             unit_bits(s.bits_per_second / 8.0)
         )
     };
-    for (k, iv) in res.server_intervals.iter().enumerate() {
+    for (k, iv) in shown.iter().enumerate() {
         if k > 0 && many {
             let _ = writeln!(out, "{SEPARATOR}");
         }

@@ -196,15 +196,24 @@ pub fn run(
     if coll == Some(Coll::Barrier) {
         sizes.push(0);
     } else {
-        let mut s = 1u64;
-        while s <= hi {
-            if s >= lo {
-                sizes.push(s);
+        // OSU's loop: from MIN, doubling (`size = size ? size * 2 : 1`),
+        // so -m 3:40 runs 3, 6, 12 and 24 B. A collective has no 0-byte
+        // call: its sizes start at 1.
+        let mut s = lo;
+        if s == 0 {
+            if pt2pt {
+                sizes.push(0);
             }
+            s = 1;
+        }
+        while s <= hi {
+            sizes.push(s);
             s *= 2;
         }
-        if lo == 0 && pt2pt {
-            sizes.insert(0, 0);
+        if sizes.is_empty() {
+            return arg_err(format!(
+                "-m {lo}:{hi}: {test} has no 0-byte call; give a largest size of 1 or more"
+            ));
         }
     }
     let counts = |bytes: u64| -> (u32, u32) {
