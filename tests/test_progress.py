@@ -110,10 +110,11 @@ def test_perftest_counts_iterations_over_sizes_qps_and_directions() -> None:
     assert sizes[-1].done == sizes[-1].total == 23 * 20 and sizes[-1].label == "8388608 B"
     assert [p.label for p in ends][:3] == ["2 B", "4 B", "8 B"]
     assert all(a.done <= b.done and a.events <= b.events for a, b in zip(sizes, sizes[1:]))
-    # -D ends by time: no total.
+    # -D ends by time: progress in simulated microseconds.
     timed: list[Progress] = []
     fabriclab.perftest("ib_write_bw", "h0", "h4", duration_s=0.0002, progress=timed.append)
-    assert timed and all(p.total is None for p in timed)
+    assert timed and all(p.unit == "us" and p.total == pytest.approx(200.0) for p in timed)
+    assert timed[-1].done == pytest.approx(200.0)
 
 
 def test_lines_without_a_total_say_what_is_done() -> None:

@@ -558,11 +558,39 @@ def test_resume_refuses_another_scenario_and_a_grid_that_drops_points(scenario, 
     assert "3 point(s) checked: 2 already in" in r.stderr and "1 to run" in r.stderr
     listed = [line.split()[0] for line in r.stdout.splitlines()[1:] if line.strip() and line.split()[0].isdigit()]
     assert listed == ["2"], r.stdout
+    # A failed point counts too: the narrower grid would drop its rows.
+    part = pd.read_csv(out)
+    part["error"] = part["error"].astype(object)
+    part.loc[part.point == 1, "error"] = "KilledWorker: ..."
+    part.to_csv(out, index=False)
+    with pytest.raises(InvalidArgumentError, match=r"a point this grid does not have \(seed = 2\)"):
+        fabriclab.sweep(scenario, {"seed": [1]}, client=NoClient(), out=out, resume=True)
     # A file without the digests (an older fabriclab's) cannot be checked.
     old = pd.read_csv(out).drop(columns=["scenario_sha"])
     old.to_csv(out, index=False)
     with pytest.raises(InvalidArgumentError, match="has no column 'scenario_sha'"):
         fabriclab.sweep(scenario, grid, client=NoClient(), out=out, resume=True)
+
+
+def test_a_ctrl_c_during_a_points_bookkeeping_is_raised_after_it():
+    """The table and the file get a point together: a SIGINT that arrives
+    while its rows are stored is raised once they are."""
+    steps: list[str] = []
+    with pytest.raises(KeyboardInterrupt):
+        with sweep_dask._sigint_deferred():
+            os.kill(os.getpid(), signal.SIGINT)
+            steps.append("table")
+            steps.append("file")
+    assert steps == ["table", "file"]
+    # Under a handler of the caller's own, or SIGINT ignored, nothing is deferred.
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with sweep_dask._sigint_deferred():
+            os.kill(os.getpid(), signal.SIGINT)
+            steps.append("ignored")
+    finally:
+        signal.signal(signal.SIGINT, old)
+    assert steps[-1] == "ignored"
 
 
 def _stop_after_first_point(c, points, origin, writer, progress, done):

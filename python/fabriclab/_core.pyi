@@ -91,8 +91,8 @@ def hpl(fabric: str, options: str, seed: int = 1, progress: OnTick | None = None
     bcast, depth, swap, swap_threshold, np, ppn, hosts, placement,
     dgemm_gflops, pfact_gflops, samples, background, background_iperf
     (all optional; N and a grid from them or hpl_dat). Returns JSON {text,
-    iperf_text, ports_table, report: {settings, tests, rank_hosts, ports,
-    qps, mpi, iperf}}."""
+    iperf_text, ports_table, report: {settings, tests, interrupted,
+    rank_hosts, ports, qps, mpi, iperf}}."""
 
 def iperf(fabric: str, options: str, seed: int = 1) -> str:
     """Run iperf3 (TCP). ``options``: JSON object with the keys client,

@@ -591,8 +591,8 @@ def perftest(
     ``--report_gbits``); ``background`` is other traffic during the test
     (:class:`Flow` objects or dicts, usually with ``repeat=True``).
     ``progress`` as :func:`fabriclab.imb`, in iterations (messages
-    completed, each QP's and direction's ``-n`` per size; with ``-D``, by
-    size).
+    completed: ``-n`` per QP and direction and per size), or with ``-D``
+    in microseconds of simulated time (``-D`` per size).
 
     Returns a :class:`fabriclab.Result` with ``tool="perftest"``: ``df``
     has one row per message size, the bandwidth columns

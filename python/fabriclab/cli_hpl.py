@@ -6,9 +6,14 @@ lines, and its own output::
     fabriclab hpl -N 8192 --nb 192 --grid 2x4 4x2 --bcast 1ringM 2ringM \\
         --hosts h0-h7 --dgemm-gflops 40 -o HPL.out
 
-HPL's text goes to stdout (or to ``-o FILE``), ``--json`` prints the
-report instead; a per-test summary (Gflops, efficiency against P x Q x
-the DGEMM rate, iterations simulated) follows on stderr.
+HPL's text goes to stdout, or where HPL.dat's device out line says
+(``7`` stderr, anything but ``6`` the file its output-file line names, as
+HPL does), or to ``-o FILE``, which wins; ``--json`` prints the report
+instead; a per-test summary (Gflops, efficiency against P x Q x the DGEMM
+rate, iterations simulated) follows on stderr. An ``[[hpl]]`` item of a
+scenario (``fabriclab run``, labs) prints its text with the other items'
+on stdout, whatever its HPL.dat says. Stopped by Ctrl-C after a test
+ended, it prints and writes the tests that ended and exits 130.
 """
 
 from __future__ import annotations
@@ -44,7 +49,12 @@ def add_parser(sub: Any, background: Callable[[str], Any]) -> None:
     p = sub.add_parser("hpl", help="run HPL (High-Performance Linpack)")
     p.add_argument("--fabric", default="eantc-hpc", help="preset name or fabric TOML file (default eantc-hpc)")
     p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
-    p.add_argument("--dat", metavar="FILE", help="an HPL.dat: its settings are the defaults of the options below")
+    p.add_argument(
+        "--dat",
+        metavar="FILE",
+        help="an HPL.dat: its settings are the defaults of the options below, and its output lines say where "
+        "HPL's text goes (device out 6 stdout, 7 stderr, else the file it names, in the working directory)",
+    )
     p.add_argument("-N", "--n", dest="n", type=int, nargs="+", metavar="N", help="problem sizes (HPL.dat's Ns)")
     p.add_argument("--nb", type=int, nargs="+", metavar="NB", help="block sizes (default 192)")
     p.add_argument("--grid", type=_grid_arg, nargs="+", metavar="PxQ", help="process grids, e.g. 2x4 4x2")
@@ -75,7 +85,7 @@ def add_parser(sub: Any, background: Callable[[str], Any]) -> None:
     p.add_argument("--samples", type=int, metavar="K", help="strata of sampled iterations, 3 or more (default 8; 0 = simulate every iteration)")
     background_opts(p, background)
     telemetry_opts(p)
-    p.add_argument("-o", "--output", metavar="FILE", help="write HPL's text to FILE (as HPL.dat's output file) instead of stdout")
+    p.add_argument("-o", "--output", metavar="FILE", help="write HPL's text to FILE instead of stdout (or of HPL.dat's device out)")
     p.add_argument(
         "--json",
         action="store_true",

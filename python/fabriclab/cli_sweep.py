@@ -13,7 +13,8 @@ or bare strings (``none``, ``dcqcn``); ``A..B`` is the integers A to B;
 commas inside ``[...]``, ``{...}`` or quotes do not split. The table has
 one line per point and item, with each item's key figure. Exit status: 0;
 1 if some point or item failed (the table shows its error); 2 on bad
-input (nothing runs).
+input (nothing runs); 130 when stopped by Ctrl-C (the table of the points
+that finished is printed first).
 """
 
 from __future__ import annotations
@@ -180,9 +181,12 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--resume",
         action="store_true",
-        help="with -o FILE: keep the points FILE already holds without an error and run only the others",
+        help="with -o FILE: keep the points FILE already holds without an error and run only the others "
+        "(a FILE of another or edited scenario, or with points this grid lacks, is refused)",
     )
-    p.add_argument("--dry-run", action="store_true", help="check the points and list them; run nothing")
+    p.add_argument(
+        "--dry-run", action="store_true", help="check the points and list them (with --resume, those left to run); run nothing"
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar or lines on stderr")
 
 

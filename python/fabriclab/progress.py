@@ -44,13 +44,13 @@ class Progress:
     events: int
     #: Work done, in ``unit``\\ s.
     done: float
-    #: Work in all, when known beforehand (None for a benchmark, and for
-    #: perftest with ``-D``).
+    #: Work in all, when known beforehand (None for a benchmark).
     total: float | None
     #: What ``done`` counts: "measurements" (IMB, OSU, Cbench: one per
     #: message size and process count), "calls" (HPL), "flows" (flows
     #: completed), "iterations" (perftest's messages completed), "ms"
-    #: (fio's simulated run time) or "us" (a benchmark's simulated time).
+    #: (fio's simulated run time) or "us" (a benchmark's or perftest
+    #: ``-D``'s simulated time).
     unit: str
     #: What runs now (the measurement, or the benchmark's name).
     label: str

@@ -130,9 +130,13 @@ def _sigint_ignored() -> Iterator[None]:
 
 @contextlib.contextmanager
 def _sigint_deferred() -> Iterator[None]:
-    """A Ctrl-C that comes while the block runs is raised when it ends (in
-    the main thread; elsewhere the block runs as it is)."""
-    if threading.current_thread() is not threading.main_thread():
+    """A Ctrl-C that comes while the block runs is raised when the block
+    has run (in the main thread, with Python's own SIGINT handler in place;
+    under another handler, or SIGINT ignored, the block runs as it is)."""
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
         yield
         return
     caught: list[int] = []

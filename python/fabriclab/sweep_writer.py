@@ -36,7 +36,7 @@ import pandas as pd
 from .errors import InvalidArgumentError
 from .sweep_rows import ERROR, SCENARIO_SHA, columns, rows_frame
 
-__all__ = ["Writer", "CsvWriter", "ParquetWriter", "open_writer", "read_done", "point_key", "has_pyarrow", "parts_dir"]
+__all__ = ["Writer", "CsvWriter", "ParquetWriter", "open_writer", "read_done", "read_rows", "point_key", "has_pyarrow", "parts_dir"]
 
 #: The shortest wait between two Parquet parts, s ...
 PARQUET_EVERY_S = 2.0
@@ -262,9 +262,16 @@ def _read_parquet(path: str) -> pd.DataFrame:
 def read_done(path: str, params: Sequence[str]) -> pd.DataFrame:
     """The rows of the points finished without error in results file
     ``path`` (empty if it does not exist)."""
+    old, failed = read_rows(path, params)
+    return old[~old["point"].isin(failed)] if len(old) else old
+
+
+def read_rows(path: str, params: Sequence[str]) -> tuple[pd.DataFrame, set[Any]]:
+    """Every row of results file ``path`` (empty if it does not exist) and
+    the points among them that failed (an error, or a torn last line)."""
     parquet = path.lower().endswith(".parquet")
     if not os.path.exists(path) and not (parquet and os.path.isdir(parts_dir(path))):
-        return pd.DataFrame()
+        return pd.DataFrame(), set()
     torn = False
     try:
         if parquet:
@@ -289,4 +296,4 @@ def read_done(path: str, params: Sequence[str]) -> pd.DataFrame:
     failed = set(old.loc[old[ERROR].notna(), "point"])
     if torn and len(old):
         failed.add(old["point"].iloc[-1])
-    return old[~old["point"].isin(failed)]
+    return old, failed

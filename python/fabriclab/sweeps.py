@@ -88,7 +88,7 @@ from .sweep_dask import RETRIES_ON_WORKER_DEATH, SweepProgress, dask_client, run
 from .sweep_grid import Grid, SweepPoint, expand_grid
 from .sweep_rows import ERROR, ITEM_COLUMNS, LEADING_COLUMNS, SCENARIO_SHA, cell, columns, param_columns, rows_frame
 from .sweep_scenario import load_swept, parse_paths, point_doc, scenario_text
-from .sweep_writer import open_writer, point_key, read_done
+from .sweep_writer import open_writer, point_key, read_rows
 
 __all__ = [
     "sweep", "sweep_points", "run_points", "finished_points", "expand_grid", "SweepPoint", "Grid", "LEADING_COLUMNS", "ITEM_COLUMNS",
@@ -224,12 +224,21 @@ def run_points(
                 run_all(c, todo, origin, writer, prog, done)
         except KeyboardInterrupt as e:
             # Stopped: the finished points go with the interrupt, as the
-            # tools hand over what they completed.
+            # tools hand over what they completed, and stay in the file
+            # (a stop while the cluster closed came after run_all's own
+            # close, or with nothing to close).
+            if writer is not None:
+                writer.close()
             e.result = _frame(done, params, len(points))  # type: ignore[attr-defined]
             raise
     df = _frame(done, params, len(points))
     if writer is not None:
-        writer.finish(df)
+        try:
+            writer.finish(df)
+        except KeyboardInterrupt as e:
+            writer.close()
+            e.result = df  # type: ignore[attr-defined]
+            raise
     return df
 
 
@@ -259,24 +268,28 @@ def _finished(out: str, points: Sequence[SweepPoint], params: Sequence[str]) -> 
     point this grid does not have, or run from another scenario (another
     file, or this one edited: the point's ``scenario_sha`` differs), is
     refused: resuming would drop its rows or mix two scenarios' results."""
-    old = read_done(out, params)
-    if len(old) and SCENARIO_SHA not in old.columns:
-        raise InvalidArgumentError(
-            f"--resume: {out} has no column {SCENARIO_SHA!r} (written by an older fabriclab), so it cannot "
-            "tell which scenario its points ran; run without --resume to start afresh, or write to another -o"
-        )
+    rows, failed = read_rows(out, params)
     by_key = {point_key(p.params, params): p for p in points}
-    done: dict[int, list[dict[str, Any]]] = {}
-    for _, rows in old.groupby("point", sort=True) if len(old) else ():
-        first = cast("Mapping[str, Any]", rows.iloc[0].to_dict())
-        key = point_key(first, params)
-        p = by_key.get(key)
-        if p is None:
+    # Every point of the file, failed ones included: the rewritten file
+    # keeps only this grid's points.
+    for _, point_rows in rows.groupby("point", sort=True) if len(rows) else ():
+        key = point_key(cast("Mapping[str, Any]", point_rows.iloc[0].to_dict()), params)
+        if key not in by_key:
             where = ", ".join(f"{n} = {v}" for n, v in zip(params, key))
             raise InvalidArgumentError(
                 f"--resume: {out} holds a point this grid does not have ({where}), whose rows the resumed "
                 "file would lose; resume with a grid that includes every point of the file, or write to another -o"
             )
+    old = rows[~rows["point"].isin(failed)] if len(rows) else rows
+    if len(old) and SCENARIO_SHA not in old.columns:
+        raise InvalidArgumentError(
+            f"--resume: {out} has no column {SCENARIO_SHA!r} (written by an older fabriclab), so it cannot "
+            "tell which scenario its points ran; run without --resume to start afresh, or write to another -o"
+        )
+    done: dict[int, list[dict[str, Any]]] = {}
+    for _, rows in old.groupby("point", sort=True) if len(old) else ():
+        first = cast("Mapping[str, Any]", rows.iloc[0].to_dict())
+        p = by_key[point_key(first, params)]
         if str(first[SCENARIO_SHA]) != p.digest():
             raise InvalidArgumentError(
                 f"--resume: {out} holds {p.label()} run from another scenario (the scenario file, or a "

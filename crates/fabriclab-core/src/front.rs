@@ -105,20 +105,20 @@ pub fn perftest_json(
     let spec = resolve_fabric(fabric)?;
     let opts: perftest::Options = parse_options("perftest options", options)?;
     let mut p = progress.map(|f| {
-        move |t: Time, ev: u64, done: u64, total: Option<u64>, label: &str| {
+        move |t: Time, ev: u64, done: f64, total: f64, unit: &'static str, label: &str| {
             f(&Tick {
                 sim_us: t.as_us_f64(),
                 events: ev,
-                done: done as f64,
-                total: total.map(|n| n as f64),
-                unit: "iterations",
+                done,
+                total: Some(total),
+                unit,
                 label,
             })
         }
     });
     let cb = p
         .as_mut()
-        .map(|f| f as &mut dyn FnMut(Time, u64, u64, Option<u64>, &str));
+        .map(|f| f as &mut dyn FnMut(Time, u64, f64, f64, &'static str, &str));
     let r = perftest::run_with_progress(&spec, &opts, seed, cb)?;
     report_json(
         &spec,
@@ -337,7 +337,8 @@ pub struct Tick<'a> {
     /// What `done` counts: "measurements" (IMB, OSU, Cbench: one per
     /// message size and process count), "calls" (HPL), "ms" (fio's
     /// simulated run time), "us" (a benchmark's simulated time), "flows"
-    /// (flows completed), "iterations" (perftest's messages completed).
+    /// (flows completed), "iterations" (perftest's messages completed;
+    /// with `-D`, "us" of its simulated time).
     pub unit: &'static str,
     /// What runs now (the measurement, or the benchmark's name).
     pub label: &'a str,

@@ -7,8 +7,9 @@
 //! check says so, the flag stays set, every loop ends at once with
 //! `Outcome::Interrupted`, and the front end raises ([`take`]). The MPI
 //! tools (IMB, OSU, Cbench) report what completed, marked `interrupted`,
-//! and the Python boundary hands that over with the exception (the CLI
-//! prints it); the others' cut-short reports are discarded. Without a
+//! perftest the sizes and HPL the tests that ended, and the Python
+//! boundary hands that over with the exception (the CLI prints it); the
+//! others' cut-short reports are discarded. Without a
 //! registered check nothing is polled but the flag ([`request`]).
 //!
 //! The same poll gives a check-only mode ([`check_only`], per thread): a

@@ -4,9 +4,10 @@
 //! Counted per frame: preamble + SFD (8), inter-frame gap (12), Ethernet
 //! header (14, +4 with an 802.1Q tag), IPv4 (20), then for RoCEv2 UDP (8),
 //! BTH (12), the extended transport header of the packet kind (RETH 16,
-//! AETH 4), the payload padded to a multiple of 4 bytes (BTH PadCnt: RoCEv2
-//! carries InfiniBand's transport unchanged) and ICRC (4), or for TCP the TCP header (20) with the timestamps
-//! option Linux sends (12), and FCS (4). A frame shorter than the 64 B
+//! AETH 4), the payload padded to a multiple of 4 bytes (BTH PadCnt:
+//! RoCEv2 carries InfiniBand's transport unchanged) and ICRC (4), or for
+//! TCP the TCP header (20) with the timestamps option Linux sends (12),
+//! and FCS (4). A frame shorter than the 64 B
 //! Ethernet minimum is padded. InfiniBand (same subnet, no GRH): LRH (8),
 //! BTH (12), the extended header as RoCE's, the payload padded to a
 //! multiple of 4 bytes (BTH PadCnt), ICRC (4) and VCRC (2); no preamble, no

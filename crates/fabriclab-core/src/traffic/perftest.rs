@@ -257,15 +257,15 @@ pub fn run(fabric: &FabricSpec, opts: &Options, seed: u64) -> Result<Report> {
     run_with_progress(fabric, opts, seed, None)
 }
 
-/// A perftest run's progress: (simulated time, events, iterations done,
-/// iterations in all (None with `-D`, whose runs end by time), the size
-/// running).
-pub type Progress<'a> = &'a mut dyn FnMut(Time, u64, u64, Option<u64>, &str);
+/// A perftest run's progress: (simulated time, events, work done, work in
+/// all, its unit, the size running). The unit is "iterations" (messages
+/// completed: `-n` per QP and direction for the bandwidth tests, `-n`
+/// round trips or READs for the latency tests), or with `-D`, whose runs
+/// end by time, "us" of simulated time (`-D` per size).
+pub type Progress<'a> = &'a mut dyn FnMut(Time, u64, f64, f64, &'static str, &str);
 
 /// [`run`], calling `progress` about every million events and at the end
-/// of each size. An iteration is a message completed: `-n` per QP and
-/// direction for the bandwidth tests, `-n` round trips (or READs) for the
-/// latency tests.
+/// of each size.
 pub fn run_with_progress(
     fabric: &FabricSpec,
     opts: &Options,
@@ -400,11 +400,14 @@ pub fn run_with_progress(
     } else {
         iters
     };
-    let total = opts
-        .duration_s
-        .is_none()
-        .then_some(per_size * sizes.len() as u64);
-    let mut base = 0u64;
+    // Work per size in the progress's unit: iterations, or with -D
+    // simulated microseconds.
+    let (per_size, unit) = match opts.duration_s {
+        Some(d) => (d * 1e6, "us"),
+        None => (per_size as f64, "iterations"),
+    };
+    let total = per_size * sizes.len() as f64;
+    let mut base = 0.0;
     for &size in &sizes {
         let net = Net::new(&spec, seed)?;
         let mut sim = Sim::new(net);
@@ -448,7 +451,10 @@ pub fn run_with_progress(
         }
         let label = format!("{size} B");
         let events_before = report.events;
-        let done = |s: &Sim| -> u64 {
+        let done = |s: &Sim| -> f64 {
+            if unit == "us" {
+                return s.net.now().as_us_f64();
+            }
             fg.iter()
                 .map(|&id| {
                     if test.is_bw() {
@@ -457,18 +463,13 @@ pub fn run_with_progress(
                         s.app::<LatApp>(id).map_or(0, |a| a.tposted.len() as u64)
                     }
                 })
-                .sum()
+                .sum::<u64>() as f64
         };
         let outcome = match progress.as_mut() {
             Some(p) => sim.run_watched(duration, &mut |s: &Sim| {
                 let now = base + done(s).min(per_size);
-                p(
-                    s.net.now(),
-                    events_before + s.net.events_processed(),
-                    now,
-                    total,
-                    &label,
-                )
+                let events = events_before + s.net.events_processed();
+                p(s.net.now(), events, now, total, unit, &label)
             }),
             None => sim.run(duration),
         };
@@ -542,7 +543,7 @@ pub fn run_with_progress(
         report.events += sim.net.events_processed();
         base += per_size;
         if let Some(p) = progress.as_mut() {
-            p(sim.net.now(), report.events, base, total, &label);
+            p(sim.net.now(), report.events, base, total, unit, &label);
         }
     }
     Ok(report)
