@@ -122,3 +122,19 @@ def test_lines_without_a_total_say_what_is_done() -> None:
     draw = _Drawer("perftest", file=out)
     draw(Progress("perftest", 1.0, 10, 42.0, None, "iterations", "65536 B", 0.5))
     assert "42 iterations done, at 65536 B" in out.getvalue()
+
+
+def test_a_ctrl_c_inside_the_callable_is_a_stop_with_what_completed() -> None:
+    """KeyboardInterrupt raised in the progress callable (Ctrl-C landing
+    while it ran) stops the run as Ctrl-C anywhere does: HPL hands over the
+    test that ended."""
+
+    def stop_at_first_end(p: Progress) -> None:
+        if p.label == "done":
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt) as e:
+        fabriclab.hpl(n=1000, nb=100, grids=["2x2", "2x2"], progress=stop_at_first_end)
+    part = e.value.result  # type: ignore[attr-defined]
+    assert part is not None and len(part.df) == 1 and part.extras["report"]["interrupted"]
+    assert "End of Tests." not in (part.text or "")

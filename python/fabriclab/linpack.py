@@ -27,7 +27,6 @@ iterations::
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -42,7 +41,7 @@ from .api import FabricLike, Flow, fabric_arg, fabric_label, with_backend
 from .errors import ArgumentTypeError, FabriclabError, InvalidArgumentError, ParseError
 from .mpi import add_extras, add_job, core_options, mpi_result
 from .progress import ProgressArg, progress_callback
-from .results import Result
+from .results import Result, run_stoppable
 
 __all__ = ["hpl", "read_dat", "parse_grids", "HPL_COLUMNS", "HPL_SAMPLE_COLUMNS", "HPL_BCASTS"]
 
@@ -212,13 +211,10 @@ def _result(df: pd.DataFrame, out: Mapping[str, Any], label: str | None) -> Resu
     )
 
 
-def _run(fabric: FabricLike, opts: Mapping[str, Any], seed: int, progress: ProgressArg, dat: Any) -> dict[str, Any]:
-    """Call the core; its HPL.dat errors name the file ``dat``."""
+def _run(fabric: FabricLike, opts: Mapping[str, Any], seed: int, progress: ProgressArg, dat: Any) -> str:
+    """Call the core (its JSON); its HPL.dat errors name the file ``dat``."""
     try:
-        out: dict[str, Any] = json.loads(
-            _core.hpl(fabric_arg(fabric), dumps(core_options(opts)), as_seed(seed), progress_callback("HPL", progress))
-        )
-        return out
+        return _core.hpl(fabric_arg(fabric), dumps(core_options(opts)), as_seed(seed), progress_callback("HPL", progress))
     except FabriclabError as e:
         if dat is not None and str(e).startswith("HPL.dat"):
             raise type(e)(f"HPL.dat file {os.fspath(dat)}{str(e)[len('HPL.dat'):]}") from None
@@ -301,14 +297,8 @@ def hpl(
         {"dgemm_gflops": dgemm_gflops, "pfact_gflops": pfact_gflops},
     )
     add_extras(opts, None, None, background, background_iperf, telemetry_us)
-    try:
-        out = _run(fabric, opts, seed, progress, dat)
-    except KeyboardInterrupt as e:
-        # Stopped after a test ended: those tests ride on the interrupt.
-        partial = getattr(e, "partial", None)
-        e.result = _built(json.loads(partial), label) if isinstance(partial, str) else None  # type: ignore[attr-defined]
-        raise
-    return _built(out, label)
+    # Stopped after a test ended, those tests ride on the interrupt.
+    return run_stoppable(lambda: _run(fabric, opts, seed, progress, dat), lambda out: _built(out, label))
 
 
 def _built(out: Mapping[str, Any], label: str | None) -> Result:

@@ -116,7 +116,9 @@ fn stopped(py: Python<'_>, out: Result<String, Error>) -> PyResult<PyErr> {
 /// Like [`run`], handing `f` a progress callback when `progress` is a
 /// Python callable: each tick calls it (with the GIL) as
 /// `progress(sim_us, events, done, total, unit, label)`. An exception the
-/// callable raises stops the run and is raised in place of its result.
+/// callable raises stops the run and is raised in place of its result;
+/// a `KeyboardInterrupt` (Ctrl-C while the callable ran) stops it as
+/// Ctrl-C does anywhere else, with what completed.
 /// A tool's run, like [`run_tool`]: it honours check-only mode.
 fn run_progress(
     py: Python<'_>,
@@ -136,7 +138,13 @@ fn run_progress(
                         }
                         let args = (t.sim_us, t.events, t.done, t.total, t.unit, t.label);
                         if let Err(e) = callable.call1(py, args) {
-                            *failed = Some(e);
+                            // A Ctrl-C that lands while the callable runs
+                            // is a stop like any other (what completed is
+                            // handed over); another exception replaces
+                            // the result.
+                            if !e.is_instance_of::<PyKeyboardInterrupt>(py) {
+                                *failed = Some(e);
+                            }
                             interrupt::request();
                         }
                     })
