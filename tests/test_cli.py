@@ -323,6 +323,33 @@ def test_cli_bench_json():
     assert "events / s" in r.stdout and "fabric build, s" in r.stdout
 
 
+def test_the_scale_benchmarks_default_to_the_flow_backend(monkeypatch, capsys):
+    """perm-64k on the packet engine took 6 minutes and 3.2 GB, nccl-1024
+    was refused for 27 GB: the benchmarks of fabrics too large for it run
+    on the flow backend unless --backend packet asks otherwise."""
+    from cluster_help import main_in_process
+    from fabriclab import api
+
+    seen: list[tuple[str, str]] = []
+
+    def fake(name, cc, progress, backend):
+        seen.append((name, backend))
+        return json.dumps({"name": name, "backend": backend})
+
+    monkeypatch.setattr(api._core, "bench", fake)
+    for name in ["a2a-32", "a2a-1024", "perm-64k", "allreduce-1k", "allreduce-16k", "nccl-1024"]:
+        fabriclab.bench(name)
+    fabriclab.bench("perm-64k", backend="packet")
+    assert seen == [
+        ("a2a-32", "packet"), ("a2a-1024", "flow"), ("perm-64k", "flow"), ("allreduce-1k", "packet"),
+        ("allreduce-16k", "flow"), ("nccl-1024", "flow"), ("perm-64k", "packet"),
+    ]
+    seen.clear()
+    assert main_in_process(capsys, "bench", "perm-64k", "--json", "--quiet").returncode == 0
+    assert main_in_process(capsys, "bench", "perm-64k", "--backend", "packet", "--json", "--quiet").returncode == 0
+    assert seen == [("perm-64k", "flow"), ("perm-64k", "packet")]
+
+
 # --------------------------------------------------------------------------
 # Errors: exit status 2, "fabriclab: error:", no traceback
 

@@ -143,3 +143,14 @@ def test_nvls_is_nccls_choice_at_large_sizes_and_can_be_turned_off(cli) -> None:
     assert r.returncode == 0, r.stderr
     r = cli("nccl-tests", "all_reduce_perf", "--nccl-nvls-enable", "2", "--quiet")
     assert r.returncode == 2 and "invalid choice" in r.stderr
+
+
+def test_the_wrong_column_is_float_whatever_was_checked():
+    """nccl-tests' #wrong: NaN where not checked (N/A, or -c 0), the count
+    where checked; one dtype whatever the sizes asked (it was int64,
+    float64 or object)."""
+    kw = dict(nodes=1, iters=2, warmup_iters=0)
+    one = fabriclab.nccl_tests("all_reduce_perf", min_bytes=1 << 20, max_bytes=1 << 20, **kw).df.wrong
+    unchecked = fabriclab.nccl_tests("all_reduce_perf", min_bytes=1 << 20, max_bytes=1 << 20, check=0, **kw).df.wrong
+    assert one.dtype == unchecked.dtype == "float64"
+    assert list(one) == [0.0] and unchecked.isna().all()

@@ -627,12 +627,20 @@ def perftest(
 # Benchmarks
 
 
-def bench(name: str, cc: str = "", progress: ProgressArg = False, backend: str = "packet") -> dict[str, Any]:
+#: The benchmarks of fabrics too large for the packet engine (hours, or
+#: tens of GB): they run on the flow backend unless asked otherwise.
+FLOW_BENCHES = ("a2a-1024", "perm-64k", "allreduce-16k", "nccl-1024")
+
+
+def bench(name: str, cc: str = "", progress: ProgressArg = False, backend: str | None = None) -> dict[str, Any]:
     """Run benchmark ``name`` (``"a2a-32"``, ``"a2a-128"``, ``"ns3-hpcc-64"``, ``"a2a-1024"``, ``"perm-64k"``, ``"allreduce-1k"``, ``"allreduce-16k"`` or ``"nccl-1024"``)
     with congestion control ``cc`` (``"none"``, ``"dcqcn"`` or ``""`` for the
-    benchmark's default) on ``backend`` (``"packet"`` or ``"flow"``) and
-    return its figures (wall_s, events_per_s, ...). With ``progress``,
-    progress lines go to stderr."""
+    benchmark's default) on ``backend`` (``"packet"`` or ``"flow"``; by
+    default ``"flow"`` for the scale benchmarks of :data:`FLOW_BENCHES`,
+    ``"packet"`` for the others) and return its figures (wall_s,
+    events_per_s, ...). With ``progress``, progress lines go to stderr."""
+    if backend is None:
+        backend = "flow" if name in FLOW_BENCHES else "packet"
     figures: dict[str, Any] = json.loads(
         _core.bench(as_str("name", name), as_str("cc", cc), progress_callback("bench", progress), as_str("backend", backend))
     )

@@ -234,7 +234,11 @@ def _parser() -> argparse.ArgumentParser:
 
     # bench
     pb = sub.add_parser("bench", help="run a simulator benchmark (wall-clock speed)")
-    pb.add_argument("name", choices=["a2a-32", "a2a-128", "ns3-hpcc-64", "a2a-1024", "perm-64k", "allreduce-1k", "allreduce-16k", "nccl-1024"])
+    pb.add_argument(
+        "name",
+        choices=["a2a-32", "a2a-128", "ns3-hpcc-64", "a2a-1024", "perm-64k", "allreduce-1k", "allreduce-16k", "nccl-1024"],
+        help="the benchmark; " + ", ".join(api.FLOW_BENCHES) + " run on the flow backend unless --backend packet",
+    )
     pb.add_argument("--cc", choices=["none", "dcqcn"], default="", help="congestion control (default: the benchmark's)")
     pb.add_argument("--json", action="store_true", help="print the figures as JSON")
     pb.add_argument("--quiet", action="store_true", help="no progress bar or lines on stderr")
@@ -564,7 +568,7 @@ _BENCH_ROWS = [
 def _cmd_bench(a: argparse.Namespace) -> None:
     if not a.quiet:
         print(f"running {a.name} ...", file=sys.stderr, flush=True)
-    r = api.bench(a.name, a.cc, progress=not a.quiet, backend=a.backend or "packet")
+    r = api.bench(a.name, a.cc, progress=not a.quiet, backend=a.backend)
     if a.json:
         _out(json.dumps(r, indent=2))
         return

@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import pandas as pd
+
 from . import _core
 from ._checks import as_bool, as_int, as_seed, as_str, dumps, size_bytes
 from ._tables import frame
@@ -152,6 +154,9 @@ def nccl_tests(
     def build(out: dict[str, Any]) -> Result:
         rep = out["report"]
         df = frame(rep["rows"], NCCL_COLUMNS)
+        # One dtype whatever was checked: float, NaN where not checked
+        # (it was int64, float64 or object with None by the sizes asked).
+        df["wrong"] = pd.to_numeric(df["wrong"], errors="coerce").astype("float64")
         return mpi_result(
             "nccl-tests",
             df,

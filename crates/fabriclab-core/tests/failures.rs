@@ -407,3 +407,59 @@ fn a_run_stalled_by_a_hosts_own_dead_link_says_which_link() {
     let net = Net::new(&spec_leaves(2, ""), 1).unwrap();
     assert!(net.stall_hint().contains("PFC deadlock"));
 }
+
+#[test]
+fn the_flow_backend_counts_a_rerouted_flows_bytes_on_the_links_they_crossed() {
+    // a - s1 - s2 - b, with a detour s1 - s3 - s2; s1-s2 fails at 100 us
+    // and the fabric routes around it 60 us later. The bytes sent before
+    // the failure crossed s1-s2 and the rest s1-s3, on both backends (the
+    // flow backend put them all on the detour, the path the flow ended on).
+    let toml = |backend: &str| {
+        format!(
+            "[sim]\nbackend = \"{backend}\"\n[topology]\nkind = \"explicit\"\nnodes = [\
+             {{name=\"a\",kind=\"host\"}},{{name=\"b\",kind=\"host\"}},{{name=\"s1\",kind=\"switch\"}},\
+             {{name=\"s2\",kind=\"switch\"}},{{name=\"s3\",kind=\"switch\"}}]\n\
+             links = [{{a=\"a\",b=\"s1\",gbps=100}},{{a=\"b\",b=\"s2\",gbps=100}},{{a=\"s1\",b=\"s2\",gbps=100}},\
+             {{a=\"s1\",b=\"s3\",gbps=100}},{{a=\"s3\",b=\"s2\",gbps=100}}]\n\
+             [cc]\nalgorithm = \"none\"\n[failover]\ndetect_us = 10\nconverge_us = 50\n\
+             [[link_failures]]\na = \"s1\"\nb = \"s2\"\ndown_us = 100\n"
+        )
+    };
+    let tx = |backend: &str| -> (u64, u64, u64) {
+        let spec = FabricSpec::from_toml(&toml(backend)).unwrap();
+        let r = run(
+            &spec,
+            &[fabriclab_core::traffic::flows::FlowSpec::write(
+                "a",
+                "b",
+                4 << 20,
+            )],
+        );
+        assert!(r.res[0].completed_ps.is_some(), "{backend}: the flow ends");
+        let out = |from: &str, to: &str| -> u64 {
+            r.sim
+                .net
+                .port_reports()
+                .iter()
+                .filter(|p| p.node == from && p.peer == to)
+                .map(|p| p.counters.tx_bytes)
+                .sum()
+        };
+        (out("s1", "s2"), out("s1", "s3"), out("a", "s1"))
+    };
+    let (pkt_direct, pkt_detour, _) = tx("packet");
+    let (flow_direct, flow_detour, flow_host) = tx("flow");
+    println!("packet {pkt_direct} + {pkt_detour}, flow {flow_direct} + {flow_detour}");
+    assert!(pkt_direct > 0 && pkt_detour > 0);
+    // Everything the host sent, once: on the direct link or on the detour.
+    assert_eq!(flow_direct + flow_detour, flow_host);
+    let near = |a: u64, b: u64| (a as f64 - b as f64).abs() / b as f64;
+    assert!(
+        near(flow_direct, pkt_direct) < 0.15,
+        "{flow_direct} vs {pkt_direct}"
+    );
+    assert!(
+        near(flow_detour, pkt_detour) < 0.15,
+        "{flow_detour} vs {pkt_detour}"
+    );
+}

@@ -209,6 +209,11 @@ struct Flow {
     rem_bytes: f64,
     last: Time,
     gen: u32,
+    /// Wire bytes and packets already counted on the ports of paths it
+    /// left (a link failure re-routed it): the rest is counted on its
+    /// last path when it ends.
+    counted_wire: u64,
+    counted_pkts: u32,
 }
 
 /// Bytes of a connected QP pair with one message on the flow backend (for
@@ -554,6 +559,18 @@ impl Net {
             }
             let old = fnet.mm.rate_bps(f);
             fnet.settle(f, now, old);
+            // What it sent so far crossed the old path's ports.
+            let fl = &mut fnet.flows[f as usize];
+            let total = fl.wire_bytes.max(1);
+            let sent = ((fl.wire_bytes as f64 - fl.rem_bytes).max(0.0) as u64).min(fl.wire_bytes);
+            let wire = sent.saturating_sub(fl.counted_wire);
+            let pkts = ((fl.npkts as u128 * sent as u128) / total as u128) as u32;
+            let pkts = pkts.saturating_sub(fl.counted_pkts);
+            fl.counted_wire += wire;
+            fl.counted_pkts += pkts;
+            let Net { flow, ports, .. } = self;
+            let fnet = flow.as_mut().expect("flow backend");
+            count_ports(ports, fnet.mm.path(f), wire, pkts);
             fnet.mm.remove(f);
             let g = fnet.mm.add(&path);
             debug_assert_eq!(f, g, "a removed flow's slot is reused at once");
@@ -741,6 +758,8 @@ impl Net {
             rem_bytes: 0.0,
             last: t,
             gen: 0,
+            counted_wire: 0,
+            counted_pkts: 0,
         };
         while merge && fl.msg.kind == MsgKind::ReadResp && !fl.msg.notify {
             let fnet = self.flow.as_mut().expect("flow backend");
@@ -953,7 +972,9 @@ impl Net {
     fn flow_complete(&mut self, f: u32, at: Time) {
         let fnet = self.flow.as_ref().expect("flow backend");
         let fl = &fnet.flows[f as usize];
-        let (q, m, wire, npkts, last_wire) = (fl.qp, fl.msg, fl.wire_bytes, fl.npkts, fl.last_wire);
+        let (q, m, last_wire) = (fl.qp, fl.msg, fl.last_wire);
+        // Less what was counted on the paths it left.
+        let (wire, npkts) = (fl.wire_bytes - fl.counted_wire, fl.npkts - fl.counted_pkts);
         let (peer, app, peer_app) = {
             let qp = &fnet.qps[q as usize];
             (qp.peer_qp, qp.app, fnet.qps[qp.peer_qp as usize].app)
