@@ -323,6 +323,35 @@ def test_cli_bench_json():
     assert "events / s" in r.stdout and "fabric build, s" in r.stdout
 
 
+@pytest.mark.parametrize(
+    "fabric, words",
+    [
+        ("stackhpc-ib", ["transport:   InfiniBand", "routing:     D-mod-K", "congestion:  none"]),
+        ("heps", ["transport:   RoCEv2, PFC on priorities 3", "routing:     ECMP", "ECN:         static, Kmin", "congestion:  DCQCN"]),
+        ("sandia-iwarp", ["transport:   iWARP", "ECN:         off"]),
+    ],
+)
+def test_fabric_show_says_what_the_fabric_runs(fabric, words, capsys):
+    from cluster_help import main_in_process
+
+    r = main_in_process(capsys, "fabric", "show", fabric)
+    assert r.returncode == 0, r.stderr
+    for w in words:
+        assert w in r.stdout, r.stdout
+
+
+def test_fabric_show_names_adaptive_routing_and_ib_cc(tmp_path, capsys):
+    from cluster_help import main_in_process
+
+    ar = tmp_path / "ar.toml"
+    ar.write_text(
+        '[topology]\nkind = "leaf_spine"\nspines = 2\nleaves = 2\nhosts_per_leaf = 2\nhost_link_gbps = 100\n'
+        'uplink_gbps = 100\n[routing]\nmode = "adaptive"\n'
+    )
+    r = main_in_process(capsys, "fabric", "show", ar)
+    assert r.returncode == 0 and "routing:     adaptive" in r.stdout, r.stdout + r.stderr
+
+
 def test_the_scale_benchmarks_default_to_the_flow_backend(monkeypatch, capsys):
     """perm-64k on the packet engine took 6 minutes and 3.2 GB, nccl-1024
     was refused for 27 GB: the benchmarks of fabrics too large for it run

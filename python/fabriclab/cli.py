@@ -353,6 +353,7 @@ def _cmd_fabric(a: argparse.Namespace) -> None:
         groups = links.groupby(["role", "gbps", "delay_ns"], sort=True).size()
         for (role, gbps, delay), n in cast("Iterable[tuple[tuple[str, float, float], int]]", groups.items()):
             lines.append(f"  {n:>4} x {gbps:g} Gb/s, {delay:g} ns: {role}s")
+    lines.extend(_transport_lines(fab))
     if fab.backend == "flow":
         lines.append("backend:     flow (flow-level model: no queues, PFC, ECN, DCQCN or drops; see --help)")
     if fab.dcqcn is not None:
@@ -360,6 +361,45 @@ def _cmd_fabric(a: argparse.Namespace) -> None:
     _out("\n".join(lines))
     if a.links:
         _out(fab.links.to_string(index=False))
+
+
+def _transport_lines(fab: Any) -> list[str]:
+    """What the fabric runs, read off its normalised TOML: the transport,
+    routing, link-level flow control, ECN and congestion control."""
+    doc = tomllib.loads(fab.normalized_toml)
+    transport = doc.get("transport", "roce")
+    routing = doc.get("routing", {})
+    mode = routing.get("mode", "ecmp")
+    if mode == "adaptive":
+        route = f"adaptive (least-loaded next hop, {routing.get('ordering', 'relaxed')} ordering)"
+    elif transport == "infiniband":
+        route = "D-mod-K (static, by destination)"
+    else:
+        route = "ECMP (5-tuple hash)"
+    cc = doc.get("cc", {})
+    if transport == "infiniband":
+        link = "InfiniBand (credit-based flow control, no PFC)"
+        ibcc = doc.get("ib", {}).get("cc", {})
+        congestion = "IB CC (FECN/BECN, CCTI)" if ibcc.get("enabled") else "none"
+        ecn = None
+    else:
+        name = "iWARP (RDMA over TCP)" if transport == "iwarp" else "RoCEv2"
+        pfc = doc.get("pfc", {})
+        prios = ", ".join(str(p) for p in pfc.get("priorities", [])) or "none"
+        link = f"{name}, PFC {'on priorities ' + prios if pfc.get('enabled') else 'off'}"
+        alg = cc.get("algorithm", "none")
+        congestion = f"DCQCN ({cc.get('preset', 'connectx')} parameters)" if alg == "dcqcn" else alg
+        e = doc.get("ecn", {})
+        ecn = (
+            f"{e.get('mode', 'static')}, Kmin {e.get('kmin_bytes')} B, Kmax {e.get('kmax_bytes')} B, Pmax {e.get('pmax')}"
+            if e.get("enabled")
+            else "off"
+        )
+    lines = [f"transport:   {link}", f"routing:     {route}"]
+    if ecn is not None:
+        lines.append(f"ECN:         {ecn}")
+    lines.append(f"congestion:  {congestion}")
+    return lines
 
 
 def _dcqcn_line(p: dict[str, Any]) -> str:

@@ -228,7 +228,10 @@ def lowered_note(res: Result, option: str = "--max-volume") -> str | None:
     return (
         f"fabriclab: note: the simulation budget ({option}, 1 GiB moved per size by default) ran "
         f"{len(low)} measurement(s) with fewer repetitions than the tool's own count, e.g. "
-        f"{first['label']}: {first['ran']} of {first['asked']}; {option} 0 runs the tool's counts"
+        f"{first['label']}: {first['ran']} of {first['asked']}; where ranks wait on each other from one "
+        "repetition to the next (a chain of sends held back by its slowest link, with the time averaged "
+        f"over the ranks, as nccl-tests and IMB report it), fewer repetitions can read faster; {option} 0 "
+        "runs the tool's counts"
     )
 
 
