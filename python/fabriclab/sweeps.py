@@ -287,8 +287,8 @@ def _finished(out: str, points: Sequence[SweepPoint], params: Sequence[str]) -> 
             "tell which scenario its points ran; run without --resume to start afresh, or write to another -o"
         )
     done: dict[int, list[dict[str, Any]]] = {}
-    for _, rows in old.groupby("point", sort=True) if len(old) else ():
-        first = cast("Mapping[str, Any]", rows.iloc[0].to_dict())
+    for _, point_rows in old.groupby("point", sort=True) if len(old) else ():
+        first = cast("Mapping[str, Any]", point_rows.iloc[0].to_dict())
         p = by_key[point_key(first, params)]
         if str(first[SCENARIO_SHA]) != p.digest():
             raise InvalidArgumentError(
@@ -300,6 +300,6 @@ def _finished(out: str, points: Sequence[SweepPoint], params: Sequence[str]) -> 
             done[p.index] = [
                 {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
                 | {"point": p.index, **{k: cell(v) for k, v in p.params.items()}}
-                for r in records(rows)
+                for r in records(point_rows)
             ]
     return done
