@@ -157,6 +157,19 @@ fn output_matches_the_nccl_tests_format() {
     // #wrong was checked up to 512 KiB (then N/A) and is 0.
     assert!(r.rows[..17].iter().all(|x| x.wrong == Some(0)));
     assert_eq!(r.rows[17].wrong, None);
+    // One process per GPU (-g 1): a pid per rank, as in the sample.
+    let pid = |l: &str| l.split_whitespace().nth(6).unwrap().to_string();
+    assert_eq!(pid(lines[3]), "10000");
+    assert_eq!(pid(lines[4]), "10001");
+    // -g 8: one process drives a server's 8 GPUs, so its ranks share a pid.
+    o.ngpus = Some(8);
+    o.max_bytes = Some(8);
+    let text = report::nccl_tests::text(&nccl_tests::run(&spec, &o, 1, None).unwrap());
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].contains(" nGpus 8 "), "{}", lines[0]);
+    let pids: Vec<String> = lines[3..19].iter().map(|l| pid(l)).collect();
+    assert!(pids[..8].iter().all(|p| p == "10000"), "{pids:?}");
+    assert!(pids[8..].iter().all(|p| p == "10001"), "{pids:?}");
 }
 
 #[test]

@@ -5,8 +5,9 @@
 //! `  %7s  %6.2f  %6.2f  %5s`, and the footer.
 //!
 //! Device lines name each rank's server and GPU; process ids and PCI bus
-//! ids are not simulated: the pid is 10000 + rank and the bus id follows
-//! the GPU index.
+//! ids are not simulated: the pid is 10000 + the rank's process, where a
+//! process drives `-g` GPUs (`nGpus`, so with `-g 8` eight ranks share a
+//! pid, as in nccl-tests), and the bus id follows the GPU index.
 
 use crate::tools::nccl_tests::Report;
 use std::fmt::Write;
@@ -47,7 +48,7 @@ pub fn text(r: &Report) -> String {
         let _ = writeln!(
             o,
             "#  Rank {rank:2} Group  0 Pid {:6} on {:>10} device {g:2} [0000:{:02x}:00] {}",
-            10000 + rank,
+            10000 + rank / r.ngpus.max(1),
             format!("h{s}"),
             0x10 + g * 0x10,
             r.gpu_model
