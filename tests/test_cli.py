@@ -546,6 +546,11 @@ def test_bad_input_found_by_a_hunt_is_refused_with_exit_2(tmp_path):
     r = run_cli("lab", "run", "heps", "--quick", "--html", "/proc/fabriclab-report.html")
     assert r.returncode == 2 and "cannot write there" in r.stderr and "ib_write_bw" not in r.stdout, r.stdout + r.stderr
     assert_cli_error(run_cli("imb", "PingPong", "-np", "2", "--telemetry-us", "10", "--telemetry-csv", str(tmp_path)), "is a directory")
+    # A sampling period that is no period is named by its flag, not the core's field.
+    for bad in ("0", "-1", "nan"):
+        r = run_cli("imb", "PingPong", "-np", "2", "--telemetry-us", bad)
+        assert r.returncode == 2 and "--telemetry-us must be a sampling period" in r.stderr, r.stderr
+        assert "telemetry_us" not in r.stderr, r.stderr
     # A flow option given twice kept the last; compare with nothing to compare.
     assert_cli_error(run_cli("flows", "--flow", "h0:h20:1K:via=spine0:via=spine1"), "via is given twice")
     assert_cli_error(run_cli("flows", "--flow", "h0:h4:1K:5:wirte"), "'wirte' is not repeat")

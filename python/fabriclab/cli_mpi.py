@@ -128,7 +128,10 @@ def telemetry_opts(p: argparse.ArgumentParser) -> None:
 
 def check_telemetry(a: argparse.Namespace) -> None:
     """Outputs of telemetry need a sampling period: say so before running."""
-    if (a.telemetry_csv or a.dashboard) and a.telemetry_us is None:
+    us = a.telemetry_us
+    if us is not None and not us >= 0.001:
+        raise InvalidArgumentError(f"--telemetry-us must be a sampling period of at least 0.001 us, got {us:g}")
+    if (a.telemetry_csv or a.dashboard) and us is None:
         raise InvalidArgumentError("--telemetry-csv and --dashboard need --telemetry-us (the sampling period in us)")
     check_out_paths(((a.telemetry_csv, "--telemetry-csv"), (a.dashboard, "--dashboard")), inputs=command_inputs(a))
 
