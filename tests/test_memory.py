@@ -68,7 +68,7 @@ def test_an_nccl_sweep_too_large_to_compile_is_refused_before_it_compiles(tmp_pa
     env = dict(os.environ, FABRICLAB_MEMORY_LIMIT="1G")
     r = run_cli("nccl-tests", "all_reduce_perf", "-b", "8", "-e", "64G", "-f", "2", "--nodes", "4", "-c", "0", env=env)
     assert r.returncode == 2, (r.returncode, r.stderr[-2000:])
-    assert "fabriclab: error: this MPI job (32 ranks) needs about" in r.stderr
+    assert "fabriclab: error: this NCCL job (32 ranks) needs about" in r.stderr
     assert "estimated before compiling, for the sizes from" in r.stderr
     assert "a smaller -e fits in less" in r.stderr
     assert "Traceback" not in r.stderr

@@ -183,6 +183,8 @@ pub struct JobMemory {
     pairs: f64,
     qp_bytes: f64,
     limit: Option<u64>,
+    /// What the refusal calls the job and its ranks.
+    job: &'static str,
 }
 
 impl JobMemory {
@@ -202,7 +204,14 @@ impl JobMemory {
             pairs: 0.0,
             qp_bytes: (crate::net::qp_pair_bytes(spec.sim.backend) + reads + CONN_BYTES) as f64,
             limit: available_bytes(),
+            job: "MPI job",
         }
+    }
+
+    /// The same, named an NCCL job in its refusal (its ranks are GPUs).
+    pub fn for_nccl(mut self) -> JobMemory {
+        self.job = "NCCL job";
+        self
     }
 
     /// The same, checked against `limit` bytes instead (tests).
@@ -237,9 +246,10 @@ impl JobMemory {
             return Ok(());
         }
         arg_err(format!(
-            "this MPI job ({} ranks) needs about {:.1} GB (schedules, queue pairs and the fabric; \
+            "this {} ({} ranks) needs about {:.1} GB (schedules, queue pairs and the fabric; \
              {what}), more than the {:.1} GB available; use fewer ranks, fewer message sizes or \
              another algorithm (or a machine with more memory, or set FABRICLAB_MEMORY_LIMIT)",
+            self.job,
             self.np,
             need / 1e9,
             have as f64 / 1e9

@@ -434,7 +434,7 @@ pub fn run(
     }
     // Schedules are sized before they are built, so that a sweep to a
     // size the machine cannot hold is refused instead of aborting.
-    let mut memory = JobMemory::new(spec, n);
+    let mut memory = JobMemory::new(spec, n).for_nccl();
     let mut sizer = nccl::footprint::Sizer::default();
     // The calls, planned before any is compiled.
     let mut plan = Vec::with_capacity(sizes.len());
