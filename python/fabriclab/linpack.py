@@ -262,7 +262,9 @@ def hpl(
     ``depth`` (0 or 1), ``swap`` (``"bin-exch"``, ``"long"``, ``"mix"``)
     and ``swap_threshold``. A list keyword takes one value or a list;
     names may also be HPL's codes (``bcast=1``). N and a grid must come
-    from the keywords or ``dat``.
+    from the keywords or ``dat``. HPL.dat's output-file and device-out
+    lines are not followed here: the text is ``res.text`` (the CLI,
+    ``fabriclab hpl --dat``, writes it where they say).
 
     The job: ``np`` ranks (default the largest P x Q), ``ppn``, ``hosts``
     (a list or text like ``"h0-h15"``), ``placement`` (``"block"`` or

@@ -68,7 +68,9 @@ the file gives them. The format::
     grids = ["2x4"]           # pmap, pfact, nbmin, ndiv, rfact, bcast,
     dgemm_gflops = 40.0       # depth, swap, swap_threshold, np, ppn, hosts,
                               # placement, pfact_gflops, samples, background,
-                              # background_iperf (N and a grid: here or in dat)
+                              # background_iperf (N and a grid: here or in dat;
+                              # its output-file and device-out lines are not
+                              # followed: the item's text is the run's output)
 
 ``telemetry_us`` in an ``[[imb]]``, ``[[osu]]``, ``[[cbench]]`` or
 ``[[hpl]]`` item samples every port every that many microseconds into the
