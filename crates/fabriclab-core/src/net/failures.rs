@@ -60,6 +60,10 @@ pub(crate) struct Failures {
     /// Per port: the fabric routes without this link.
     global_down: Vec<bool>,
     seed: u64,
+    /// The flow backend's tables of the intact fabric, kept from its first
+    /// re-route: a flow with no way around the failures keeps the way they
+    /// give, through the dead link, and stalls there (`Net::flow_path`).
+    pub(crate) intact: Option<Routing>,
 }
 
 impl Failures {
@@ -77,6 +81,7 @@ impl Failures {
             local_down: vec![false; ports],
             global_down: vec![false; ports],
             seed,
+            intact: None,
         }
     }
 }
@@ -186,7 +191,10 @@ impl Net {
                 for pi in ends {
                     f.global_down[pi as usize] = !up;
                 }
-                self.rebuild_routing_with(false);
+                let before = self.rebuild_routing_with(false);
+                let f = self.fail.as_mut().expect("failures");
+                // The first tables replaced are the intact fabric's.
+                f.intact.get_or_insert(before);
                 self.flow_reroute_all();
             }
         }
@@ -197,11 +205,12 @@ impl Net {
     }
 
     /// Tables without the links the fabric converged around and, with
-    /// `local`, without the ports their own switches detected down.
-    fn rebuild_routing_with(&mut self, local: bool) {
+    /// `local`, without the ports their own switches detected down; returns
+    /// the tables they replace.
+    fn rebuild_routing_with(&mut self, local: bool) -> Routing {
         let f = self.fail.as_ref().expect("failures");
         let local_down: &[bool] = if local { &f.local_down } else { &[] };
-        self.routing = Routing::build_masked(
+        let masked = Routing::build_masked(
             &self.topo,
             &self.ports,
             &self.node_ports,
@@ -209,6 +218,7 @@ impl Net {
             &f.global_down,
             local_down,
         );
+        std::mem::replace(&mut self.routing, masked)
     }
 
     /// Port `pi`'s link went down: lose what is on its wire and in its

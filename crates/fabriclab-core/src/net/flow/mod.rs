@@ -494,11 +494,20 @@ impl Net {
         let mut path = vec![first];
         let mut node = self.ports[first as usize].peer_node;
         while node != dst {
-            let out = if self.ar.is_some() {
+            let mut out = if self.ar.is_some() {
                 self.flow_adaptive_port(node, src, dst, qp.sport, qp.dport)
             } else {
                 self.routing.next_port(node, src, dst, qp.sport, qp.dport)
             };
+            if out == super::routing::NO_ROUTE {
+                // No way around the failed links (a host's own cable): the
+                // flow keeps the intact fabric's way through the dead link,
+                // whose capacity is 0, and stalls there until it is back.
+                let intact = self.fail.as_ref().and_then(|f| f.intact.as_ref());
+                if let Some(r) = intact {
+                    out = r.next_port(node, src, dst, qp.sport, qp.dport);
+                }
+            }
             assert!(out != super::routing::NO_ROUTE, "flow backend: no route");
             path.push(out);
             node = self.ports[out as usize].peer_node;
