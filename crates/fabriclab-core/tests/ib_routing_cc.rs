@@ -5,7 +5,7 @@
 
 mod common;
 use common::*;
-use fabriclab_core::config::FabricSpec;
+use fabriclab_core::config::{Backend, FabricSpec};
 use fabriclab_core::net::{Net, QpId};
 use std::collections::HashMap;
 
@@ -69,6 +69,61 @@ fn a_shift_permutation_has_no_collision_with_d_mod_k_and_some_with_ecmp() {
         .collect();
     println!("destinations equal mod 4: D-mod-K 2 collisions; ECMP, seeds 1..5: {ecmp:?}");
     assert!(ecmp.iter().any(|&c| c < 2), "{ecmp:?}");
+}
+
+#[test]
+fn d_mod_k_on_a_three_level_fat_tree_spreads_a_pod_over_every_core() {
+    // k = 8: 128 hosts, 4 per edge switch, 16 per pod, 16 cores. Going up,
+    // an edge switch takes aggregation switch d mod 4 and that one core
+    // (d / 4) mod 4 (Zahavi's D-mod-K, the second level divided by the
+    // first level's 4 up-links). A shift by one pod (h_i -> h_(i+16)) then
+    // has no collision: the 16 destinations of a pod differ in (d mod 4,
+    // d / 4 mod 4), so the pod's 16 flows take 16 different cores. With
+    // d mod 4 at both levels (before 2026-11-29) only 4 cores carried
+    // traffic, 4 flows on each link to them, and every flow ran at a
+    // quarter of the line rate.
+    let spec = FabricSpec::from_toml(
+        "transport = \"infiniband\"\n[topology]\nkind = \"fat_tree\"\nk = 8\nhost_link_gbps = 100\n",
+    )
+    .unwrap();
+    let shift: Vec<(u32, u32)> = (0..128).map(|i| (i, (i + 16) % 128)).collect();
+    let mut net = Net::new(&spec, 1).unwrap();
+    let mut cores: HashMap<String, usize> = HashMap::new();
+    let mut load: HashMap<(String, u32), usize> = HashMap::new();
+    for &(s, d) in &shift {
+        let (qp, _) = net.connect(s, d, 0, 0, None).unwrap();
+        for hop in net.qp_path(qp) {
+            if hop.0.starts_with("core") {
+                *cores.entry(hop.0.clone()).or_default() += 1;
+            }
+            *load.entry(hop).or_default() += 1;
+        }
+    }
+    assert_eq!(cores.len(), 16, "{cores:?}");
+    assert!(cores.values().all(|&n| n == 8), "{cores:?}");
+    let collisions: usize = load.values().map(|&n| n - 1).sum();
+    assert_eq!(collisions, 0);
+    // And at line rate: 1 MiB per flow ends when it would alone, on both
+    // backends (1 MiB at 100G with IB's per-packet overheads, about 86 us,
+    // plus the path's latency).
+    let alone = run_flows(&spec, &[flow("h0", "h16", 1 << 20)], 1).1[0]
+        .completed_ps
+        .unwrap();
+    for backend in [Backend::Packet, Backend::Flow] {
+        let mut spec = spec.clone();
+        spec.sim.backend = backend;
+        let flows: Vec<_> = (shift.iter())
+            .map(|&(s, d)| flow(&format!("h{s}"), &format!("h{d}"), 1 << 20))
+            .collect();
+        let res = run_flows(&spec, &flows, 1).1;
+        let last = res.iter().map(|r| r.completed_ps.unwrap()).max().unwrap();
+        println!(
+            "{backend:?}: shift by a pod, last flow {:.2} us, one alone {:.2} us",
+            last as f64 / 1e6,
+            alone as f64 / 1e6
+        );
+        assert!((last as f64) < alone as f64 * 1.05, "{last} vs {alone}");
+    }
 }
 
 #[test]

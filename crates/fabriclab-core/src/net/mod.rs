@@ -393,7 +393,7 @@ impl Net {
             ))
         });
         let ib = spec.is_infiniband().then(|| {
-            ib::pin_dmodk(&mut routing);
+            ib::pin_dmodk(&mut routing, &topo, &ports, &node_ports);
             Box::new(ib::Ib::new(
                 spec,
                 &topo,

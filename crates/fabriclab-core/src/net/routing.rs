@@ -50,9 +50,13 @@ pub(crate) struct Routing {
     home: Vec<(u32, u32)>,
     members: Vec<u32>,
     seeds: Vec<u64>,
-    /// Every group is used as its member `destination mod len`
-    /// (InfiniBand's D-mod-K), not by hash.
+    /// Every group is used as one member (InfiniBand's D-mod-K), not by
+    /// hash: `(destination / divisor) mod len`, the divisor that of the
+    /// group's first port ([`Routing::pin_dmodk`]).
     dmodk: bool,
+    /// Per port, under D-mod-K: the divisor of the destination index when
+    /// the group leaving by it goes up (1 otherwise).
+    dmodk_div: Vec<u32>,
 }
 
 impl Routing {
@@ -170,14 +174,93 @@ impl Routing {
             members: lists.members,
             seeds,
             dmodk: false,
+            dmodk_div: Vec::new(),
         }
     }
 
-    /// Use every group as one port, its member `destination mod len` (the
-    /// members are the min-hop ports in port order): InfiniBand's static
-    /// D-mod-K routing.
-    pub fn pin_dmodk(&mut self) {
+    /// Use every group as one port: InfiniBand's static D-mod-K routing
+    /// (Zahavi et al.; OpenSM's fat-tree engine). A switch's level is its
+    /// distance from the hosts (1 for a leaf or edge switch); going up from
+    /// level l, destination d takes member `(d / W) mod len` of the group
+    /// (min-hop ports, in port order), where W is the product of the
+    /// up-link counts of levels 1 .. l-1. On a leaf-spine W = 1 (d mod K);
+    /// on a three-level fat tree an edge switch picks its aggregation
+    /// switch by d mod k/2 and that one its core by (d / (k/2)) mod k/2, so
+    /// the destinations of a pod spread over every core. Taking d mod k/2
+    /// at both levels used only k/2 of the (k/2)^2 cores. Going down (a
+    /// group of parallel cables to one switch) a destination takes member
+    /// d mod len. Irregular trees take, per level, the most up-links of any
+    /// switch of the level below.
+    pub fn pin_dmodk(&mut self, topo: &Topology, ports: &[Port], node_ports: &[u32]) {
         self.dmodk = true;
+        let (h, n) = (topo.n_hosts, topo.nodes.len());
+        // Levels by breadth-first search from the hosts' switches.
+        let mut level = vec![u32::MAX; n];
+        let mut queue = VecDeque::new();
+        for d in 0..h {
+            for pi in node_ports[d]..node_ports[d + 1] {
+                let v = ports[pi as usize].peer_node as usize;
+                if v >= h && level[v] == u32::MAX {
+                    level[v] = 1;
+                    queue.push_back(v);
+                }
+            }
+        }
+        while let Some(sw) = queue.pop_front() {
+            for pi in node_ports[sw]..node_ports[sw + 1] {
+                let v = ports[pi as usize].peer_node as usize;
+                if v >= h && level[v] == u32::MAX {
+                    level[v] = level[sw] + 1;
+                    queue.push_back(v);
+                }
+            }
+        }
+        let up = |pi: u32| {
+            let p = &ports[pi as usize];
+            let (a, b) = (level[p.node as usize], level[p.peer_node as usize]);
+            (p.peer_node as usize) >= h && a != u32::MAX && b == a + 1
+        };
+        // Up-links per level (the most of any switch of the level).
+        let top = level[h..]
+            .iter()
+            .filter(|&&l| l != u32::MAX)
+            .max()
+            .copied()
+            .unwrap_or(0);
+        let mut up_links = vec![1u64; top as usize + 1];
+        for sw in h..n {
+            if level[sw] == u32::MAX {
+                continue;
+            }
+            let k = (node_ports[sw]..node_ports[sw + 1])
+                .filter(|&pi| up(pi))
+                .count() as u64;
+            let l = level[sw] as usize;
+            up_links[l] = up_links[l].max(k);
+        }
+        // W of level l: the product of the up-links of the levels below.
+        let mut div = vec![1u64; top as usize + 1];
+        for l in 2..=top as usize {
+            div[l] = div[l - 1].saturating_mul(up_links[l - 1]);
+        }
+        self.dmodk_div = (0..ports.len() as u32)
+            .map(|pi| {
+                let l = level[ports[pi as usize].node as usize];
+                if up(pi) {
+                    div[l as usize].min(u32::MAX as u64) as u32
+                } else {
+                    1
+                }
+            })
+            .collect();
+    }
+
+    /// Under D-mod-K, the member of a group of `len` ports from `off` that
+    /// destination `dst` takes.
+    #[inline]
+    fn dmodk_index(&self, off: u32, len: usize, dst: u32) -> usize {
+        let div = self.dmodk_div[self.members[off as usize] as usize];
+        (dst / div) as usize % len
     }
 
     /// (offset, len) in `members` of switch `node`'s group towards `dst`.
@@ -214,7 +297,7 @@ impl Routing {
             return NO_ROUTE; // only after a link failure
         }
         let idx = if self.dmodk {
-            dst as usize % len as usize
+            self.dmodk_index(off, len as usize, dst)
         } else {
             self.pick(node, src, dst, sport, dport, len as usize)
         };
@@ -228,7 +311,7 @@ impl Routing {
         let (off, len) = self.entry(node, dst);
         let g = &self.members[off as usize..(off + len) as usize];
         if self.dmodk && g.len() > 1 {
-            let i = dst as usize % g.len();
+            let i = self.dmodk_index(off, g.len(), dst);
             &g[i..i + 1]
         } else {
             g
