@@ -194,6 +194,37 @@ fn osu_bandwidth_tests_reach_the_wire_efficiency_of_the_roce_mtu() {
 }
 
 #[test]
+fn osu_mbw_mr_over_unequal_pairs_divides_by_the_senders_mean_time() {
+    // 4 ranks, 3 per host: ranks 0-2 on h0, 3 on h1, so pair (0, 2) runs
+    // through shared memory and pair (1, 3)
+    // over the network. OSU's calc_bw: 2 pairs x size x window x iterations
+    // over the mean of the two senders' times, which is twice the harmonic
+    // mean of the two pairs' rates (about 43,500 MB/s on ihep-roce, where
+    // each pair alone gives about 99,500 and 12,200), not their sum
+    // (111,766, as fabriclab read until 2026-11-29).
+    let spec = preset("ihep-roce").unwrap();
+    let run = |test: &str, np: u32, ppn: u32| {
+        let mut o = osu_h0_h1(test, (1 << 20, 1 << 20));
+        o.tuning.max_volume = Some(0);
+        o.job = JobSpec {
+            hosts: Some(vec!["h0".into(), "h1".into()]),
+            ppn: Some(ppn),
+            ..JobSpec::with_np(np)
+        };
+        osu::run(&spec, &o, 1, None).unwrap().rows[0]
+            .mb_per_s
+            .unwrap()
+    };
+    let shm = run("osu_bw", 2, 2);
+    let net = run("osu_bw", 2, 1);
+    let both = run("osu_mbw_mr", 4, 3);
+    let want = 2.0 * 2.0 / (1.0 / shm + 1.0 / net);
+    println!("shm {shm:.0}, network {net:.0}, osu_mbw_mr {both:.0} MB/s (OSU's formula {want:.0})");
+    assert!(shm > 4.0 * net, "{shm} {net}");
+    assert!((both / want - 1.0).abs() < 0.02, "{both} vs {want}");
+}
+
+#[test]
 fn sandia_ib_runs_at_the_sdr_data_rate() {
     // SDR 4x signals 10 Gb/s and carries 8 Gb/s (8b/10b): a 4 MiB ping-pong
     // stays under the 1000 MB/s of data, at MTU 2048's 98.7 %.

@@ -4,7 +4,10 @@
 //! iterations)), osu_bw (windows of 64 sends answered by a 1-byte
 //! acknowledgement; MB/s = bytes x window x iterations / time / 10^6),
 //! osu_bibw (both sides send a window), osu_mbw_mr (np/2 pairs, rank i
-//! with rank i + np/2, aggregate MB/s and messages/s). Collectives
+//! with rank i + np/2; MB/s = pairs x bytes x window x iterations over the
+//! senders' mean time, as OSU's `calc_bw`, and messages/s). Left out: the
+//! barrier OSU 7.x puts before each window (the pairs' windows run back
+//! to back). Collectives
 //! (allreduce, alltoall, allgather, bcast, reduce, gather, scatter,
 //! barrier): each call timed on its own with a barrier after it, per-rank
 //! average, then average, min and max over ranks. Defaults as OSU's:
@@ -364,14 +367,17 @@ pub fn run(
             }
             "osu_bw" | "osu_bibw" | "osu_mbw_mr" => {
                 let dirs = if test == "osu_bibw" { 2.0 } else { 1.0 };
-                // Aggregate over senders: each pair's rate summed (OSU
-                // sums the per-sender bandwidths).
-                let senders: Vec<f64> = pairs
+                // OSU's `calc_bw`: every pair's messages over the senders'
+                // mean time (`MPI_Reduce` of their times, divided by the
+                // pairs), not the sum of the pairs' rates: the two differ
+                // when pairs run at different rates (one through shared
+                // memory, one over the network). One pair: its own rate.
+                let mean_s = pairs
                     .iter()
                     .map(|&(a, _)| res.rank_total[a as usize].as_secs_f64())
-                    .collect();
-                let msgs = iters * WINDOW as f64 * dirs;
-                let rate: f64 = senders.iter().map(|t| msgs / t).sum();
+                    .sum::<f64>()
+                    / pairs.len() as f64;
+                let rate = pairs.len() as f64 * iters * WINDOW as f64 * dirs / mean_s;
                 row.mb_per_s = Some(rate * bytes as f64 / 1e6);
                 row.msgs_per_s = Some(rate);
             }
