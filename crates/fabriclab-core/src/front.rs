@@ -253,6 +253,7 @@ pub fn flows_json(
     let outcome = sim.run_watched(limit, &mut |s: &Sim| tick(s, "flows"));
     sim.net.audit_check()?;
     sim.net.telemetry_check()?;
+    sim.net.telemetry_final_sample();
     tick(&sim, "done");
     let res = sim.app::<Flows>(id).expect("flows").results();
     let unfinished = (res.iter())

@@ -91,8 +91,9 @@ fn port_samples_show_pfc_pauses_and_the_incast_queue() {
 fn an_mpi_job_samples_every_port_and_ends_at_the_counters() {
     // IMB Alltoall on 4 ranks of one switch with telemetry every 5 us:
     // every port of the fabric (4 host ports, 4 switch ports) at every
-    // sample, no per-QP rows, and the bytes sent by the last sample never
-    // above the port counter (equal once the job is idle at the end).
+    // sample, no per-QP rows, a last sample at the job's end (less than a
+    // period after the one before), and the bytes sent by it equal to the
+    // port counter.
     use fabriclab_core::tools::imb;
     let spec = one_switch(4, "");
     let mut o = imb_opts(&["Alltoall"], 4);
@@ -108,7 +109,11 @@ fn an_mpi_job_samples_every_port_and_ends_at_the_counters() {
         .zip(times.iter().skip(1))
         .map(|(a, b)| b - a)
         .collect();
-    assert!(period.iter().all(|&p| p == 5_000_000), "{period:?}");
+    let (last_gap, whole) = period.split_last().unwrap();
+    assert!(whole.iter().all(|&p| p == 5_000_000), "{period:?}");
+    assert!(*last_gap > 0 && *last_gap <= 5_000_000, "{period:?}");
+    let end_ps = (r.run.sim_time_us * 1e6).round() as u64;
+    assert_eq!(*times.last().unwrap(), end_ps);
     for p in &r.run.ports {
         let last = r
             .run
@@ -119,7 +124,7 @@ fn an_mpi_job_samples_every_port_and_ends_at_the_counters() {
             .max()
             .unwrap();
         let sent = p.counters.tx_bytes;
-        assert!(last <= sent, "{} -> {}: {last} > {sent}", p.node, p.peer);
+        assert_eq!(last, sent, "{} -> {}", p.node, p.peer);
     }
     // Off by default, and a bad period says what to change.
     o.env.telemetry_us = None;
@@ -158,6 +163,24 @@ fn telemetry_that_would_fill_memory_stops_the_run_with_an_error() {
     let (sim, _, outcome) = sampled_write(&spec, 1 << 20, Time::us(1));
     assert_eq!(outcome, Outcome::Finished);
     sim.net.telemetry_check().unwrap();
+}
+
+#[test]
+fn the_last_sample_is_taken_at_the_runs_end() {
+    // 1 MiB h0 -> h1 (about 90 us at 100G) sampled every 60 us: samples at
+    // 0 and 60 us, then one at the end, where the bytes sent are the
+    // counter's. Without it the rows stopped at 60 us with a third of the
+    // flow unsent (QA, 2026-11-29).
+    let spec = one_switch(2, "[nic]\nroce_mtu = 4096\n");
+    let (mut sim, _, outcome) = sampled_write(&spec, 1 << 20, Time::us(60));
+    assert_eq!(outcome, Outcome::Finished);
+    sim.net.telemetry_final_sample();
+    sim.net.telemetry_final_sample(); // once: a second call adds nothing
+    let rows = port_series(&sim.net, "h0", "leaf0");
+    let times: Vec<u64> = rows.iter().map(|r| r.time_ps).collect();
+    assert_eq!(times, vec![0, 60_000_000, sim.net.now().0]);
+    let total = sim.net.port_between("h0", "leaf0").unwrap().tx_bytes;
+    assert_eq!(rows.last().unwrap().tx_bytes, total);
 }
 
 /// One WRITE of `bytes` h0 -> h1 on `spec`, sampled every `period`, run
@@ -203,6 +226,7 @@ fn telemetry_leaves_the_front_end_as_one_array_per_column() {
     sim.net.enable_sampling(Time::us(2));
     sim.add_app(Box::new(app));
     assert_eq!(sim.run(None), Outcome::Finished);
+    sim.net.telemetry_final_sample(); // as the front end does
     let rows = sim.net.port_sample_rows();
     assert_eq!(rows.len(), n);
     let k = n / 2;

@@ -247,6 +247,7 @@ pub fn run_program(
     };
     sim.net.audit_check()?;
     sim.net.telemetry_check()?;
+    sim.net.telemetry_final_sample();
     let prog = sim.app::<Program>(id).expect("program");
     if outcome == Outcome::Deadlock {
         return Err(sim.net.deadlock_error());
