@@ -275,9 +275,10 @@ BACKEND_HELP = (
     "simulation backend (default: the fabric's [sim] backend, else packet). 'flow' moves each "
     "message as a fluid flow at its max-min fair share on the packet engine's routes: fast at "
     "thousands of hosts, but no queues, PFC, ECN, DCQCN dynamics or drops; TCP (iperf) runs "
-    "at its fair share (no slow start, losses or window dynamics, priorities ignored), "
-    "telemetry is refused, and link failures approximated (flows stall, then re-route at "
-    "convergence)"
+    "at its fair share (no slow start, losses, window dynamics or receive window; priorities "
+    "ignored), InfiniBand credits are not modelled (a fabric whose credit loop would cap a "
+    "link is refused; an HCA's drain rate is kept), telemetry is refused, and link failures "
+    "approximated (flows stall, then re-route at convergence)"
 )
 
 
@@ -659,18 +660,28 @@ def _fail(message: str, status: int = 2) -> int:
 _OPTION_ERROR = re.compile(r"^(?P<what>[\w -]+ options|flows): (?P<path>[\w.\[\]]+): (?P<rest>.*)$", re.S)
 
 
+#: An error of a tool's option in the tool's own NAME=VALUE form (fio's
+#: "iodepth=0: use 1 to 4096", "target_write_mbps=0: ...").
+_VALUE_ERROR = re.compile(r"^(?P<field>[a-z_]+)=(?P<value>\S*): (?P<rest>.*)$", re.S)
+
+
 def _with_flags(message: str, sub: argparse.ArgumentParser) -> str:
     """An option error names the API's field (``size``, ``job.np``); on the
     command line, name the flag too (``-s/--size (size)``), found by the
-    field's name among the command's argument destinations."""
+    field's name among the command's argument destinations. A NAME=VALUE
+    error names the flag in place of a field the command spells otherwise
+    (``--target-write-mbps 0``; fio's ``iodepth=0`` stays as fio words it)."""
+    actions = {a.dest: a.option_strings for a in sub._actions if a.option_strings}
+    v = _VALUE_ERROR.match(message)
+    if v and v["field"] in actions and f"--{v['field']}" not in actions[v["field"]]:
+        return f"{'/'.join(actions[v['field']])} {v['value']}: {v['rest']}"
     m = _OPTION_ERROR.match(message)
     if not m:
         return message
     field = re.sub(r"\[\d+\]", "", m["path"]).split(".")[-1]
-    flags = {a.dest: "/".join(a.option_strings) for a in sub._actions if a.option_strings}
-    if field not in flags:
+    if field not in actions:
         return message
-    return f"{m['what']}: {flags[field]} ({m['path']}): {m['rest']}"
+    return f"{m['what']}: {'/'.join(actions[field])} ({m['path']}): {m['rest']}"
 
 
 def _command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:

@@ -424,3 +424,63 @@ fn iperf_congestion_control_is_refused_on_the_flow_backend() {
         "{e}"
     );
 }
+
+/// Two hosts on two leaves under one spine, InfiniBand at 100G, with
+/// `extra` in the fabric, on `backend`.
+fn ib_pair(extra: &str, backend: &str) -> fabriclab_core::Result<FabricSpec> {
+    FabricSpec::from_toml(&format!(
+        "transport = \"infiniband\"\n[sim]\nbackend = \"{backend}\"\n[topology]\n\
+         kind = \"leaf_spine\"\nspines = 1\nleaves = 2\nhosts_per_leaf = 1\n\
+         host_link_gbps = 100\nuplink_gbps = 100\n{extra}"
+    ))
+}
+
+#[test]
+fn a_slow_hcas_drain_rate_bounds_the_flow_backend_as_it_does_the_packet_engine() {
+    // [ib] hca_drain_gbps = 10: the receiving HCA moves 10 Gb/s of wire
+    // bytes to memory, so 4 MiB into it take about 4 MiB x 4,138 / 4,096 x
+    // 8 / 10 Gb/s = 3.39 ms on both backends (the flow backend ran at the
+    // link's 100 Gb/s until 2026-11-29).
+    let fct = |backend: &str| {
+        let spec = ib_pair("[ib]\nhca_drain_gbps = 10\n", backend).unwrap();
+        let (_, res) = run_flows(&spec, &[flow("h0", "h1", 4 << 20)], 1);
+        res[0].completed_ps.unwrap() as f64 / 1e6
+    };
+    let (packet, fluid) = (fct("packet"), fct("flow"));
+    let want = (4u64 << 20) as f64 * 4138.0 / 4096.0 * 8.0 / 10e9 * 1e6;
+    println!("drain 10 Gb/s: packet {packet:.1} us, flow {fluid:.1} us, by hand {want:.1} us");
+    assert!((fluid / want - 1.0).abs() < 0.01, "{fluid} vs {want}");
+    assert!((fluid / packet - 1.0).abs() < 0.02, "{fluid} vs {packet}");
+}
+
+#[test]
+fn a_credit_loop_the_buffer_cannot_cover_is_refused_on_the_flow_backend() {
+    // 1 km up-links: 32 KiB of VL buffer hold 7 packets per 10.4 us loop,
+    // about 22 Gb/s of the link's 100. The packet engine runs it at that
+    // rate; the flow backend, which has no credits, refuses it and says
+    // what to change (it reported 99 Gb/s until 2026-11-29).
+    let long = "uplink_cable_m = 1000\n";
+    let spec = ib_pair(long, "packet").unwrap();
+    let (_, res) = run_flows(&spec, &[flow("h0", "h1", 4 << 20)], 1);
+    let gbps = (4u64 << 20) as f64 * 8.0 / (res[0].completed_ps.unwrap() as f64 * 1e-3);
+    println!("1 km up-links, packet engine: {gbps:.1} Gb/s");
+    assert!(gbps > 19.0 && gbps < 24.0, "{gbps}");
+    let spec = ib_pair(long, "flow").unwrap();
+    let e = Net::new(&spec, 1).err().expect("refused").to_string();
+    assert!(e.contains("does not model InfiniBand's credit loop"), "{e}");
+    assert!(
+        e.contains("leaf0-spine0 to about 22.0 of its 100.0 Gb/s"),
+        "{e}"
+    );
+    assert!(
+        e.contains("--backend packet") && e.contains("switch_vl_buffer_bytes"),
+        "{e}"
+    );
+    // With buffers that cover the loop (256 KiB: 63 packets), it runs.
+    let spec = ib_pair(
+        &format!("{long}[ib]\nswitch_vl_buffer_bytes = 262144\nhca_vl_buffer_bytes = 262144\n"),
+        "flow",
+    )
+    .unwrap();
+    assert!(Net::new(&spec, 1).is_ok());
+}

@@ -9,7 +9,10 @@
 //! leaves out, and refuses rather than reporting zeros for: queues, PFC,
 //! ECN and DCQCN dynamics, drops and retransmission, and queue telemetry.
 //! TCP (iperf) runs as flows at their fair share, without slow start,
-//! losses or window dynamics (`net/flow/tcp.rs`). Link failures are
+//! losses, window dynamics or the receive window (`net/flow/tcp.rs`).
+//! InfiniBand has no credits there: a fabric whose VL buffers cannot cover
+//! a link's credit loop is refused, and an HCA's drain rate caps the link
+//! into its host (`net/flow/limits.rs`). Link failures are
 //! approximated (flows stall on a pulled link and re-route when the fabric
 //! has converged).
 //!

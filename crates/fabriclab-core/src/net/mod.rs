@@ -400,8 +400,27 @@ impl Net {
                 ports.iter().map(|p| (p.node, p.peer_node)),
             ))
         });
+        if spec.sim.backend == crate::config::Backend::Flow {
+            flow::limits::check(spec, &topo, &ports)?;
+        }
         let flow = (spec.sim.backend == crate::config::Backend::Flow).then(|| {
-            let caps = ports.iter().map(|p| p.rate.as_bps() as f64).collect();
+            // An InfiniBand HCA that moves packets to memory slower than
+            // its link (`[ib] hca_drain_gbps`, in wire bytes as on the
+            // packet engine) bounds everything into its host: the link into
+            // it carries no more.
+            let drain = (spec.is_infiniband())
+                .then(|| spec.ib_spec().hca_drain_gbps)
+                .flatten()
+                .map(|g| Rate::from_gbps_f64(g).as_bps() as f64);
+            let caps = (ports.iter())
+                .map(|p| {
+                    let bps = p.rate.as_bps() as f64;
+                    match drain {
+                        Some(d) if (p.peer_node as usize) < topo.n_hosts => bps.min(d),
+                        _ => bps,
+                    }
+                })
+                .collect();
             let iwarp = spec.is_iwarp().then(|| {
                 let iw = spec.iwarp_spec();
                 (iw.mulpdu(), p.vlan, iw.tcp_timestamps)

@@ -33,14 +33,16 @@
 //!
 //! What it leaves out (see `config/sim.rs`): queues, PFC, ECN and DCQCN
 //! dynamics (flows get their fair share at once), drops and
-//! retransmission, ACK and CNP bandwidth, TCP (refused), queue telemetry
-//! (refused). Link failures are approximated: a pulled link's capacity is
+//! retransmission, ACK and CNP bandwidth, queue telemetry (refused),
+//! InfiniBand's credits (a fabric whose credit loop would cap a link is
+//! refused, `limits.rs`; an HCA's drain rate caps the link into its host). Link failures are approximated: a pulled link's capacity is
 //! 0 until it is back, and every active flow takes its new path when the
 //! fabric has converged (`failures.rs`; the ends' early detection and the
 //! losses are not modelled; `FlowStats::link_events_approximated` says a
 //! run had some). Port counters count each
 //! message's wire bytes and packets when it completes.
 
+pub(crate) mod limits;
 mod maxmin;
 mod tcp;
 
