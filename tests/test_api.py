@@ -84,6 +84,7 @@ def test_write_bw_heps():
     assert row.bytes == 65536 and row.iters == 5000
     assert row.bw_avg_gbps == pytest.approx(92.6, abs=0.15)
     assert row.bw_avg == pytest.approx(row.bw_avg_gbps)  # --report_gbits
+    assert df.attrs["bw_unit"] == "Gb/s"  # the unit of bw_peak and bw_avg, as perftest reports them
     assert row.bw_peak >= row.bw_avg - 1e-9
     assert row.msg_rate_mpps == pytest.approx(row.bw_avg_gbps * 1e3 / (65536 * 8), rel=1e-6)
 
@@ -102,8 +103,9 @@ def test_write_bw_attrs():
     qp0 = res.qps.iloc[0]
     assert (qp0.host, qp0.peer) == ("h0", "h4")
     assert qp0.acked_bytes == 200 * 65536
-    # MiB/s vs Gb/s
+    # MiB/s vs Gb/s, and the frame says which
     assert df.bw_avg.iloc[0] * 2**20 * 8 / 1e9 == pytest.approx(df.bw_avg_gbps.iloc[0])
+    assert df.attrs["bw_unit"] == "MiB/s" and df.head(1).attrs["bw_unit"] == "MiB/s"
     assert res.extras["mtu"] == 1024 and res.extras["tx_depth"] == 128 and res.extras["iters"] == 200
 
 
@@ -116,6 +118,7 @@ def test_write_lat_heps():
     assert row.t_typical_us == pytest.approx(3.72, abs=0.01)
     assert row.t_min_us <= row.t_typical_us <= row.t_max_us
     assert "RDMA_Write Latency Test" in res.text
+    assert "bw_unit" not in df.attrs  # no bandwidth columns
 
 
 @pytest.mark.parametrize("test", fabriclab.TESTS)

@@ -66,6 +66,9 @@ TESTS = (
 )
 
 #: Columns of the DataFrame :func:`perftest` returns for bandwidth tests.
+#: ``bw_peak`` and ``bw_avg`` are in perftest's report unit: MiB/s (its
+#: "MB/sec"), or Gb/s with ``report_gbits``; ``df.attrs["bw_unit"]`` says
+#: which ("MiB/s" or "Gb/s"). ``bw_avg_gbps`` is Gb/s either way.
 BW_COLUMNS = ["bytes", "iters", "bw_peak", "bw_avg", "msg_rate_mpps", "bw_avg_gbps"]
 #: Columns of the DataFrame :func:`perftest` returns for latency tests.
 LAT_COLUMNS = [
@@ -534,11 +537,9 @@ def _run_perftest(
 
 def _perftest_result(out: dict[str, Any], label: str | None) -> Result:
     rep = out["report"]
-    if out["test"].endswith("_bw"):
-        df = frame(rep["bw"], BW_COLUMNS)
-    else:
-        df = frame(rep["lat"], LAT_COLUMNS)
-    return Result(
+    bw = out["test"].endswith("_bw")
+    df = frame(rep["bw"], BW_COLUMNS) if bw else frame(rep["lat"], LAT_COLUMNS)
+    res = Result(
         "perftest",
         df,
         backend=out["backend"],
@@ -560,6 +561,9 @@ def _perftest_result(out: dict[str, Any], label: str | None) -> Result:
             "iters": rep["iters"],
         },
     )
+    if bw:  # bw_peak and bw_avg are in the unit perftest reports, which the columns' names do not say
+        res.df.attrs["bw_unit"] = "Gb/s" if rep["options"]["report_gbits"] else "MiB/s"
+    return res
 
 
 def perftest(
@@ -596,7 +600,9 @@ def perftest(
 
     Returns a :class:`fabriclab.Result` with ``tool="perftest"``: ``df``
     has one row per message size, the bandwidth columns
-    (:data:`BW_COLUMNS`) or the latency columns (:data:`LAT_COLUMNS`);
+    (:data:`BW_COLUMNS`; ``bw_peak`` and ``bw_avg`` in MiB/s, or Gb/s with
+    ``report_gbits``, as ``df.attrs["bw_unit"]`` says) or the latency
+    columns (:data:`LAT_COLUMNS`);
     ``text`` is perftest's output, ``ports`` and ``qps`` the counters of
     the last size's run, ``outcome``, ``sim_time_us`` and ``events`` the
     run's figures. ``extras``: ``test``, ``out_json`` (its ``--out_json``

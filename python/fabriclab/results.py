@@ -15,7 +15,8 @@
 
 - ``res.df``: the tool's main table (one row per size, per flow, per test,
   ...), a plain DataFrame. Its ``attrs`` hold only scalars: ``tool``,
-  ``backend``, ``fabric`` (and ``name`` for a scenario item), so that
+  ``backend``, ``fabric`` (and ``name`` for a scenario item, ``bw_unit``
+  for perftest's bandwidth tests: ``"MiB/s"`` or ``"Gb/s"``), so that
   pandas' copies of them on every operation stay cheap; everything else
   is on the result.
 - ``res.text``: the real tool's text output, byte for byte (None for
@@ -73,6 +74,9 @@ FLOW_NOT_MODELLED: dict[str, tuple[str, ...]] = {
         "drops", "drop_bytes", "drops_by_prio", "ecn_marks", "pause_tx", "pause_starts", "pause_rx",
         "paused_ps", "peak_queue_bytes", "peak_buffer_bytes", "lost_packets", "lost_bytes",
         "wd_storms", "wd_restores", "wd_drops",
+        # InfiniBand's credits, flow-control packets, FECN marks and VL buffers
+        "credit_stalled_ps", "credit_stalls", "fcp_tx", "fcp_rx", "fecn_marks",
+        "peak_vl_buffer_bytes", "peak_vl_queue_bytes",
     ),
     "qps": ("rate_gbps", "retx_packets", "timeouts", "naks_rx", "cnps_rx", "cnps_tx", "rx_discarded"),
     "tcp": (
