@@ -223,7 +223,12 @@ def test_cli_flows_telemetry_csv(tmp_path):
     ports = pd.read_csv(f"{prefix}.ports.csv")
     qps = pd.read_csv(f"{prefix}.qps.csv")
     assert list(ports.columns) == ["time_ps", "node", "port", "peer", "queue_bytes", "tx_bytes", "paused"]
-    assert len(ports) % ports.time_ps.nunique() == 0 and (ports.time_ps % 5_000_000 == 0).all()
+    # Every 5 us, and a last sample at the run's end (where the flows end).
+    times = sorted(ports.time_ps.unique())
+    assert len(ports) % len(times) == 0 and all(t % 5_000_000 == 0 for t in times[:-1])
+    assert 0 < times[-1] - times[-2] <= 5_000_000
+    last = ports[ports.time_ps == times[-1]]
+    assert last[(last.node == "h0")].tx_bytes.iloc[0] > 1 << 20  # the whole flow sent
     assert ports[(ports.node == "leaf1") & (ports.peer == "h4")].queue_bytes.max() > 0
     assert len(qps) > 0 and "telemetry:" in r.stdout
     # A place no file can go is refused before the run, not after it.

@@ -193,6 +193,20 @@ def test_samples_of_another_fabric_are_refused(incast):
         panels(incast.port_samples, fabric=fabriclab.Fabric.from_toml(TWO_HOSTS_TOML))
 
 
+def test_samples_of_a_fabric_with_the_same_names_but_other_links_are_refused(incast):
+    # sandia-iwarp has hosts h0-h15, leaves and spines of the same names, but
+    # 12 hosts a leaf and 10G links: its rates would put the incast at ~1000 %.
+    with pytest.raises(fabriclab.InvalidArgumentError) as e:
+        panels(incast.port_samples, fabric="sandia-iwarp")
+    msg = str(e.value)
+    assert "not those of the fabric sandia-iwarp" in msg and "h4:0 goes to leaf1 in the samples, to leaf0 in the fabric" in msg
+    assert "Pass the fabric (--fabric) of the run" in msg
+    # a sampled port the fabric does not have at all (s0 has ports 0 and 1)
+    df = tiny([(us, "s0", 2, "s1", 0, 0, False) for us in (0, 10)])
+    with pytest.raises(fabriclab.InvalidArgumentError, match="s0:2 goes to s1 in the samples and is no port of the fabric"):
+        panels(df, fabric=fabriclab.Fabric.from_toml(TWO_SWITCHES_TOML))
+
+
 # --------------------------------------------------------------------------
 # The page
 
@@ -212,9 +226,9 @@ def test_dashboard_page(incast, tmp_path, with_fabric):
         assert html.escape(caption, quote=False) in text
     assert len(images(text)) == 5  # hosts, links, heat map, queues, PFC; the busiest ports are a table
     assert "<h1>8:1 incast &lt;leaf-spine&gt;</h1>" in text
-    last_us = round(incast.port_samples["time_ps"].max() / 1e6)
+    last_us = incast.port_samples["time_ps"].max() / 1e6  # the last sample: the run's end
     assert 2600 < last_us < 3400  # 32 MiB into one 100G port: 2.68 ms at line rate
-    assert f"Samples every 10 us from 0 to {last_us} us" in text and "16 hosts, 6 switches, 64 ports" in text
+    assert f"Samples every 10 us from 0 to {last_us:g} us" in text and "16 hosts, 6 switches, 64 ports" in text
     assert ("fabric leaf-spine" in text) == with_fabric
     assert text.count("<tr>") == 11 and "<td>leaf0</td><td>0</td><td>h0</td>" in text
 
@@ -270,6 +284,10 @@ def test_cli_dashboard_from_telemetry_csv(tmp_path):
     assert r.returncode == 0, r.stderr
     r = run_cli("dashboard", f"{prefix}.ports.csv", "-o", tmp_path / "d.html", "--fabric", "leaf-spine", "--title", "4:1")
     assert r.returncode == 0, r.stderr
+    # the same node names on other links (10G): refused, not 1000 % utilisation
+    r = run_cli("dashboard", f"{prefix}.ports.csv", "-o", tmp_path / "other.html", "--fabric", "sandia-iwarp")
+    assert_cli_error(r, "h4:0 goes to leaf1 in the samples, to leaf0 in the fabric", "--fabric")
+    assert not (tmp_path / "other.html").exists()
     text = (tmp_path / "d.html").read_text()
     assert "<h1>4:1</h1>" in text and len(images(text)) == 5
     assert_self_contained(text)

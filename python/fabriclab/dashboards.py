@@ -212,22 +212,42 @@ def _classify(df: pd.DataFrame, fabric: Any) -> tuple[set[str], set[str]]:
     return nodes & set(fabric.hosts), nodes & set(fabric.switches)
 
 
-def _link_gbps(ports: pd.DataFrame, fabric: Any) -> pd.Series:
-    """The link rate of each (node, port) in ``ports``; parallel links
-    between two nodes are taken in the fabric's link order, as the ports are
-    numbered."""
-    by_pair: dict[tuple[Hashable, Hashable], list[float]] = {}
+def _fabric_ports(fabric: Any) -> pd.DataFrame:
+    """The fabric's ports, indexed by (node, port): peer and gbps.
+
+    The core numbers each node's ports in the order of the fabric's links
+    (``fabric.links`` is that order), one port per link end, so parallel
+    links between two nodes get consecutive ports."""
+    rows = []
+    next_port: dict[str, int] = {}
     for a, b, gbps in fabric.links[["a", "b", "gbps"]].itertuples(index=False):
-        by_pair.setdefault((a, b), []).append(float(gbps))
-        by_pair.setdefault((b, a), []).append(float(gbps))
-    rates: dict[tuple[Hashable, int], float] = {}
-    for (node, peer), grp in ports.sort_values("port").groupby(["node", "peer"], sort=False):
-        links = by_pair.get((node, peer))
-        if not links:
-            raise InvalidArgumentError(f"the fabric has no link from {node} to {peer} (samples of another fabric?)")
-        for i, port in enumerate(grp["port"]):
-            rates[(node, int(port))] = links[i] if len(links) == len(grp) else links[0]
-    return pd.Series(rates)
+        for node, peer in ((a, b), (b, a)):
+            port = next_port.get(node, 0)
+            next_port[node] = port + 1
+            rows.append((node, port, peer, float(gbps)))
+    return pd.DataFrame(rows, columns=[*_KEY, "peer", "gbps"]).set_index(_KEY)
+
+
+def _check_ports(df: pd.DataFrame, fabric: Any, fab_ports: pd.DataFrame) -> None:
+    """Refuse samples whose ports (node, port and peer) are not ports of
+    ``fabric``: node names alone can match a fabric of other links (leaves
+    and spines of another size), whose link rates would then be wrong."""
+    sampled = df.drop_duplicates(_KEY)[[*_KEY, "peer"]].copy()
+    sampled["fabric_peer"] = fab_ports["peer"].reindex(pd.MultiIndex.from_frame(sampled[_KEY])).to_numpy()
+    wrong = _sort_ports(sampled[sampled["peer"] != sampled["fabric_peer"]])  # a missing port: NaN, never equal
+    if wrong.empty:
+        return
+    said = [
+        f"{r.node}:{r.port} goes to {r.peer} in the samples"
+        + (f", to {r.fabric_peer} in the fabric" if isinstance(r.fabric_peer, str) else " and is no port of the fabric")
+        for r in wrong.head(3).itertuples()
+    ]
+    more = f" (and {len(wrong) - 3} more)" if len(wrong) > 3 else ""
+    raise InvalidArgumentError(
+        f"the port samples' ports are not those of the fabric {fabric.name or '(unnamed)'}: "
+        f"{'; '.join(said)}{more}. Pass the fabric (--fabric) of the run that recorded the samples, "
+        "or none for link utilisation in Gb/s"
+    )
 
 
 # --------------------------------------------------------------------------
@@ -271,6 +291,10 @@ def panels(port_samples: pd.DataFrame, fabric: FabricLike | None = None) -> Pane
     df = check_port_samples(port_samples)
     fab = None if fabric is None else as_fabric(fabric)
     hosts, switches = _classify(df, fab)
+    fab_ports = None
+    if fab is not None:
+        fab_ports = _fabric_ports(fab)
+        _check_ports(df, fab, fab_ports)
     times = pd.Index(sorted(df["time_ps"].unique()), name="time_ps")
     rates = _rates(df)
 
@@ -288,9 +312,10 @@ def panels(port_samples: pd.DataFrame, fabric: FabricLike | None = None) -> Pane
     wide = wide.reindex(columns=pd.MultiIndex.from_frame(links[_KEY]))
     link_gbps = pd.DataFrame({"mean": wide.mean(axis=1), "max": wide.max(axis=1)})
     link_unit = "Gb/s"
-    if fab is not None and len(links):
-        # a frame divided column by column (pandas-stubs type it as an ndarray)
-        wide = cast(pd.DataFrame, wide * 100.0 / _link_gbps(links, fab).reindex(wide.columns).to_numpy())
+    if fab_ports is not None and len(links):
+        # a frame divided column by column (pandas-stubs type it as an ndarray);
+        # every sampled port is the fabric's (checked above), so no rate is missing
+        wide = cast(pd.DataFrame, wide * 100.0 / fab_ports["gbps"].reindex(wide.columns).to_numpy())
         link_unit = "% of link rate"
     link_heat = wide.T.set_axis([f"{r.node}:{r.port} → {r.peer}" for r in links.itertuples()], axis=0)
 
@@ -423,7 +448,8 @@ def dashboard(
     """Write an HTML dashboard of ``port_samples`` to ``out``; returns its path.
 
     ``fabric`` (a preset name, file path or :class:`~fabriclab.Fabric`) tells
-    hosts from switches and gives each link's rate, for utilisation in %;
+    hosts from switches and gives each link's rate, for utilisation in %
+    (the samples' ports must be its ports, else InvalidArgumentError);
     without it, hosts are the nodes named h0, h1, ... and utilisation is in
     Gb/s. ``title`` heads the page (say what the run was). Needs matplotlib
     (``pip install 'fabriclab[plot]'``).
