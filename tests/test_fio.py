@@ -145,7 +145,7 @@ def test_a_fractional_block_size_names_bs():
         (["--runtime", "-1"], "runtime"),
         (["--runtime", "0"], "runtime=0: use a number of seconds above 0"),
         (["--clients", "h0,,h1"], "has an empty name"),
-        (["--target-latency-us", "1e12"], "target_latency_us=1000000000000: longer than the whole test"),
+        (["--target-latency-us", "1e12"], "1000000000000: longer than the whole test"),
         (["--name", ""], "name is empty"),
         # no block completes in the test: refused, not IOPS=0
         (["--runtime", "0.001", "--bs", "1G", "--rw", "read"], "no I/O completed within the measured 1 ms"),
@@ -164,6 +164,21 @@ def test_bad_fio_options(args, words, cli):
             kwargs[key] = value
     with pytest.raises(FabriclabError, match=re.escape(words)):
         fabriclab.fio(**kwargs)
+
+
+def test_the_cli_names_the_target_flags_not_the_keywords(cli):
+    # the core names its field (target_write_mbps=0), as the keyword is
+    # spelled; the command line names the flag the user typed
+    for flag, words in (
+        ("--target-write-mbps", "--target-write-mbps 0: must be a positive number"),
+        ("--target-read-mbps", "--target-read-mbps 0: must be a positive number"),
+    ):
+        r = cli("fio", flag, "0", "--quiet")
+        assert r.returncode == 2 and words in r.stderr and "_mbps" not in r.stderr, r.stderr
+    r = cli("fio", "--target-latency-us", "-1", "--quiet")
+    assert "--target-latency-us -1: must be zero or a positive number" in r.stderr
+    with pytest.raises(FabriclabError, match="^target_write_mbps=0: must be a positive number"):
+        fabriclab.fio(target_write_mbps=0, runtime=0.001)
 
 
 def test_fio_items_in_a_scenario(tmp_path, cli):

@@ -229,6 +229,23 @@ def test_cli_imb_and_osu(cli):
     assert r.returncode == 2 and "-msglog" in r.stderr and "Traceback" not in r.stderr
 
 
+def test_a_forced_algorithm_of_a_collective_not_in_the_run_gets_a_note(capsys):
+    """The core ignores --algorithm for a collective the benchmarks do not
+    run: the CLI says so on stderr (a note: the run succeeds), naming the
+    collective and the benchmarks that ran."""
+    from cluster_help import main_in_process
+
+    run = ("imb", "-np", "2", "-msglog", "0:1", "-iter", "5", "--quiet")
+    r = main_in_process(capsys, *run, "PingPong", "--algorithm", "allreduce=ring")
+    assert r.returncode == 0, r.stderr
+    assert "fabriclab: note: --algorithm allreduce=ring not used: the run has no allreduce (benchmarks that ran: PingPong)" in r.stderr
+    # forced barrier: used by every collective run (IMB times calls between barriers)
+    r = main_in_process(capsys, *run, "Allreduce", "--algorithm", "allreduce=ring", "--algorithm", "barrier=linear")
+    assert r.returncode == 0 and "note: --algorithm" not in r.stderr, r.stderr
+    r = main_in_process(capsys, *run, "PingPong", "--algorithm", "barrier=linear")
+    assert "--algorithm barrier=linear not used" in r.stderr
+
+
 def test_module_doc_example_runs():
     import doctest
 
@@ -368,3 +385,27 @@ def test_osu_sizes_double_from_min_as_osus_loop(capsys):
     assert sizes("0:2") == [0, 1, 2]
     r = main_in_process(capsys, "osu", "osu_allreduce", "-np", "2", "-m", "0:0", "--quiet")
     assert r.returncode == 2 and "has no 0-byte call" in r.stderr
+
+
+def test_osu_sizes_take_either_half_as_osu_7_does(capsys):
+    """OSU 7's set_message_size(): -m :MAX sets the max only (as -m MAX),
+    -m MIN: the min only, the max staying the default (4M point-to-point,
+    1M collectives); IMB's -msglog keeps its two forms."""
+    from cluster_help import main_in_process
+
+    def sizes(test: str, m: str) -> list[int]:
+        r = main_in_process(capsys, "osu", test, "-np", "2", "-m", m, "-i", "2", "-x", "0", "--quiet")
+        assert r.returncode == 0, r.stderr
+        return [int(v) for v in column(parse_osu(r.stdout), "Size")]
+
+    assert sizes("osu_latency", ":8") == sizes("osu_latency", "8") == [1, 2, 4, 8]
+    assert sizes("osu_latency", ":0") == [0]
+    assert sizes("osu_latency", "1M:") == [1 << 20, 2 << 20, 4 << 20]
+    assert sizes("osu_allreduce", "256K:") == [256 << 10, 512 << 10, 1 << 20]
+    r = main_in_process(capsys, "osu", "osu_allreduce", "-np", "2", "-m", "4M:", "--quiet")
+    assert r.returncode == 2 and "above the default largest size (1048576 B)" in r.stderr
+    for bad in (":", "1:2:3"):
+        r = main_in_process(capsys, "osu", "osu_latency", "-np", "2", "-m", bad, "--quiet")
+        assert r.returncode == 2 and "MIN:MAX, MAX, :MAX or MIN:" in r.stderr, r.stderr
+    with pytest.raises(InvalidArgumentError, match="msglog must look like MIN:MAX or MAX"):
+        fabriclab.imb(["PingPong"], np=2, msglog=":3")

@@ -176,7 +176,7 @@ def add_parsers(sub: Any, background: Callable[[str], Any]) -> None:
     po = sub.add_parser("osu", help="run an OSU micro-benchmark")
     po.add_argument("test", metavar="TEST", help=" ".join(mpi.OSU_TESTS))
     _job_opts(po, "ihep-roce", background)
-    po.add_argument("-m", "--message-size", dest="sizes", metavar="[MIN:]MAX", help="message sizes, from MIN doubling up to MAX as OSU runs them (default 1:4M point-to-point, 1:1M collectives; 0 adds the 0-byte message point-to-point)")
+    po.add_argument("-m", "--message-size", dest="sizes", metavar="[MIN:]MAX", help="message sizes, from MIN doubling up to MAX as OSU runs them (default 1:4M point-to-point, 1:1M collectives; 0 adds the 0-byte message point-to-point); :MAX or MIN: sets one end only, as OSU's -m does")
     po.add_argument("-i", "--iterations", dest="iterations", type=int, help="iterations")
     po.add_argument("-x", "--warmup", dest="warmup", type=int, help="warm-up iterations")
     po.add_argument("-f", "--full", dest="full", action="store_true", help="print min, max and iterations")
@@ -282,6 +282,11 @@ def cmd_imb(a: argparse.Namespace) -> None:
     if a.show_algorithm:
         show_algorithms(res.df, ["bench", "np"])
     write_telemetry(a, res, f"IMB on {a.fabric}")
+    # The core ignores a forced algorithm of a collective the run does not
+    # have: say so, or a typo (reduce for allreduce) goes unnoticed.
+    note = mpi.algorithm_note(a.benchmarks or None, dict(a.algorithm))
+    if note:
+        print(note, file=sys.stderr)
 
 
 def _percentiles(text: str | bool | None) -> list[int] | bool | None:

@@ -153,28 +153,49 @@ def add_extras(
         ]
 
 
-def _pair(name: str, value: Any) -> list[int]:
+def _pair(name: str, value: Any, max_default: int | None = None) -> list[int]:
+    """IMB's ``-msglog`` or OSU's ``-m`` as (MIN, MAX): "MIN:MAX", "MAX"
+    (MIN stays the default) or a (MIN, MAX) pair. Given ``max_default``
+    (OSU's -m), a string may also leave out either half, as OSU 7's
+    set_message_size() reads it: ":MAX" sets the max only (as "MAX" does),
+    "MIN:" the min only, the max staying ``max_default``."""
     if isinstance(value, str):
+        halves = max_default is not None
+        forms = "MIN:MAX, MAX, :MAX or MIN:" if halves else "MIN:MAX or MAX"
         parts = value.split(":")
         if len(parts) == 1:
-            parts = ["0" if name == "msglog" else "1", parts[0]]
-        if len(parts) != 2:
-            raise InvalidArgumentError(f"{name} must look like MIN:MAX or MAX, got {value!r}")
+            parts = ["", parts[0]]  # MAX alone
+        elif not halves and not all(parts):
+            parts = []  # IMB's -msglog takes both halves or MAX alone
+        if len(parts) != 2 or not any(parts):
+            raise InvalidArgumentError(f"{name} must look like {forms}, got {value!r}")
         try:
             if name == "msglog":  # powers of two
-                lo, hi = (int(p) for p in parts)
+                lo, hi = (int(p) if p else 0 for p in parts)
             else:  # sizes, with suffixes as the default 1:4M
-                lo, hi = (size_bytes(p) for p in parts)
-                if ":" not in value:
-                    lo = min(lo, hi)  # -m 0: the 0-byte message alone
+                lo = size_bytes(parts[0] or "1")
+                hi = size_bytes(parts[1]) if parts[1] else int(max_default or 0)
+                if not parts[0]:
+                    lo = min(lo, hi)  # -m 0 (or :0): the 0-byte message alone
         except ValueError:
             what = "whole numbers (exponents of 2)" if name == "msglog" else SIZE_HELP
-            raise InvalidArgumentError(f"{name} must look like MIN:MAX or MAX, with {what}, got {value!r}") from None
+            raise InvalidArgumentError(f"{name} must look like {forms}, with {what}, got {value!r}") from None
+        if not parts[1] and lo > hi:  # say so, rather than let the core show a max the user never gave
+            raise InvalidArgumentError(f"{name} {value!r}: MIN is above the default largest size ({hi} B); give MIN:MAX")
         return [lo, hi]
     pair = as_list(name, value, "two integers (MIN, MAX)")
     if len(pair) != 2:
         raise InvalidArgumentError(f"{name} must be MIN:MAX or a (MIN, MAX) pair, got {value!r}")
     return [as_int(name, pair[0]), as_int(name, pair[1])]
+
+
+def _osu_max_size(test: str) -> int:
+    """OSU's default largest message size for ``test``: 4 MiB point-to-point,
+    1 MiB for a collective. The core applies the same defaults when no -m is
+    given (tools/osu.rs); "MIN:" needs it here, as the core takes the range
+    whole."""
+    pt2pt = test.lower().removeprefix("osu_") in ("latency", "bw", "bibw", "mbw_mr")
+    return 1 << 22 if pt2pt else 1 << 20
 
 
 def port_samples_frame(rep: Mapping[str, Any]) -> pd.DataFrame:
@@ -233,6 +254,43 @@ def lowered_note(res: Result, option: str = "--max-volume") -> str | None:
         f"over the ranks, as nccl-tests and IMB report it), fewer repetitions can read faster; {option} 0 "
         "runs the tool's counts"
     )
+
+
+#: IMB's point-to-point benchmarks, lower-case; each other one runs the
+#: collective of its name (Reduce_scatter: reduce_scatter).
+_IMB_PT2PT = {"pingpong", "pingping", "sendrecv", "exchange"}
+
+
+def _unused_algorithms(benchmarks: Iterable[str] | str | None, algorithms: Mapping[str, str]) -> list[str]:
+    """The collectives of ``algorithms`` (:func:`imb`'s forced algorithms)
+    that IMB ``benchmarks`` (all when None) do not run, so the core ignores
+    them. A forced barrier counts as used whenever a collective runs: IMB
+    times each collective call between barriers."""
+    if benchmarks is None:
+        names = list(IMB_BENCHMARKS)
+    else:
+        names = benchmarks.split() if isinstance(benchmarks, str) else list(benchmarks)
+    ran = {b.lower() for b in names} - _IMB_PT2PT
+    if ran:
+        ran.add("barrier")
+    # the core reads collective names case-insensitively, "-" as "_"
+    return [c for c in algorithms if c.lower().replace("-", "_") not in ran]
+
+
+def algorithm_note(benchmarks: Iterable[str] | str | None, algorithms: Mapping[str, str]) -> str | None:
+    """One line naming the forced algorithms (``--algorithm``) that applied
+    to no benchmark of an IMB run, and the benchmarks that ran (None if
+    every one applied). A note, not an error: one list of forced algorithms
+    may serve runs of different benchmarks."""
+    unused = _unused_algorithms(benchmarks, algorithms)
+    if not unused:
+        return None
+    if benchmarks is None:
+        ran = "all"
+    else:
+        ran = " ".join(benchmarks.split() if isinstance(benchmarks, str) else benchmarks)
+    forced = ", ".join(f"{c}={algorithms[c]}" for c in unused)
+    return f"fabriclab: note: --algorithm {forced} not used: the run has no {' or '.join(unused)} (benchmarks that ran: {ran})"
 
 
 def imb(
@@ -346,7 +404,9 @@ def osu(
 ) -> Result:
     """Run OSU micro-benchmark ``test`` (``"osu_allreduce"`` or
     ``"allreduce"``, ...) with ``np`` ranks on ``fabric``. ``sizes`` is
-    ``-m MIN:MAX``, ``iterations`` ``-i``, ``warmup`` ``-x``, ``full``
+    ``-m MIN:MAX`` (or, as OSU takes them, ``"MAX"`` / ``":MAX"`` for the
+    largest size only and ``"MIN:"`` for the smallest only; sizes run from
+    MIN doubling up to MAX), ``iterations`` ``-i``, ``warmup`` ``-x``, ``full``
     ``-f``; ``tail_lat`` is ``-z`` (osu_latency: ``True`` for OSU's 50th,
     90th and 99th percentiles, or a list of up to 5 whole percentiles);
     placement options
@@ -363,7 +423,7 @@ def osu(
     opts: dict[str, Any] = {"test": as_str("test", test)}
     add_job(opts, np, ppn, hosts, placement)
     if sizes is not None:
-        opts["sizes"] = _pair("sizes", sizes)
+        opts["sizes"] = _pair("sizes", sizes, _osu_max_size(opts["test"]))
     for name, value in (("iterations", iterations), ("warmup", warmup)):
         if value is not None:
             opts[name] = as_int(name, value)
