@@ -126,6 +126,45 @@ def test_scenario_errors(text, cls, words, toml_file):
     assert r.returncode == 2 and "fabriclab: error:" in r.stderr and "Traceback" not in r.stderr
 
 
+INLINE_FABRIC = """seed = 1
+
+[fabric]
+name = "two"
+[fabric.topology]
+kind = "leaf_spine"
+spines = 0
+leaves = 1
+hosts_per_leaf = 2
+host_link_gbps = 100
+uplink_gbps = 100
+{extra}
+[[perftest]]
+test = "ib_write_bw"
+server = "h1"
+"""
+
+
+@pytest.mark.parametrize(
+    "extra, cls, words",
+    [
+        ("[fabric.swich]\npfc = true\n", ParseError, "bad.toml: [fabric.swich]: unknown field `swich`, expected one of"),
+        ('[fabric.nic]\nroce_mtu = "4096"\n', ParseError, 'bad.toml: fabric.nic.roce_mtu: invalid type: string "4096"'),
+        ("hosts = 3\n", ParseError, "bad.toml: [fabric.topology] hosts: unknown field `hosts`"),
+        ("[fabric.nic]\nroce_mtu = 4095\n", FabricError, "bad.toml: [fabric]: RoCE MTU 4095 is not one of"),
+    ],
+    ids=["table", "key", "topology-key", "value"],
+)
+def test_inline_fabric_errors_name_the_key_as_the_scenario_has_it(extra, cls, words, toml_file):
+    # The core reads a TOML copy of the [fabric] table: its line numbers
+    # and excerpt are the copy's, so the error names the table or key instead.
+    path = toml_file(INLINE_FABRIC.format(extra=extra), "bad.toml")
+    with pytest.raises(cls) as e:
+        load_scenario(path)
+    assert words in str(e.value) and "at line" not in str(e.value) and "^^^" not in str(e.value)
+    r = run_cli("run", path)
+    assert r.returncode == 2 and words in r.stderr and "Traceback" not in r.stderr
+
+
 LATE_BAD = """fabric = "heps"
 [[perftest]]
 name = "fine"
@@ -221,6 +260,17 @@ def test_toml_dumps_round_trip():
         "empty": {},
     }
     assert tomllib.loads(toml_dumps(doc)) == doc
+
+
+def test_toml_layout_gives_each_written_line_its_key_path():
+    from fabriclab._toml import toml_layout
+
+    doc = {"a": 1, "t": {"b": 2, "u": {"c": [{"d": 3}]}}, "v": {}}
+    layout = toml_layout(doc)
+    assert "\n".join(text for text, _ in layout) + "\n" == toml_dumps(doc)
+    assert [path for _, path in layout] == [
+        ("a",), ("t",), ("t",), ("t", "b"), ("t", "u"), ("t", "u"), ("t", "u", "c"), ("v",), ("v",)
+    ]
 
 
 def test_toml_dumps_fabric_round_trip():

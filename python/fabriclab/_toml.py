@@ -2,7 +2,8 @@
 tomllib, but has no writer).
 
 :func:`toml_dumps` writes a document as tomllib reads it (dicts, lists,
-str, int, float, bool); :func:`toml_value` and :func:`toml_key` write one
+str, int, float, bool), :func:`toml_layout` says which key each of its lines
+writes; :func:`toml_value` and :func:`toml_key` write one
 value or key, as scenario files, sweep points and messages show them.
 Left out: dates and times (a scenario has none), comments, and keeping a
 file's layout.
@@ -16,7 +17,7 @@ from typing import Any
 
 from .errors import ArgumentTypeError
 
-__all__ = ["toml_key", "toml_value", "toml_dumps"]
+__all__ = ["toml_key", "toml_value", "toml_dumps", "toml_layout"]
 
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 
@@ -67,22 +68,31 @@ def toml_value(v: Any) -> str:
     raise ArgumentTypeError(f"cannot write a {type(v).__name__} as TOML")
 
 
+def toml_layout(doc: dict[str, Any]) -> list[tuple[str, tuple[str, ...]]]:
+    """The lines :func:`toml_dumps` writes for ``doc``, each with the key
+    path it belongs to: a ``key = value`` line its key's, a ``[table]``
+    header or the blank line before it the table's. An error about line
+    ``n`` of the text is about ``layout[n - 1]``'s path."""
+    lines: list[tuple[str, tuple[str, ...]]] = []
+
+    def table(d: dict[str, Any], prefix: tuple[str, ...]) -> None:
+        for k, v in d.items():
+            if not isinstance(v, dict):
+                lines.append((f"{toml_key(k)} = {toml_value(v)}", (*prefix, k)))
+        for k, v in d.items():
+            if isinstance(v, dict):
+                path = (*prefix, k)
+                if lines:  # a blank line between tables, none at the top
+                    lines.append(("", path))
+                lines.append(("[" + ".".join(toml_key(p) for p in path) + "]", path))
+                table(v, path)
+
+    table(doc, ())
+    return lines
+
+
 def toml_dumps(doc: dict[str, Any]) -> str:
     """``doc`` (as tomllib reads it: dicts, lists, str, int, float, bool) as
     TOML text: scalars and arrays first, then one ``[table]`` per sub-dict;
     arrays of tables are written as arrays of inline tables."""
-    lines: list[str] = []
-
-    def table(d: dict[str, Any], prefix: list[str]) -> None:
-        subs = [(k, v) for k, v in d.items() if isinstance(v, dict)]
-        for k, v in d.items():
-            if not isinstance(v, dict):
-                lines.append(f"{toml_key(k)} = {toml_value(v)}")
-        for k, v in subs:
-            path = prefix + [k]
-            lines.append("")
-            lines.append("[" + ".".join(toml_key(p) for p in path) + "]")
-            table(v, path)
-
-    table(doc, [])
-    return "\n".join(lines).lstrip("\n") + "\n"
+    return "\n".join(text for text, _ in toml_layout(doc)) + "\n"

@@ -100,7 +100,7 @@ from typing import Any
 
 from . import api
 from ._checks import as_path, read_file
-from ._toml import toml_dumps
+from ._toml import toml_dumps, toml_key, toml_layout
 from .errors import ArgumentTypeError, FabriclabError, ParseError
 from .kinds import NAMES, Result, kind_of
 
@@ -203,6 +203,36 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
     return sc
 
 
+#: The core's parse error: where in the text, then a snippet of that line
+#: (gutter lines "  11 | [swich]" and "    |  ^^^^^"), then the reason.
+_PARSE_AT = re.compile(r"TOML parse error at line (\d+), column \d+\n")
+_GUTTER = re.compile(r"^\s*\d*\s*\|")
+
+
+def _inline_fabric(label: str, fab: dict[str, Any]) -> api.Fabric:
+    """A scenario's ``[fabric]`` table as a Fabric. The core reads it as a
+    TOML copy of the table, so its errors' line numbers and snippets are the
+    copy's: the error names the scenario and the table or key as the file
+    has it (``[fabric.swich]``, ``fabric.nic.roce_mtu``) instead."""
+    try:
+        return api.Fabric.from_toml(toml_dumps(fab))
+    except FabriclabError as e:
+        msg = str(e).removeprefix("fabric TOML: ")
+        m = _PARSE_AT.match(msg)
+        if m:
+            layout = toml_layout(fab)
+            n = int(m[1])
+            text, path = layout[n - 1] if 0 < n <= len(layout) else ("[", ())
+            where = ".".join(toml_key(k) for k in ("fabric", *path))
+            reason = " ".join(line.strip() for line in msg[m.end() :].split("\n") if not _GUTTER.match(line))
+            msg = f"{f'[{where}]' if text.startswith('[') else where}: {reason}"
+        elif msg.startswith("["):  # "[topology] hosts: ...", "[pfc] is ...": a table of the fabric
+            msg = "[fabric." + msg[1:]
+        else:
+            msg = f"[fabric]: {msg}"
+        raise type(e)(f"{label}: {msg}") from None
+
+
 def scenario_from_dict(
     doc: Mapping[str, Any],
     *,
@@ -228,7 +258,7 @@ def scenario_from_dict(
         base = os.path.dirname(os.path.abspath(path)) if path is not None else os.getcwd()
     fab = doc.get("fabric", "heps")
     if isinstance(fab, dict):
-        fabric = api.Fabric.from_toml(toml_dumps(fab))
+        fabric = _inline_fabric(label, fab)
     elif isinstance(fab, str):
         fabric = api.as_fabric(fab, base_dir=base)
     else:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import os
-import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -163,19 +162,11 @@ def load_point(base: SweptFile, doc: Mapping[str, Any], prefix: str = "") -> Sce
     would load the swept file with it; errors name the swept file, after
     ``prefix``."""
     try:
+        # An error of an inline fabric names its key, not the lines of the
+        # TOML the sweep wrote (Scenario.from_dict); the prefix names the point.
         return Scenario.from_dict(doc, origin=base.path, base_dir=base.base_dir, order=base.order)
     except FabriclabError as e:
-        msg = str(e)
-        if isinstance(doc.get("fabric"), Mapping):
-            # The fabric is TOML the sweep wrote: its line numbers and
-            # excerpt point into nothing the user has (the point's label
-            # names the swept path and value).
-            msg = _TOML_POSITION.sub("", msg)
-        raise type(e)(f"{prefix}: {msg}" if prefix else msg) from None
-
-
-#: The position and excerpt of a TOML parse error (the toml crate's).
-_TOML_POSITION = re.compile(r"TOML parse error at line \d+, column \d+\n(?:[ \t]*\d*[ \t]*\|.*\n)*[ \t]*")
+        raise type(e)(f"{prefix}: {e}" if prefix else str(e)) from None
 
 
 def scenario_from_text(text: str, origin: str) -> Scenario:
