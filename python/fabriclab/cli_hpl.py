@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 from ._checks import check_out_path, command_inputs
 from ._tables import tuples
-from .cli_mpi import background_opts, check_telemetry, placement, telemetry_opts, write_telemetry
+from .cli_mpi import background_opts, check_telemetry, job_kwargs, telemetry_opts, write_telemetry
 from .errors import InvalidArgumentError
 from .linpack import HPL_BCASTS, hpl, parse_grids
 from .mpi import MPI_COUNTER_KEYS
@@ -152,7 +152,6 @@ def cmd_hpl(a: argparse.Namespace) -> int:
         check_out_path(dest, what, inputs=command_inputs(a))
     try:
         res = hpl(
-            a.fabric,
             dat=a.dat,
             n=a.n,
             nb=a.nb,
@@ -166,18 +165,10 @@ def cmd_hpl(a: argparse.Namespace) -> int:
             depth=a.depth,
             swap=a.swap,
             swap_threshold=a.swap_threshold,
-            np=a.np,
-            ppn=a.ppn,
-            hosts=a.hosts,
-            placement=placement(a),
             dgemm_gflops=a.dgemm_gflops,
             pfact_gflops=a.pfact_gflops,
             samples=a.samples,
-            background=a.background,
-            background_iperf=a.background_iperf,
-            telemetry_us=a.telemetry_us,
-            seed=a.seed,
-            progress=not a.quiet,
+            **job_kwargs(a, collectives=False),
         )
     except KeyboardInterrupt as e:
         part = getattr(e, "result", None)

@@ -246,9 +246,9 @@ def print_result(res: Result, counters: bool, quiet: bool = False) -> None:
         )
 
 
-def _job_kwargs(a: argparse.Namespace, collectives: bool = True) -> dict[str, Any]:
+def job_kwargs(a: argparse.Namespace, collectives: bool = True) -> dict[str, Any]:
     """The keywords ``imb``, ``osu`` (and, without the collectives' two,
-    ``cbench``) take alike from the command line."""
+    ``cbench`` and ``hpl``) take alike from the command line."""
     check_telemetry(a)
     kw: dict[str, Any] = dict(
         np=a.np,
@@ -276,7 +276,7 @@ def cmd_imb(a: argparse.Namespace) -> None:
         iters=a.iters,
         root_shift=a.root_shift,
         algorithms=dict(a.algorithm),
-        **_job_kwargs(a),
+        **job_kwargs(a),
     )
     print_result(res, a.counters, a.quiet)
     if a.show_algorithm:
@@ -309,7 +309,7 @@ def cmd_osu(a: argparse.Namespace) -> None:
         full=a.full,
         algorithm=a.algorithm,
         tail_lat=_percentiles(a.tail_lat),
-        **_job_kwargs(a),
+        **job_kwargs(a),
     )
     print_result(res, a.counters, a.quiet)
     if a.show_algorithm:
@@ -325,7 +325,7 @@ def cmd_cbench(a: argparse.Namespace) -> None:
         iterations=a.iterations,
         tests=a.tests,
         rotations=a.rotations,
-        **_job_kwargs(a, collectives=False),
+        **job_kwargs(a, collectives=False),
     )
     print_result(res, a.counters, a.quiet)
     write_telemetry(a, res, f"Cbench on {a.fabric}")
