@@ -166,6 +166,15 @@ fn bad_routing_sections_say_what_to_change() {
     assert!(err("[routing]\nordering = \"strict\"\n").contains("set mode = \"adaptive\""));
     assert!(err("[routing]\nmode = \"adaptive\"\nflowlet_gap_us = 0\n").contains("positive"));
     assert!(err("[routing]\nmode = \"adaptive\"\nhops = 2\n").contains("hops"));
+    // A flowlet gap where no flowlet is cut (ECMP, or adaptive without
+    // strict ordering) was accepted and ignored.
+    for r in ["", "mode = \"adaptive\"\n"] {
+        let e = err(&format!("[routing]\n{r}flowlet_gap_us = 5\n"));
+        assert!(
+            e.contains("applies to mode = \"adaptive\" with ordering = \"strict\""),
+            "{e}"
+        );
+    }
     let ib = format!("transport = \"infiniband\"\n{}", "");
     let msg = FabricSpec::from_toml(&format!(
         "{ib}[topology]\nkind = \"leaf_spine\"\nspines = 1\nleaves = 2\nhosts_per_leaf = 1\n\

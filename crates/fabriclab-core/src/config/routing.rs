@@ -91,6 +91,17 @@ impl RoutingSpec {
                  one path); set mode = \"adaptive\" or remove ordering",
             );
         }
+        // A gap other than the default where no flowlet is cut would be
+        // ignored: say so rather than run without it.
+        if self.ordering != Ordering::Strict
+            && self.flowlet_gap_us != RoutingSpec::default().flowlet_gap_us
+        {
+            return fabric_err(format!(
+                "routing.flowlet_gap_us = {} applies to mode = \"adaptive\" with ordering = \
+                 \"strict\" only (flowlet switching); set both, or remove flowlet_gap_us",
+                self.flowlet_gap_us
+            ));
+        }
         Ok(())
     }
 }
