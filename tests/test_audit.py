@@ -105,3 +105,16 @@ def test_cli_audit_flag_prints_the_balanced_books(tmp_path: Path):
     r = run_cli("--audit", "flows", "--fabric", "leaf-spine", "--flow", "h0:h5:1M", "--flow", "h1:h5:1M", env=env)
     assert r.returncode == 0, r.stderr
     assert "audit: balanced" in r.stderr
+    assert "XOFF/XON matched" in r.stderr and "flow backend" not in r.stderr
+
+
+def test_cli_audit_flag_on_the_flow_backend_says_what_it_checked():
+    # The flow backend has no switches' queues or PFC to balance: the line
+    # names its own books (net/flow/audit.rs), not the packet engine's.
+    env = dict(os.environ)
+    env.pop("FABRICLAB_AUDIT", None)
+    args = ("--flow", "h0:h5:1M", "--flow", "h1:h5:1M", "--backend", "flow")
+    r = run_cli("--audit", "flows", "--fabric", "leaf-spine", *args, env=env)
+    assert r.returncode == 0, r.stderr
+    assert "audit: balanced (flow backend: every link within its capacity" in r.stderr
+    assert "XOFF" not in r.stderr

@@ -723,6 +723,27 @@ def _partial_text(e: KeyboardInterrupt) -> str | None:
     return result.text if isinstance(result, Result) else None
 
 
+_PACKET_BOOKS = (
+    "every switch and priority: bytes in = out + dropped + lost + queued; no unexplained "
+    "lossless drop; XOFF/XON matched; every RC message completed, failed or in flight"
+)
+_FLOW_BOOKS = (
+    "flow backend: every link within its capacity and every re-rated flow max-min "
+    "bottlenecked at each rate recomputation; every flow's rates integrate to its bytes; "
+    "every path host to host; every RC message completed or in flight"
+)
+
+
+def _audit_books(backend: str | None) -> str:
+    """What ``--audit`` checked, for the backend that ran (both when the
+    command's runs choose their own: scenarios, sweeps, labs)."""
+    if backend == "flow":
+        return _FLOW_BOOKS
+    if backend == "packet":
+        return _PACKET_BOOKS
+    return f"packet runs: {_PACKET_BOOKS}; {_FLOW_BOOKS}"
+
+
 def _fabric_backend(fabric: Any) -> str | None:
     """The ``[sim] backend`` a fabric argument's TOML asks for (None if it
     cannot be read: the tool then says what is wrong), read without
@@ -767,12 +788,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         status = _COMMANDS[args.command](args)
         if args.audit and args.command not in ("fabric", "dashboard") and getattr(args, "lab_command", "run") == "run":
-            print(
-                f"{PROG}: audit: balanced (every switch and priority: bytes in = out + dropped + "
-                "lost + queued; no unexplained lossless drop; XOFF/XON matched; every RC message "
-                "completed, failed or in flight)",
-                file=sys.stderr,
-            )
+            tool = hasattr(args, "fabric") and args.command not in ("run", "bench")
+            print(f"{PROG}: audit: balanced ({_audit_books(backend or ('packet' if tool else None))})", file=sys.stderr)
     except AuditError as e:
         return _fail(str(e), status=4)
     except RunFailedError as e:

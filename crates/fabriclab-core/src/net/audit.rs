@@ -15,7 +15,8 @@
 //! On InfiniBand the switch books are kept over all priorities (several
 //! share a VL): bytes in = out + queued + waiting for credits, nothing
 //! dropped; there is no PFC to match. What it leaves out: iWARP's and
-//! TCP's streams (bytes, not messages), the flow backend (no packets).
+//! TCP's streams (bytes, not messages). The flow backend has no packets:
+//! its books are kept in fluid terms (`flow/audit.rs`).
 //!
 //! When off, the packet path pays one `audit.is_some()` test at each
 //! counting point.
@@ -146,6 +147,9 @@ impl Net {
     /// Check the books; the first violation as an error naming where and
     /// the numbers. Ok when the audit is off.
     pub fn audit_check(&self) -> Result<(), Error> {
+        if let Some(r) = self.flow_audit_check() {
+            return r.map_err(|e| audit_err(format!("flow backend: {e}")));
+        }
         let Some(a) = self.audit.as_deref() else {
             return Ok(());
         };

@@ -425,11 +425,15 @@ impl Net {
                 let iw = spec.iwarp_spec();
                 (iw.mulpdu(), p.vlan, iw.tcp_timestamps)
             });
-            Box::new(flow::FlowNet::new(
+            let mut fnet = Box::new(flow::FlowNet::new(
                 caps,
                 Time::from_ns_f64(spec.sim.flow_quantum_ns),
                 iwarp,
-            ))
+            ));
+            if audit::enabled_by_env() {
+                fnet.enable_audit();
+            }
+            fnet
         });
         let host_names: Vec<&str> = topo.nodes[..topo.n_hosts]
             .iter()
@@ -481,10 +485,12 @@ impl Net {
     }
 
     /// Turn the conservation audit on for this network (as
-    /// `FABRICLAB_AUDIT=1` does for every network); packet backend only.
-    /// Call before the run.
+    /// `FABRICLAB_AUDIT=1` does for every network; on the flow backend,
+    /// its books in fluid terms). Call before the run.
     pub fn enable_audit(&mut self) {
-        if self.flow.is_none() && self.audit.is_none() {
+        if let Some(f) = self.flow.as_deref_mut() {
+            f.enable_audit();
+        } else if self.audit.is_none() {
             self.audit = Some(audit::Audit::new(self.ports.len()));
         }
         // The caller reads the result ([`Net::audit_check`]).

@@ -42,6 +42,7 @@
 //! run had some). Port counters count each
 //! message's wire bytes and packets when it completes.
 
+mod audit;
 pub(crate) mod limits;
 mod maxmin;
 mod tcp;
@@ -278,6 +279,8 @@ pub(crate) struct FlowNet {
     /// A flow's end fell beyond the horizon the clock holds (it is not
     /// scheduled; the run stalls and the tools say why).
     pub beyond_clock: bool,
+    /// The audit's books (`audit.rs`), when the audit is on.
+    pub(crate) audit: Option<Box<audit::FlowAudit>>,
 }
 
 /// The latest time a flow may end at: half the clock's range (106 days),
@@ -323,6 +326,14 @@ impl FlowNet {
             tcp_qps: Vec::new(),
             continue_flows: true,
             beyond_clock: false,
+            audit: None,
+        }
+    }
+
+    /// Keep the audit's books from now on (`audit.rs`).
+    pub(crate) fn enable_audit(&mut self) {
+        if self.audit.is_none() {
+            self.audit = Some(Box::default());
         }
     }
 
@@ -386,6 +397,12 @@ impl Net {
 
     fn flow_post_kind(&mut self, q: u32, kind: MsgKind, bytes: u64, token: u64, notify: bool) {
         let ready = self.now() + self.p.nic_tx;
+        let fnet = self.flow.as_mut().expect("flow backend");
+        if let Some(a) = fnet.audit.as_deref_mut() {
+            if !matches!(kind, MsgKind::Tcp | MsgKind::ReadResp) {
+                a.posted += 1;
+            }
+        }
         self.flow_push(
             q,
             Msg {
@@ -564,6 +581,7 @@ impl Net {
                 continue;
             }
             let path = self.flow_path(q);
+            self.flow_audit_path(q, &path);
             let fnet = self.flow.as_mut().expect("flow backend");
             if fnet.mm.path(f).eq(path.iter().copied()) {
                 continue;
@@ -714,6 +732,7 @@ impl Net {
             None => {
                 debug_assert_eq!(t, now, "a new flow starts now");
                 let f = self.with_path(q, |net, path| {
+                    net.flow_audit_path(q, path);
                     net.flow.as_mut().expect("flow backend").mm.add(path)
                 });
                 let fnet = self.flow.as_mut().expect("flow backend");
@@ -922,6 +941,9 @@ impl Net {
             fnet.mm.solve(&mut changed);
             fnet.stats.solves += 1;
             fnet.stats.flows_refilled += fnet.mm.refilled - before;
+            if let Some(a) = fnet.audit.as_deref_mut() {
+                a.check_solve(&fnet.mm, &changed);
+            }
             for &(f, old) in &changed {
                 fnet.settle(f, now, old);
                 fnet.schedule_finish(f, now);
@@ -962,6 +984,9 @@ impl Net {
         at: Time,
     ) {
         let fnet = self.flow.as_mut().expect("flow backend");
+        if let Some(a) = fnet.audit.as_deref_mut() {
+            a.done += count as u64;
+        }
         let qp = &mut fnet.qps[q as usize];
         qp.counters.acked_bytes += bytes;
         qp.counters.messages_done += count as u64;
@@ -981,7 +1006,12 @@ impl Net {
     /// Flow `f` has sent its last byte at `at`: count it, tell the
     /// workloads, start the QP's next message.
     fn flow_complete(&mut self, f: u32, at: Time) {
-        let fnet = self.flow.as_ref().expect("flow backend");
+        let fnet = self.flow.as_mut().expect("flow backend");
+        if let Some(a) = fnet.audit.as_deref_mut() {
+            let fl = &fnet.flows[f as usize];
+            let dt = at.0.saturating_sub(fl.last.0);
+            a.check_end(f, fl.rem_bytes, fnet.mm.rate_bps(f), dt, fl.wire_bytes);
+        }
         let fl = &fnet.flows[f as usize];
         let (q, m, last_wire) = (fl.qp, fl.msg, fl.last_wire);
         // Less what was counted on the paths it left.
