@@ -108,6 +108,13 @@ impl MaxMin {
         self.hops[f as usize].iter().map(|h| h.0)
     }
 
+    /// The link that holds flow `f` at its rate in the last solve (a
+    /// saturated link of its path where no flow is faster; `NO_LINK`
+    /// before its first solve).
+    pub fn bottleneck_of(&self, f: u32) -> u32 {
+        self.bottleneck[f as usize]
+    }
+
     /// Capacity of link `l`, b/s.
     pub fn cap_bps(&self, l: u32) -> f64 {
         self.cap_bps[l as usize]

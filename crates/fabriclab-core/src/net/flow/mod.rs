@@ -23,13 +23,16 @@
 //!   behind an unsignaled one run on in the same flow up to the next
 //!   signaled one (a rendezvous transfer's fragments: one flow, one event,
 //!   the same times as a chain of continued flows);
-//! - timing: a message's last packet leaves the host when its fluid
-//!   transfer ends, then crosses the path as the packet engine would move
-//!   one packet on idle ports (serialisation per hop, cut-through or store
-//!   and forward, switch latency, propagation); `Received` comes the NIC's
-//!   receive latency later, and `Completed` when the ACK, sent back the
-//!   same way without taking bandwidth, has arrived. One small message on
-//!   an idle fabric thus takes exactly the packet engine's time.
+//! - timing: the fluid runs at the pace of the flow's bottleneck link; that
+//!   link ends the message's last packet at the fluid's end plus the time
+//!   the stream's first packet took to reach it, and the last packet then
+//!   crosses the rest of the path behind the one before it, as the packet
+//!   engine moves packets on idle ports (serialisation per hop, cut-through
+//!   or store and forward, switch latency, propagation; `flow_tail`);
+//!   `Received` comes the NIC's receive latency later, and `Completed`
+//!   when the ACK, sent back the same way without taking bandwidth, has
+//!   arrived. One message on an idle fabric thus takes the packet engine's
+//!   time (exactly for one packet or equal full ones).
 //!
 //! What it leaves out (see `config/sim.rs`): queues, PFC, ECN and DCQCN
 //! dynamics (flows get their fair share at once), drops and
@@ -664,18 +667,83 @@ impl Net {
         start: Time,
         wire: u32,
     ) -> Time {
+        self.flow_packet_behind(path, (start, wire), None)
+    }
+
+    /// When the last packet `(start, wire)` reaches the end of `path`, the
+    /// packet `ahead` (its start and size) in front of it: at every hop the
+    /// last packet starts when it is in and the port has sent the one
+    /// ahead (FIFO), on ports otherwise idle.
+    fn flow_packet_behind(
+        &self,
+        path: impl IntoIterator<Item = u32>,
+        (start, wire): (Time, u32),
+        ahead: Option<(Time, u32)>,
+    ) -> Time {
+        let (ct, lat) = (self.p.cut_through, self.p.switch_latency);
         let (mut now, mut rx_end) = (start, start);
+        let mut prev = ahead.map(|(t, w)| (t, t, w as u64));
         for pi in path {
-            let (_, end, arrive) = self.ports[pi as usize].hop(
-                now,
-                rx_end,
-                wire as u64,
-                self.p.cut_through,
-                self.p.switch_latency,
-            );
+            let port = &self.ports[pi as usize];
+            if let Some((p_now, p_rx, w)) = prev {
+                let (p_tx_end, p_end, p_arrive) = port.hop(p_now, p_rx, w, ct, lat);
+                now = now.max(p_tx_end);
+                prev = Some((p_arrive, p_end, w));
+            }
+            let (_, end, arrive) = port.hop(now, rx_end, wire as u64, ct, lat);
             (now, rx_end) = (arrive, end);
         }
         now
+    }
+
+    /// When flow `f`, whose fluid transfer ends at `at`, has its last
+    /// packet at the end of its path (last bit in); and when that packet
+    /// started at the host, were the fluid's end its last byte out.
+    ///
+    /// The fluid runs at the pace of its bottleneck link `b` (the max-min
+    /// solution's, the host's own port when the flow has none): the stream
+    /// reaches `b` when its first packet does, `D_before(b)` after it left
+    /// the host on idle ports, and `b` ends the last packet `at +
+    /// D_before(b)`; from there the last packet crosses the rest of the
+    /// path behind the packet before it (a short last packet does not
+    /// overtake a full one through store-and-forward switches). With `b`
+    /// the host port this is the last packet leaving the host at `at`; a
+    /// slower link further on is crossed once, at the fluid's pace, not
+    /// again by the last packet.
+    fn flow_tail(&self, f: u32, at: Time) -> (Time, Time) {
+        let fnet = self.flow.as_ref().expect("flow backend");
+        let (mm, fl) = (&fnet.mm, &fnet.flows[f as usize]);
+        let path: Vec<u32> = mm.path(f).collect();
+        let host = &self.ports[path[0] as usize];
+        let last = fl.last_wire;
+        let start_last = Time(at.0.saturating_sub(host.rate.tx_time(last as u64).0));
+        // The packets before the last: full ones (their mean size, the
+        // first's extension header spread over them).
+        let full = if fl.npkts > 1 {
+            ((fl.wire_bytes - last as u64) / (fl.npkts as u64 - 1)) as u32
+        } else {
+            last
+        };
+        let b = mm.bottleneck_of(f);
+        let bi = path.iter().position(|&p| p == b).unwrap_or(0);
+        let (ct, lat) = (self.p.cut_through, self.p.switch_latency);
+        let (mut now, mut rx_end) = (Time::ZERO, Time::ZERO);
+        for &pi in &path[..bi] {
+            let (_, end, arrive) = self.ports[pi as usize].hop(now, rx_end, full as u64, ct, lat);
+            (now, rx_end) = (arrive, end);
+        }
+        let d_before = now - Time::ZERO;
+        let rate_b = self.ports[path[bi] as usize].rate;
+        let end_b = at + d_before;
+        let start_b = Time(end_b.0.saturating_sub(rate_b.tx_time(last as u64).0));
+        let ahead = (fl.npkts > 1).then(|| {
+            (
+                Time(start_b.0.saturating_sub(rate_b.tx_time(full as u64).0)),
+                full,
+            )
+        });
+        let arrive = self.flow_packet_behind(path[bi..].iter().copied(), (start_b, last), ahead);
+        (start_last, arrive)
     }
 
     pub(crate) fn on_flow_start(&mut self, q: u32) {
@@ -1013,7 +1081,7 @@ impl Net {
             a.check_end(f, fl.rem_bytes, fnet.mm.rate_bps(f), dt, fl.wire_bytes);
         }
         let fl = &fnet.flows[f as usize];
-        let (q, m, last_wire) = (fl.qp, fl.msg, fl.last_wire);
+        let (q, m) = (fl.qp, fl.msg);
         // Less what was counted on the paths it left.
         let (wire, npkts) = (fl.wire_bytes - fl.counted_wire, fl.npkts - fl.counted_pkts);
         let (peer, app, peer_app) = {
@@ -1023,11 +1091,7 @@ impl Net {
         let Net { flow, ports, .. } = self;
         let mm = &flow.as_ref().expect("flow backend").mm;
         count_ports(ports, mm.path(f), wire, npkts);
-        let first = mm.path(f).next().expect("a flow has a path");
-        let host_port = &self.ports[first as usize];
-        let start_last = Time(at.0.saturating_sub(host_port.rate.tx_time(last_wire as u64).0));
-        let mm = &self.flow.as_ref().expect("flow backend").mm;
-        let arrive = self.flow_packet_arrival(mm.path(f), start_last, last_wire);
+        let (start_last, arrive) = self.flow_tail(f, at);
         let nic_rx = self.p.nic_rx;
         let (count, payload) = {
             let fl = &self.flow.as_ref().expect("flow backend").flows[f as usize];
