@@ -118,8 +118,21 @@ impl Sim {
     }
 
     /// Run until `events` events have been processed (None) or the run
-    /// ends (Some(outcome)).
+    /// ends (Some(outcome)). A run that stops at its time limit has
+    /// simulated up to it: the clock reads the limit; the flow backend then
+    /// counts what its flows under way have sent.
     fn run_until_events(&mut self, limit: Option<Time>, events: u64) -> Option<Outcome> {
+        let outcome = self.run_events(limit, events);
+        if let (Some(Outcome::TimeLimit), Some(t)) = (outcome, limit) {
+            self.net.q.advance_to(t);
+        }
+        if outcome.is_some() {
+            self.net.flow_count_under_way();
+        }
+        outcome
+    }
+
+    fn run_events(&mut self, limit: Option<Time>, events: u64) -> Option<Outcome> {
         let limit = limit.unwrap_or(Time::NEVER);
         for i in self.started..self.apps.len() {
             self.apps[i].start(&mut self.net, i as u32);

@@ -556,3 +556,70 @@ fn a_credit_loop_the_buffer_cannot_cover_is_refused_on_the_flow_backend() {
     .unwrap();
     assert!(Net::new(&spec, 1).is_ok());
 }
+
+#[test]
+fn a_run_stopped_at_its_time_limit_reads_the_limit_and_counts_the_flows_under_way() {
+    // Two 1 MiB WRITEs into h0 through one switch, stopped at 40 us: the
+    // clock reads 40 us on both backends, and the counters hold what was
+    // sent by then. By hand: h0's 100G link is shared from the 500 ns
+    // send latency on, so each sender's fluid has put 100G x 39.5 us / 2 =
+    // 246,875 wire bytes on its path.
+    let spec = one_switch(3, "");
+    let flows = [flow("h1", "h0", 1 << 20), flow("h2", "h0", 1 << 20)];
+    let mut seen = Vec::new();
+    for spec in [spec.clone(), flow_backend(spec)] {
+        let net = Net::new(&spec, 1).unwrap();
+        let app = Flows::new(&net, &flows).unwrap();
+        let mut sim = Sim::new(net);
+        sim.add_app(Box::new(app));
+        assert_eq!(sim.run(Some(Time::us(40))), Outcome::TimeLimit);
+        assert_eq!(sim.net.now(), Time::us(40));
+        let ports = sim.net.port_reports();
+        let tx = |node: &str, peer: &str| -> u64 {
+            let p = ports
+                .iter()
+                .find(|p| p.node == node && p.peer == peer)
+                .unwrap();
+            p.counters.tx_bytes
+        };
+        let into_h0 = ports.iter().find(|p| p.peer == "h0").unwrap().node.clone();
+        let rx_payload: u64 = (sim.net.qp_reports().iter())
+            .filter(|q| q.host == "h0")
+            .map(|q| q.counters.rx_payload_bytes)
+            .sum();
+        seen.push((
+            tx("h1", &into_h0),
+            tx("h2", &into_h0),
+            tx(&into_h0, "h0"),
+            rx_payload,
+        ));
+    }
+    let (h1, h2, to_h0, flow_payload) = seen[1];
+    for w in [h1, h2] {
+        assert!(w.abs_diff(246_875) <= 1, "{w} wire bytes");
+    }
+    assert_eq!(to_h0, h1 + h2);
+    // Payload in proportion: 1,024 of every 1,106 wire bytes (one RETH in
+    // the whole message aside).
+    let want = 2.0 * 246_875.0 * 1024.0 / 1106.0;
+    assert!(
+        (flow_payload as f64 - want).abs() / want < 0.001,
+        "{flow_payload} vs {want}"
+    );
+    // The packet engine, packet by packet: what crossed into h0 by then
+    // (its senders run ahead into the switch's buffer, so their own links
+    // carried more), less what its first packet's ~1.4 us to that port
+    // (1 us of cable, the switch, one frame) leaves out: 17.5 KB at 100G;
+    // and what h0 received, less its first packet's ~2.7 us to h0's
+    // memory (a second cable and the NIC): 31 KB of payload.
+    let (_, _, p_to_h0, p_payload) = seen[0];
+    let behind = |a: u64, b: u64, by: u64| a <= b && b - a <= by;
+    assert!(
+        behind(p_to_h0, to_h0, 18_000),
+        "into h0: packet {p_to_h0} vs flow {to_h0}"
+    );
+    assert!(
+        behind(p_payload, flow_payload, 31_500),
+        "payload: packet {p_payload} vs flow {flow_payload}"
+    );
+}

@@ -350,6 +350,15 @@ impl<E: Copy> EventQueue<E> {
         (((at.0 as u128) << 64) | seq as u128) < self.cur_key
     }
 
+    /// Advance the clock to `t` with no event (a run that stopped at a
+    /// time limit has simulated up to it); every pending event is later.
+    pub fn advance_to(&mut self, t: Time) {
+        if t > self.now {
+            self.now = t;
+            self.cur_key = self.cur_key.max((t.0 as u128) << 64);
+        }
+    }
+
     /// Schedule `event` after a delay from now.
     #[inline]
     pub fn schedule_in(&mut self, delay: Time, event: E) {

@@ -220,6 +220,9 @@ struct Flow {
     /// last path when it ends.
     counted_wire: u64,
     counted_pkts: u32,
+    /// Payload already counted on its QPs (a run that stopped with the
+    /// flow under way counts what it had sent).
+    counted_payload: u64,
 }
 
 /// Bytes of a connected QP pair with one message on the flow backend (for
@@ -589,20 +592,9 @@ impl Net {
             if fnet.mm.path(f).eq(path.iter().copied()) {
                 continue;
             }
-            let old = fnet.mm.rate_bps(f);
-            fnet.settle(f, now, old);
             // What it sent so far crossed the old path's ports.
-            let fl = &mut fnet.flows[f as usize];
-            let total = fl.wire_bytes.max(1);
-            let sent = ((fl.wire_bytes as f64 - fl.rem_bytes).max(0.0) as u64).min(fl.wire_bytes);
-            let wire = sent.saturating_sub(fl.counted_wire);
-            let pkts = ((fl.npkts as u128 * sent as u128) / total as u128) as u32;
-            let pkts = pkts.saturating_sub(fl.counted_pkts);
-            fl.counted_wire += wire;
-            fl.counted_pkts += pkts;
-            let Net { flow, ports, .. } = self;
-            let fnet = flow.as_mut().expect("flow backend");
-            count_ports(ports, fnet.mm.path(f), wire, pkts);
+            self.flow_count_sent(f, now);
+            let fnet = self.flow.as_mut().expect("flow backend");
             fnet.mm.remove(f);
             let g = fnet.mm.add(&path);
             debug_assert_eq!(f, g, "a removed flow's slot is reused at once");
@@ -611,6 +603,51 @@ impl Net {
             fnet.dirty = true;
         }
         self.flow_tick_at(now);
+    }
+
+    /// Count what flow `f` has sent by `now`, beyond what was counted
+    /// before, on its path's ports and its QPs (packets and payload in
+    /// proportion to its wire bytes): before it leaves a path, and when a
+    /// run stops with it under way.
+    fn flow_count_sent(&mut self, f: u32, now: Time) {
+        let Net { flow, ports, .. } = self;
+        let fnet = flow.as_mut().expect("flow backend");
+        let old = fnet.mm.rate_bps(f);
+        fnet.settle(f, now, old);
+        let fl = &mut fnet.flows[f as usize];
+        let total = fl.wire_bytes.max(1);
+        let sent = ((fl.wire_bytes as f64 - fl.rem_bytes).max(0.0) as u64).min(fl.wire_bytes);
+        let share = |n: u64| (n as u128 * sent as u128 / total as u128) as u64;
+        let wire = sent.saturating_sub(fl.counted_wire);
+        let pkts = (share(fl.npkts as u64) as u32).saturating_sub(fl.counted_pkts);
+        let payload = share(fl.payload).saturating_sub(fl.counted_payload);
+        fl.counted_wire += wire;
+        fl.counted_pkts += pkts;
+        fl.counted_payload += payload;
+        let q = fl.qp;
+        count_ports(ports, fnet.mm.path(f), wire, pkts);
+        let peer = fnet.qps[q as usize].peer_qp;
+        let c = &mut fnet.qps[q as usize].counters;
+        c.tx_payload_bytes += payload;
+        c.tx_packets += pkts as u64;
+        fnet.qps[peer as usize].counters.rx_payload_bytes += payload;
+    }
+
+    /// The run stops (a time limit, an interruption, or its foreground
+    /// work done): count what the flows under way have sent by now, as
+    /// the packet engine's counters have it packet by packet.
+    pub(crate) fn flow_count_under_way(&mut self) {
+        let now = self.now();
+        let Some(fnet) = self.flow.as_deref() else {
+            return;
+        };
+        let active: Vec<u32> = (fnet.qps.iter())
+            .map(|qp| qp.flow)
+            .filter(|&f| f != u32::MAX)
+            .collect();
+        for f in active {
+            self.flow_count_sent(f, now);
+        }
     }
 
     /// Wire bytes of a message: (total, last packet, packets).
@@ -858,6 +895,7 @@ impl Net {
             gen: 0,
             counted_wire: 0,
             counted_pkts: 0,
+            counted_payload: 0,
         };
         while merge && fl.msg.kind == MsgKind::ReadResp && !fl.msg.notify {
             let fnet = self.flow.as_mut().expect("flow backend");
@@ -1093,16 +1131,17 @@ impl Net {
         count_ports(ports, mm.path(f), wire, npkts);
         let (start_last, arrive) = self.flow_tail(f, at);
         let nic_rx = self.p.nic_rx;
-        let (count, payload) = {
+        let (count, payload, counted) = {
             let fl = &self.flow.as_ref().expect("flow backend").flows[f as usize];
-            (fl.count, fl.payload)
+            (fl.count, fl.payload, fl.counted_payload)
         };
         {
+            // Less what was counted while it was under way.
             let fnet = self.flow.as_mut().expect("flow backend");
             let c = &mut fnet.qps[q as usize].counters;
-            c.tx_payload_bytes += payload;
+            c.tx_payload_bytes += payload - counted;
             c.tx_packets += npkts as u64;
-            fnet.qps[peer as usize].counters.rx_payload_bytes += payload;
+            fnet.qps[peer as usize].counters.rx_payload_bytes += payload - counted;
         }
         match m.kind {
             MsgKind::Write | MsgKind::Send => {
