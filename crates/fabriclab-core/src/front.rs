@@ -306,7 +306,9 @@ pub fn flows_json(
         deadlock_error: (outcome == crate::sim::Outcome::Deadlock)
             .then(|| sim.net.deadlock_error().message().to_string()),
         stall_error,
-        notes: sim.net.headroom_note().into_iter().collect(),
+        notes: (sim.net.headroom_note().into_iter())
+            .chain(link_failures_note(sim.net.flow_stats()))
+            .collect(),
         deadlocks: sim.net.deadlocks(),
         events: sim.net.events_processed(),
         flow_stats: sim.net.flow_stats(),
@@ -621,6 +623,20 @@ fn options_err(what: &str, e: &serde_json::Error) -> Error {
         .replace("`, expected `", "`; use `");
     let msg = crate::error::types_in_words(&msg);
     Error::InvalidArgument(format!("{what}: {msg}"))
+}
+
+/// On the flow backend, the note that the run's link failures were
+/// approximated (none when it had none, or ran on the packet engine).
+fn link_failures_note(stats: Option<&crate::net::FlowStats>) -> Option<String> {
+    let n = stats?.link_events_approximated;
+    (n > 0).then(|| {
+        format!(
+            "flow backend: the link failures were approximated ({n} capacity changes, one per \
+             direction of a cable going down or coming back): capacity 0 while down, flows \
+             re-routed at convergence; no detection, losses or retransmission (--backend packet \
+             gives the transient)"
+        )
+    })
 }
 
 #[cfg(test)]

@@ -623,3 +623,52 @@ fn a_run_stopped_at_its_time_limit_reads_the_limit_and_counts_the_flows_under_wa
         "payload: packet {p_payload} vs flow {flow_payload}"
     );
 }
+
+#[test]
+fn saved_json_outputs_say_when_the_flow_backend_ran() {
+    use fabriclab_core::iperf;
+    use fabriclab_core::report;
+    use fabriclab_core::tools::fio;
+    use fabriclab_core::traffic::perftest::{self, Test};
+    // A file saved from a flow run must not pass for a packet-level one:
+    // perftest's --out_json gets a key of its own, iperf3's -J and fio's
+    // JSON name it in their free-text fields; packet runs are unchanged.
+    let packet = preset("leaf-spine").unwrap();
+    let flow = flow_backend(packet.clone());
+    let pt = perftest::Options {
+        test: Test::WriteBw,
+        client: "h0".into(),
+        server: "h4".into(),
+        iters: Some(50),
+        ..Default::default()
+    };
+    let ip = iperf::Options {
+        client: "h1".into(),
+        server: "h0".into(),
+        time_s: 0.001,
+        interval_s: 0.001,
+        ..Default::default()
+    };
+    let fo = fio::Options {
+        clients: vec!["h0".into()],
+        targets: vec!["h4".into()],
+        runtime_s: 0.001,
+        ..Default::default()
+    };
+    for (spec, on_flow) in [(&packet, false), (&flow, true)] {
+        let p = report::perftest::json(&perftest::run(spec, &pt, 1).unwrap());
+        assert_eq!(
+            p.contains("\"Simulator\": \"fabriclab flow backend\""),
+            on_flow,
+            "{p}"
+        );
+        let i = report::iperf::json(&iperf::run(spec, &ip, 1).unwrap());
+        assert_eq!(i.contains("simulated host, flow backend"), on_flow, "{i}");
+        let f = report::fio::json(&fio::run(spec, &fo, 1).unwrap());
+        assert_eq!(
+            f.contains("\"simulated by fabriclab, flow backend\""),
+            on_flow,
+            "{f}"
+        );
+    }
+}

@@ -546,7 +546,13 @@ pub fn json(r: &Report) -> String {
         ("fio version".into(), s("fio-3.33".into())),
         ("timestamp".into(), F::I(0)),
         ("timestamp_ms".into(), F::I(0)),
-        ("time".into(), s("simulated by fabriclab".into())),
+        (
+            "time".into(),
+            s(match r.backend {
+                crate::config::Backend::Flow => "simulated by fabriclab, flow backend".into(),
+                crate::config::Backend::Packet => "simulated by fabriclab".into(),
+            }),
+        ),
         ("global options".into(), global),
         ("jobs".into(), F::O(vec![])),
     ]);

@@ -345,7 +345,19 @@ pub fn json(r: &Report) -> String {
         ("version", "iperf 3.12".into()),
         (
             "system_info",
-            concat!("fabriclab ", env!("CARGO_PKG_VERSION"), " simulated host").into(),
+            match r.backend {
+                crate::config::Backend::Flow => {
+                    concat!(
+                        "fabriclab ",
+                        env!("CARGO_PKG_VERSION"),
+                        " simulated host, flow backend"
+                    )
+                }
+                crate::config::Backend::Packet => {
+                    concat!("fabriclab ", env!("CARGO_PKG_VERSION"), " simulated host")
+                }
+            }
+            .into(),
         ),
         (
             "timestamp",

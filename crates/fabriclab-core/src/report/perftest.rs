@@ -277,6 +277,12 @@ pub fn json(r: &Report) -> String {
     info.push(("Use_ROCm_memory", s("OFF")));
     info.push(("Use_MUSA_memory", s("OFF")));
     info.push(("Data_ex_method", s(method)));
+    if r.backend == crate::config::Backend::Flow {
+        // Not perftest's: a saved file says it is a flow-level estimate
+        // (the JSON's readers skip keys they do not know, as perftest
+        // itself adds keys from version to version).
+        info.push(("Simulator", s("fabriclab flow backend")));
+    }
     // A run stopped before its first size completed has no results (an
     // empty object, where real perftest, killed, writes no file).
     let results: Vec<(&str, String)> = if let (true, Some(row)) = (test.is_bw(), r.bw.last()) {

@@ -746,6 +746,9 @@ impl Fio {
 pub struct Report {
     /// The options.
     pub options: Options,
+    /// The backend that ran (the JSON output names the flow backend).
+    #[serde(skip)]
+    pub backend: crate::config::Backend,
     /// One entry per client host, in the order given.
     pub clients: Vec<ClientResult>,
     /// How the run ended.
@@ -844,6 +847,7 @@ pub fn run_with_progress(
     }
     Ok(Report {
         options: opts.clone(),
+        backend: sim.net.backend(),
         clients,
         outcome,
         sim_time_ps: sim.net.now().as_ps(),

@@ -360,6 +360,9 @@ impl App for Iperf {
 pub struct Report {
     /// The options.
     pub options: Options,
+    /// The backend that ran (the JSON output names the flow backend).
+    #[serde(skip)]
+    pub backend: crate::config::Backend,
     /// Congestion control used.
     pub congestion: String,
     /// TCP maximum segment size, bytes.
@@ -421,6 +424,7 @@ impl Iperf {
         let conn = self.conns()[0];
         Report {
             options: opts.clone(),
+            backend: net.backend(),
             congestion: net.tcp_cc(conn).name().into(),
             mss: net.tcp_mss(),
             host_mtu: net.tcp_host_mtu(),

@@ -213,6 +213,9 @@ pub struct LatRow {
 pub struct Report {
     /// The options, resolved.
     pub options: Options,
+    /// The backend that ran (the JSON output names the flow backend).
+    #[serde(skip)]
+    pub backend: crate::config::Backend,
     /// The MTU used (RoCE, or IB on an InfiniBand fabric).
     pub mtu: u32,
     /// The fabric is InfiniBand (perftest's link type `IB`).
@@ -373,6 +376,7 @@ pub fn run_with_progress(
 
     let mut report = Report {
         options: opts.clone(),
+        backend: spec.sim.backend,
         mtu: if infiniband {
             spec.ib_spec().mtu
         } else if spec.is_iwarp() {
