@@ -188,3 +188,120 @@ def test_links_too_slow_for_the_ack_timeout_are_named_as_the_cause(tmp_path):
     # A cut cable is still named as one.
     cut = fabriclab.flows([fabriclab.Flow("h0", "h3", 65536)], fabric=fabriclab.Fabric.from_toml(_cut_fabric()))
     assert cut.extras["qp_failures"][0]["cause"] == "a link failure that cut it off"
+
+
+# --------------------------------------------------------------------------
+# A flows item of a scenario or a lab fails as `fabriclab flows` does
+
+
+CUT_FLOWS = 'flows = [{src = "h0", dst = "h3", bytes = 65536}, {src = "h0", dst = "h4", bytes = 65536}]\n'
+
+
+def _cut_scenario(tmp_path):
+    """A scenario whose flows item sends to h3, cut off for good (its QP
+    runs out of retries after about 3 ms), and to h4, which finishes."""
+    (tmp_path / "cut.fabric.toml").write_text(_cut_fabric())
+    sc = tmp_path / "cut_flows.toml"
+    sc.write_text(f'fabric = "cut.fabric.toml"\n[[flows]]\nname = "cut"\n{CUT_FLOWS}')
+    return sc
+
+
+def _last_error(stderr: str) -> str:
+    return [line for line in stderr.splitlines() if line.startswith("fabriclab: error: ")][-1]
+
+
+def test_run_fails_a_scenario_whose_flows_item_failed_as_flows_fails(tmp_path):
+    # `fabriclab run` printed the table and exited 0 where `fabriclab
+    # flows` with the same flows exits 3 (QA finding).
+    sc = _cut_scenario(tmp_path)
+    run = run_cli("run", sc, "--quiet")
+    flows = run_cli("flows", "--fabric", tmp_path / "cut.fabric.toml", "--flow", "h0:h3:64K", "--flow", "h0:h4:64K", "--quiet")
+    assert (run.returncode, flows.returncode) == (3, 3), run.stderr
+    assert "outcome: Finished" in run.stdout and "h4" in run.stdout  # what ran is printed first
+    assert _last_error(run.stderr) == _last_error(flows.stderr)
+    assert _last_error(run.stderr).startswith("fabriclab: error: 1 flow(s) failed: transport retry counter exceeded on QP")
+    assert "Traceback" not in run.stderr
+
+
+def test_run_and_lab_run_print_a_flows_items_notes(capsys):
+    from fabriclab.api import FLOW_COLUMNS
+    from fabriclab.cli import print_item
+    from fabriclab.results import Result
+
+    note = "12 lossless frame(s) dropped when PFC headroom overflowed at leaf0"
+    res = Result("flows", pd.DataFrame(columns=FLOW_COLUMNS), outcome="Finished", sim_time_us=1.0, events=1, extras={"notes": [note]})
+    print_item("flows", res)
+    out = capsys.readouterr()
+    assert "outcome: Finished" in out.out and f"fabriclab: note: {note}\n" in out.err
+
+
+LAB = """
+[lab]
+name = "cut"
+seed = "test"
+title = "a host cut off"
+reproduces = "nothing: its run fails"
+
+[[run]]
+name = "cut"
+fabric = "cut.fabric.toml"
+[[run.flows]]
+name = "flows"
+FLOWS
+[[metric]]
+label = "h0 -> h4 FCT"
+unit = "us"
+published = 100
+place = "nowhere"
+kind = "compare"
+tolerance_pct = 1000
+select = {column = "fct_us", where = {dst = "h4"}}
+""".replace("FLOWS", CUT_FLOWS)
+
+
+def test_a_lab_whose_flows_run_failed_stops_with_the_error_and_no_verdict(tmp_path):
+    # The lab computed "reproduced" from the good flow of a failed run.
+    _cut_scenario(tmp_path)
+    lab = tmp_path / "cut.toml"
+    lab.write_text(LAB)
+    r = run_cli("lab", "run", lab, "--quiet")
+    assert r.returncode == 3, (r.returncode, r.stdout, r.stderr)
+    assert "outcome: Finished" in r.stdout  # the tool's output first
+    assert "verdicts:" not in r.stdout and "reproduced" not in r.stdout
+    assert _last_error(r.stderr).startswith("fabriclab: error: lab cut: run 'cut' [1]: 1 flow(s) failed: transport retry")
+    j = run_cli("lab", "run", lab, "--quiet", "--json")
+    assert j.returncode == 3 and j.stdout == "", j.stdout
+    with pytest.raises(fabriclab.TransportRetryError, match=r"^lab cut: run 'cut' \[1\]: 1 flow\(s\) failed"):
+        fabriclab.lab_run(lab)
+
+
+def test_the_flow_backend_header_says_link_failures_are_approximated(tmp_path):
+    sc = _cut_scenario(tmp_path)
+    approx = "link failures approximated: capacity 0 while down, flows re-routed at convergence"
+    r = run_cli("run", sc, "--backend", "flow", "--quiet")
+    head = r.stdout.splitlines()[0]
+    assert head.startswith("# fabriclab: flow backend (flow-level model; see --help)") and approx in head
+    assert r.returncode == 3 and "never finished" in r.stderr  # h3 stalls on its own cable
+    # the fabric's own [sim] backend, and a tool's header
+    (tmp_path / "cut.fabric.toml").write_text(_cut_fabric() + '[sim]\nbackend = "flow"\n')
+    assert approx in run_cli("run", sc, "--quiet").stdout.splitlines()[0]
+    f = run_cli("flows", "--fabric", tmp_path / "cut.fabric.toml", "--flow", "h0:h4:64K", "--quiet")
+    assert f.returncode == 0 and approx in f.stdout.splitlines()[0]
+    # without [[link_failures]], the header says nothing of them
+    plain = run_cli("flows", "--fabric", "heps", "--flow", "h0:h4:64K", "--backend", "flow", "--quiet")
+    assert plain.stdout.splitlines()[0] == "# fabriclab: flow backend (flow-level model; see --help)"
+
+
+def test_a_flow_run_with_link_failures_notes_that_they_were_approximated():
+    # From Python too: the result's notes say how many link events the flow
+    # backend approximated, and where to see the transient.
+    spine = "spine0"
+    fab = fabriclab.Fabric.from_toml(FABRIC + PULL.format(spine=spine) + "up_us = 300\n")
+    r = fabriclab.flows([{"src": "h0", "dst": "h2", "bytes": 1 << 22}], fabric=fab, backend="flow")
+    assert r.outcome == "Finished"
+    notes = [n for n in r.extras["notes"] if "approximated" in n]
+    # one cable, down then up: two directions, twice
+    assert len(notes) == 1 and "(4 capacity changes, one per direction" in notes[0], r.extras["notes"]
+    assert "--backend packet" in notes[0]
+    plain = fabriclab.flows([{"src": "h0", "dst": "h2", "bytes": 1 << 22}], fabric=fab)
+    assert not [n for n in plain.extras["notes"] if "approximated" in n]

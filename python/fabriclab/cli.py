@@ -48,9 +48,9 @@ from typing import Any, NoReturn, cast
 
 from . import api, cli_compare, cli_dashboard, cli_fio, cli_hpl, cli_iperf, cli_lab, cli_mpi, cli_nccl, cli_sweep
 from ._checks import check_out_path, command_inputs
-from .errors import AuditError, DeadlockError, FabriclabError, InvalidArgumentError, RunFailedError, TransportRetryError
+from .errors import AuditError, FabriclabError, InvalidArgumentError, RunFailedError
 from .kinds import kind_of
-from .results import Result
+from .results import Result, run_failed
 from .scenario import check_scenario, load_scenario, run_item
 
 if sys.version_info >= (3, 11):
@@ -486,8 +486,7 @@ def _cmd_flows(a: argparse.Namespace) -> None:
             check_out_path(f"{a.telemetry}.{what}.csv", "--telemetry", inputs=command_inputs(a))
     res = api.flows(a.flow, fabric=a.fabric, seed=a.seed, sample_us=sample_us, limit_us=a.limit_us, progress=not a.quiet)
     _print_flows(res, a.counters)
-    for note in res.extras["notes"]:
-        print(f"{PROG}: note: {note}", file=sys.stderr)
+    print_notes(res)
     if a.telemetry:
         for what, df in (("ports", res.port_samples), ("qps", res.samples)):
             assert df is not None  # flows always has both
@@ -497,20 +496,24 @@ def _cmd_flows(a: argparse.Namespace) -> None:
             except OSError as e:
                 raise InvalidArgumentError(f"cannot write telemetry to {path}: {e.strerror or e}") from None
             _out(f"telemetry: {len(df)} samples of {what} in {path}")
-    if res.extras["deadlock_error"]:
-        # What ran is printed and written; the run failed all the same
-        # (exit status 3).
-        raise DeadlockError(res.extras["deadlock_error"])
-    if res.extras["stall_error"]:
-        # Printed and written as above; nothing could finish the run.
-        raise RunFailedError(res.extras["stall_error"])
-    if res.extras["qp_failures"]:
-        f = res.extras["qp_failures"][0]
-        raise TransportRetryError(
-            f"{int(res.df['error'].notna().sum())} flow(s) failed: transport retry counter exceeded "
-            f"on QP {f['qp']} ({f['host']} -> {f['peer']}) at {f['time_ps'] / 1e6:.3f} us "
-            f"(nic.retry_cnt = {f['retries']}): the peer is unreachable: {f['cause']}"
-        )
+    raise_failure(res)
+
+
+def print_notes(res: Result) -> None:
+    """``fabriclab: note: ...`` on stderr for each of a run's notes (what
+    it did that may not be meant: flows' ``extras["notes"]``)."""
+    sys.stdout.flush()
+    for note in res.extras.get("notes") or ():
+        print(f"{PROG}: note: {note}", file=sys.stderr)
+
+
+def raise_failure(res: Result) -> None:
+    """Fail the command (exit status 3) if the run failed although it
+    returned what ran (flows: a PFC deadlock, a stall, a QP out of
+    retries); call it once the result is printed and written."""
+    failure = run_failed(res)
+    if failure is not None:
+        raise failure
 
 
 def _is_number(text: str) -> bool:
@@ -531,8 +534,8 @@ def _cmd_run(a: argparse.Namespace) -> None:
     if a.backend is not None:
         sc.fabric = api.Fabric(api.fabric_arg(sc.fabric, backend=a.backend))
     check_scenario(sc)  # a bad value in the last item, before the first runs
-    if a.backend is None and sc.fabric.backend == "flow":  # chosen by the fabric ([sim] backend)
-        _out("# fabriclab: flow backend (flow-level model; see --help)")
+    if sc.fabric.backend == "flow":  # --backend flow, or the fabric's [sim] backend
+        _out(flow_header(sc.fabric))
     _out(f"scenario {a.scenario}: fabric {sc.fabric.name or '(unnamed)'}, {len(sc.items)} item(s)")
     for i, item in enumerate(sc.items, 1):
         what = item_what(item)
@@ -543,6 +546,7 @@ def _cmd_run(a: argparse.Namespace) -> None:
         print_item(item.kind, res, a.counters, a.quiet)
         if a.dashboard:
             _item_dashboard(a.dashboard, i, item, res, sc)
+        raise_failure(res)  # as the item's tool fails: what ran is printed, then exit status 3
 
 
 def item_what(item: Any) -> str:
@@ -567,8 +571,10 @@ PRINTERS: dict[str, Callable[[Any, bool, bool], None]] = {
 
 def print_item(kind: str, res: Any, counters: bool = False, quiet: bool = False) -> None:
     """A scenario item's result as its tool prints it (``fabriclab run``,
-    ``fabriclab lab run``); ``quiet``: no summary lines on stderr."""
+    ``fabriclab lab run``), then its notes, as the tool prints them;
+    ``quiet``: no summary lines on stderr."""
     PRINTERS[kind](res, counters, quiet)
+    print_notes(res)
 
 
 def _item_dashboard(prefix: str, i: int, item: Any, res: Any, sc: Any) -> None:
@@ -624,8 +630,8 @@ def _cmd_bench(a: argparse.Namespace) -> None:
             _out(f"{label:<27} {fmt.format(r[key])}")
 
 
-def _cmd_lab(a: argparse.Namespace) -> None:
-    cli_lab.cmd_lab(a, item_what, print_item)
+def _cmd_lab(a: argparse.Namespace) -> int | None:
+    return cli_lab.cmd_lab(a, item_what, print_item, print_notes)
 
 
 #: Each command's function: it returns the exit status, or None for 0.
@@ -744,17 +750,38 @@ def _audit_books(backend: str | None) -> str:
     return f"packet runs: {_PACKET_BOOKS}; {_FLOW_BOOKS}"
 
 
-def _fabric_backend(fabric: Any) -> str | None:
-    """The ``[sim] backend`` a fabric argument's TOML asks for (None if it
-    cannot be read: the tool then says what is wrong), read without
-    building the fabric."""
+def _fabric_doc(fabric: Any) -> dict[str, Any]:
+    """A fabric argument's TOML document (empty if it cannot be read: the
+    tool then says what is wrong), read without building the fabric."""
     try:
         text, _ = api.resolve_fabric(fabric)
-        sim = tomllib.loads(text.lstrip("\ufeff")).get("sim", {})
+        return tomllib.loads(text.lstrip("\ufeff"))
     except (ValueError, OSError):  # FabriclabError, TOMLDecodeError, UnicodeDecodeError
-        return None
+        return {}
+
+
+def _fabric_backend(fabric: Any) -> str | None:
+    """The ``[sim] backend`` a fabric argument's TOML asks for (None if it
+    cannot be read, or does not say)."""
+    sim = _fabric_doc(fabric).get("sim", {})
     backend = sim.get("backend") if isinstance(sim, dict) else None
     return backend if isinstance(backend, str) else None
+
+
+#: What the flow backend makes of a fabric's ``[[link_failures]]``.
+LINK_FAILURES_APPROXIMATED = (
+    "link failures approximated: capacity 0 while down, flows re-routed at convergence "
+    "(no detection, losses or retransmission)"
+)
+
+
+def flow_header(fabric: Any) -> str:
+    """The line a flow-backend run's output starts with; it says how the
+    fabric's ``[[link_failures]]`` are approximated, when it has some."""
+    line = "# fabriclab: flow backend (flow-level model; see --help)"
+    if _fabric_doc(fabric).get("link_failures"):
+        line += f"; {LINK_FAILURES_APPROXIMATED}"
+    return line
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -778,14 +805,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif backend is None and args.command not in ("run", "bench", "fabric") and getattr(args, "fabric", None) is not None:
             # The fabric file may choose the backend itself ([sim] backend).
             backend = _fabric_backend(args.fabric)
-        if backend == "flow":
+        if backend == "flow" and args.command != "run":  # run prints it with its scenario's fabric
             # A header line on the tool's text; beside JSON, on stderr.
             as_json = getattr(args, "json", False) or getattr(args, "output_format", "") == "json"
-            print(
-                f"# fabriclab: {backend} backend (flow-level model; see --help)",
-                file=sys.stderr if as_json else sys.stdout,
-                flush=True,
-            )
+            print(flow_header(getattr(args, "fabric", None)), file=sys.stderr if as_json else sys.stdout, flush=True)
         status = _COMMANDS[args.command](args)
         if args.audit and args.command not in ("fabric", "dashboard") and getattr(args, "lab_command", "run") == "run":
             tool = hasattr(args, "fabric") and args.command not in ("run", "bench")

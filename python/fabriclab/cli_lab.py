@@ -14,7 +14,10 @@ report with an index and a section per lab (:mod:`fabriclab.lab_html`).
 ``--workers N`` or ``--scheduler ADDRESS`` runs the items in parallel on
 Dask (:mod:`fabriclab.lab_dask`), printing them in the same order.
 A lab whose figures are not reproduced is a result, not an error: the
-exit status is 0.
+exit status is 0. An item whose run failed (a PFC deadlock, a transport
+retry error, flows that can never finish) stops the labs after its output,
+with status 3, and no verdict. Ctrl-C stops them with status 130, after
+the labs that finished (their JSON, their report with ``--html``).
 """
 
 from __future__ import annotations
@@ -22,9 +25,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Sequence
 from typing import Any, Callable
 
-from ._checks import check_out_path
+from ._checks import check_out_path, document_files, override_files
 from .cli_sweep import cluster_errors
 from .errors import InvalidArgumentError
 from .lab import Lab, LabRun, load_lab, load_labs
@@ -84,12 +88,34 @@ def _cmd_list() -> None:
         )
 
 
-def cmd_lab(a: argparse.Namespace, item_what: Callable[[Any], str], print_item: Callable[[str, Any, bool, bool], None]) -> None:
+def lab_inputs(labs: Sequence[Lab]) -> list[str]:
+    """The files ``labs`` read: the lab files, and the fabric and ``dat``
+    files their runs name (in a run, or in its ``[run.set]`` or
+    ``[run.quick]`` overrides), relative to each lab's folder."""
+    found: list[str] = []
+    for lab in labs:
+        folder = os.path.dirname(os.path.abspath(lab.path))
+        found.append(os.path.abspath(lab.path))
+        for run in lab.runs:
+            found += document_files(run.doc, folder)
+            found += override_files([*run.set.items(), *run.quick.items()], [folder])
+    return found
+
+
+def cmd_lab(
+    a: argparse.Namespace,
+    item_what: Callable[[Any], str],
+    print_item: Callable[[str, Any, bool, bool], None],
+    print_notes: Callable[[Any], None],
+) -> int | None:
     """``fabriclab lab list`` and ``fabriclab lab run``; ``item_what`` and
-    ``print_item`` print each item as ``fabriclab run`` does."""
+    ``print_item`` print each item as ``fabriclab run`` does (with
+    ``--json``, only ``print_notes``: the notes on stderr). Stopped by
+    Ctrl-C, the labs that finished are printed (and written with
+    ``--html``) and the status is 130."""
     if a.lab_command == "list":
         _cmd_list()
-        return
+        return None
     if a.all and a.names:
         raise InvalidArgumentError("give lab names or --all, not both")
     if not a.all and not a.names:
@@ -100,13 +126,17 @@ def cmd_lab(a: argparse.Namespace, item_what: Callable[[Any], str], print_item: 
         if lab_path in seen[:i]:
             raise InvalidArgumentError(f"lab {labs[i].name} is named twice; name each lab once")
     if a.html is not None:
-        check_out_path(a.html, "--html", inputs=seen)  # before minutes of runs, not after
+        check_out_path(a.html, "--html", inputs=lab_inputs(labs))  # before minutes of runs, not after
+    one = len(labs) == 1 and not a.all
 
     def on_item(lab: Lab, run: LabRun, i: int, item: Any) -> None:
         label = f" {item.name!r}" if item.name else ""
         print(f"\n=== {lab.name}, run {run.name!r} [{i + 1}] {item.kind}{label}: {item_what(item)} (seed {item.seed}) ===", flush=True)
 
     def on_result(lab: Lab, run: LabRun, item: Any, res: Any) -> None:
+        if a.json:
+            print_notes(res)
+            return
         print_item(item.kind, res, False, a.quiet)
         sys.stdout.flush()
 
@@ -122,20 +152,30 @@ def cmd_lab(a: argparse.Namespace, item_what: Callable[[Any], str], print_item: 
         if not a.json:
             print("\n" + table_text(r), end="", flush=True)
 
-    with cluster_errors():
-        results = run_labs(
-            labs,
-            a.quick,
-            workers=a.workers,
-            client=a.scheduler,
-            progress=not a.quiet,
-            on_lab=on_lab,
-            on_item=None if a.json else on_item,
-            on_result=None if a.json else on_result,
-            on_done=on_done,
-        )
+    try:
+        with cluster_errors():
+            results = run_labs(
+                labs,
+                a.quick,
+                workers=a.workers,
+                client=a.scheduler,
+                progress=not a.quiet,
+                on_lab=on_lab,
+                on_item=None if a.json else on_item,
+                on_result=on_result,
+                on_done=on_done,
+            )
+    except KeyboardInterrupt as e:
+        done = getattr(e, "result", None)
+        return _interrupted(a, done if isinstance(done, list) else [], len(labs), one)
+    _output(a, results, one)
+    return None
+
+
+def _output(a: argparse.Namespace, results: Sequence[LabResult], one: bool) -> None:
+    """The verdicts as JSON (``--json``) and the report (``--html``)."""
     if a.json:
-        print(dumps(results, one=len(results) == 1 and not a.all))
+        print(dumps(results, one=one), flush=True)
     if a.html:
         from .lab_html import write_report
 
@@ -144,3 +184,19 @@ def cmd_lab(a: argparse.Namespace, item_what: Callable[[Any], str], print_item: 
         except OSError as e:
             raise InvalidArgumentError(f"cannot write the report to {a.html}: {e.strerror or e}") from None
         print(f"lab report written to {written}", file=sys.stderr)
+
+
+def _interrupted(a: argparse.Namespace, done: Sequence[LabResult], total: int, one: bool) -> int:
+    """Ctrl-C: the labs that finished go out as a finished run's would
+    (their tables are printed already; the JSON and the report now), and a
+    line says what they are; status 130."""
+    if not done:
+        unwritten = f"; {a.html} is not written" if a.html else ""
+        print(f"fabriclab: interrupted; no lab finished, so there are no verdicts{unwritten}", file=sys.stderr)
+        return 130
+    _output(a, done, one)
+    where = "the JSON above holds" if a.json else "the verdict tables above are"
+    kept = f"; {a.html} holds them" if a.html else ""
+    names = ", ".join(r.lab.name for r in done)
+    print(f"fabriclab: interrupted; {where} the {len(done)} lab(s) of {total} that finished ({names}){kept}", file=sys.stderr)
+    return 130

@@ -23,7 +23,8 @@ names the lab, the run and the item.
 Left out: retrying a failed item (Dask re-runs an item whose worker died),
 progress bars of single items on workers (progress lines count items
 instead), and keeping results that finished but wait behind an unfinished
-earlier item when the run is interrupted (Ctrl-C).
+earlier item when the run is interrupted (Ctrl-C: the labs that finished
+are kept, :func:`run_labs`).
 """
 
 from __future__ import annotations
@@ -37,7 +38,17 @@ from typing import Any, Callable
 
 from .errors import InvalidArgumentError
 from .lab import Lab, LabLike, load_lab
-from .lab_runs import LabResult, OnItem, OnResult, item_in_rep, lab_rows, raise_in_lab, run_lab, scenario_of
+from .lab_runs import (
+    LabResult,
+    OnItem,
+    OnResult,
+    item_in_rep,
+    lab_rows,
+    raise_if_failed,
+    raise_in_lab,
+    run_lab,
+    scenario_of,
+)
 from .scenario import run_item
 from .sweep_dask import SweepProgress, dask_client, distributed, worker_count
 from .sweep_rows import audit_env
@@ -107,24 +118,32 @@ def run_labs(
     and every run's scenario is loaded and checked before anything runs.
     An item's error stops the labs as a serial run would: the labs and
     items before it in the serial order are handed to the callbacks first,
-    and the error names the lab, the run and the item."""
+    and the error names the lab, the run and the item. Stopped by Ctrl-C,
+    the ``KeyboardInterrupt`` carries ``result``: the :class:`LabResult`
+    of each lab that finished (handed to ``on_done``), in order."""
     if workers is not None and client is not None:
         raise InvalidArgumentError("give workers (a local Dask cluster) or client (a running one), not both")
     loaded = [lab if isinstance(lab, Lab) else load_lab(lab) for lab in labs]
     scenarios = [[scenario_of(lab, run, quick) for run in lab.runs] for lab in loaded]
-    if workers is None and client is None:
-        out = []
-        for lab in loaded:
-            if on_lab:
-                on_lab(lab)
-            r = run_lab(lab, quick, progress=progress, on_item=on_item, on_result=on_result)
-            if on_done:
-                on_done(r)
-            out.append(r)
-        return out
-    # A relative lab path would be resolved against each worker's directory.
-    loaded = [replace(lab, path=os.path.abspath(lab.path)) for lab in loaded]
-    return _Batch(loaded, scenarios, quick, on_lab, on_item, on_result, on_done).run(workers, client, progress)
+    out: list[LabResult] = []
+    try:
+        if workers is None and client is None:
+            for lab in loaded:
+                if on_lab:
+                    on_lab(lab)
+                r = run_lab(lab, quick, progress=progress, on_item=on_item, on_result=on_result)
+                if on_done:
+                    on_done(r)
+                out.append(r)
+            return out
+        # A relative lab path would be resolved against each worker's directory.
+        loaded = [replace(lab, path=os.path.abspath(lab.path)) for lab in loaded]
+        return _Batch(loaded, scenarios, quick, on_lab, on_item, on_result, on_done, out).run(workers, client, progress)
+    except KeyboardInterrupt as e:
+        # Stopped: the labs that finished go with the interrupt, as a
+        # sweep's finished points do.
+        e.result = out  # type: ignore[attr-defined]
+        raise
 
 
 class _Batch:
@@ -139,6 +158,7 @@ class _Batch:
         on_item: OnItem | None,
         on_result: OnResult | None,
         on_done: OnDone | None,
+        out: list[LabResult],
     ):
         self.labs, self.scenarios, self.quick = labs, scenarios, quick
         self.on_lab, self.on_item, self.on_result, self.on_done = on_lab, on_item, on_result, on_done
@@ -151,7 +171,8 @@ class _Batch:
         #: A finished task's result and seconds, or the exception it raised.
         self.done: dict[_Task, tuple[Any, float] | BaseException] = {}
         self.next_lab = self.next_task = 0
-        self.out: list[LabResult] = []
+        #: The labs handed on, in order (the caller's list, kept on Ctrl-C).
+        self.out = out
 
     def run(self, workers: int | None, client: Any, progress: bool) -> list[LabResult]:
         dd = distributed()
@@ -211,6 +232,7 @@ class _Batch:
                     raise_in_lab(lab, run, t.item, got)
                 if self.on_result:
                     self.on_result(lab, run, item, got[0])
+                raise_if_failed(lab, run, t.item, got[0])
                 self.next_task += 1
             if self.next_task < len(tasks):
                 return

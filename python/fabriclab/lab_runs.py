@@ -43,6 +43,7 @@ from ._tables import tuples
 from .errors import FabriclabError, InvalidArgumentError
 from .lab import Lab, LabLike, LabRun, load_lab, load_labs
 from .lab_measure import measure_reps, verdict
+from .results import run_failed
 from .scenario import Scenario, ScenarioItem, run_item
 from .sweep_scenario import SweptFile, load_point, parse_paths, point_doc
 
@@ -104,7 +105,10 @@ def run_lab(
 ) -> LabResult:
     """Run ``lab`` (a name, a lab file's path or a :class:`~fabriclab.lab.Lab`)
     and compute its metrics. Every run's scenario is built and checked
-    before the first item runs."""
+    before the first item runs. An item whose run fails stops the lab with
+    the error (a :class:`~fabriclab.errors.RunFailedError` naming the lab,
+    the run and the item), after ``on_result`` has seen what it returned,
+    if anything: a failed run gives no figures."""
     lab = lab if isinstance(lab, Lab) else load_lab(lab)
     scenarios = [(run, scenario_of(lab, run, quick)) for run in lab.runs]
     repetitions = 1 if quick else lab.repetitions
@@ -125,6 +129,7 @@ def run_lab(
                 results[run.name].append((item.name, res))
                 if on_result:
                     on_result(lab, run, item, res)
+                raise_if_failed(lab, run, i, res)
         reps.append(results)
     wall_s = time.perf_counter() - start
     return LabResult(lab, quick, wall_s, lab_rows(lab, reps, quick), reps[0], repetitions)
@@ -133,6 +138,17 @@ def run_lab(
 def item_in_rep(item: ScenarioItem, rep: int) -> ScenarioItem:
     """``item`` as repetition ``rep`` (from 0) runs it: its seed plus ``rep``."""
     return replace(item, seed=item.seed + rep)
+
+
+def raise_if_failed(lab: Lab, run: LabRun, index: int, res: Any) -> None:
+    """Stop the lab, as an item that raised stops it, if the item's run
+    failed although it returned what ran (flows: a PFC deadlock, a stall,
+    a QP out of retries; :func:`fabriclab.results.run_failed`): no figure
+    of a lab is computed from a failed run, so none can read
+    ``reproduced``. The error names the lab, the run and the item."""
+    failure = run_failed(res)
+    if failure is not None:
+        raise_in_lab(lab, run, index, failure)
 
 
 def raise_in_lab(lab: Lab, run: LabRun, index: int, error: BaseException) -> NoReturn:
@@ -204,7 +220,11 @@ def lab_run(name: LabLike, quick: bool = False, progress: bool = False, *, worke
     in ``attrs``, which pandas copies with every operation. ``workers``
     (a local Dask cluster of that many processes) or ``client`` (a Dask
     scheduler's address or client) runs the items in parallel, with the
-    same figures (:mod:`fabriclab.lab_dask`)."""
+    same figures (:mod:`fabriclab.lab_dask`). An item whose run failed
+    (a PFC deadlock, a transport retry error, flows that can never finish,
+    whether the tool raised it or a flows item returned it) raises its
+    :class:`~fabriclab.errors.RunFailedError`, naming the lab, the run and
+    the item: no verdict is computed from a failed run."""
     quick, progress = as_bool("quick", quick), as_bool("progress", progress)
     if workers is None and client is None:
         r = run_lab(name, quick, progress=progress)

@@ -56,8 +56,9 @@ from typing import Any
 import pandas as pd
 
 from ._tables import tuples
+from .errors import DeadlockError, RunFailedError, TransportRetryError
 
-__all__ = ["Result", "FIGURE_NAMES", "FLOW_NOT_MODELLED", "frame_attrs", "run_stoppable"]
+__all__ = ["Result", "FIGURE_NAMES", "FLOW_NOT_MODELLED", "frame_attrs", "run_failed", "run_stoppable"]
 
 #: The run figures every result may carry (None where a tool has none).
 FIGURE_NAMES = ("outcome", "sim_time_us", "events", "wall_s")
@@ -231,6 +232,31 @@ def _flows_summary(res: Result) -> str:
             f"(paused since {d['paused_since_ps'] / 1e6:.3f} us)"
         )
     return "\n".join(lines) + "\n"
+
+
+def run_failed(res: Result) -> RunFailedError | None:
+    """The failure a result carries instead of raising it, as the error
+    ``fabriclab flows`` exits 3 with (:class:`DeadlockError` for a PFC
+    deadlock, :class:`RunFailedError` for flows that can never finish,
+    :class:`TransportRetryError` for a QP out of retries); None if the run
+    did not fail. Only flows reports what ran before such a failure; the
+    other tools raise it. ``fabriclab flows``, ``fabriclab run``,
+    ``fabriclab lab run`` and sweeps all take the failure from here."""
+    extras = res.extras
+    if extras.get("deadlock_error"):
+        return DeadlockError(extras["deadlock_error"])
+    if extras.get("stall_error"):
+        return RunFailedError(extras["stall_error"])
+    failures = extras.get("qp_failures")
+    if not failures or not isinstance(failures, list):
+        return None
+    f = failures[0]
+    failed = int(res.df["error"].notna().sum()) if "error" in res.df else len(failures)
+    return TransportRetryError(
+        f"{failed} flow(s) failed: transport retry counter exceeded "
+        f"on QP {f['qp']} ({f['host']} -> {f['peer']}) at {f['time_ps'] / 1e6:.3f} us "
+        f"(nic.retry_cnt = {f['retries']}): the peer is unreachable: {f['cause']}"
+    )
 
 
 def run_stoppable(call: Callable[[], str], build: Callable[[dict[str, Any]], Result]) -> Result:
