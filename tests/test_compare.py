@@ -4,6 +4,9 @@ every item, row and metric gets A's and B's min / avg / max, delta and %."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+
 import pandas as pd
 import pytest
 
@@ -274,3 +277,136 @@ def test_cli_compare_errors(tiny, tmp_path, capsys):
     assert_cli_error(run(tmp_path / "missing.toml"), "missing.toml: no such file")
     # and as a program: the message, exit status 2, no traceback
     assert_cli_error(run_cli("compare", tiny, "--set", "imb.np=2"), "no [[imb]] tables")
+
+
+# --------------------------------------------------------------------------
+# Units, items that failed everywhere, inputs, Ctrl-C
+
+
+def test_a_metric_in_another_unit_on_each_side_is_refused(capsys):
+    # perftest's bw_avg is in MiB/s without report_gbits, Gb/s with it:
+    # "+11820 %" was a change of unit. Refused before anything runs ...
+    with pytest.raises(InvalidArgumentError, match=r"perftest\[0\] bw_avg: side A reports it in Gb/s, side B in MiB/s") as e:
+        fabriclab.compare(HEPS, set={"perftest.report_gbits": False}, metric="bw_avg", client=NoClient())
+    assert "give both sides the same report_gbits" in str(e.value) and "bw_avg_gbps" in str(e.value)
+    assert_cli_error(
+        main_in_process(capsys, "compare", HEPS, "--set", "perftest.report_gbits=false", "--metric", "bw_avg,bw_peak"),
+        "side A reports it in Gb/s, side B in MiB/s", "--set perftest.report_gbits=true",
+    )
+    # ... and by compare_runs, from the sweep rows' bw_unit
+    row = {"point": 0, "seed": 1, "item": "perftest[0]", "kind": "perftest", "name": None, "bytes": 65536, "error": None}
+    runs = pd.DataFrame([
+        {"side": "A", **row, "bw_avg": 92.5, "bw_unit": "Gb/s"},
+        {"side": "B", **row, "bw_avg": 11030.0, "bw_unit": "MiB/s"},
+    ])
+    with pytest.raises(InvalidArgumentError, match="side A reports it in Gb/s, side B in MiB/s"):
+        compare_runs(runs, metric="bw_avg")
+    runs.loc[1, "bw_unit"] = "Gb/s"
+    assert compare_runs(runs, metric="bw_avg").b_avg.iloc[0] == 11030.0
+
+
+def test_an_item_that_failed_on_both_sides_is_a_row_with_no_runs(tmp_path, client, capsys, monkeypatch):
+    # It disappeared from the table and the CSV.
+    monkeypatch.setattr(sweep_checks, "CORE_CHECK_MAX_HOSTS", 0)  # -n 0 fails when it runs
+    bad = tmp_path / "bad.toml"
+    bad.write_text(TINY.replace("iters = 50", "iters = 0"))
+    csv = tmp_path / "c.csv"
+    r = main_in_process(
+        capsys, "compare", bad, "--set", "fabric.cc.algorithm=none", "--repeat", "1",
+        "--scheduler", client.scheduler.address, "--csv", csv, "--html", tmp_path / "c.html",
+    )
+    assert r.returncode == 1, r.stderr
+    line = next(x for x in r.stdout.splitlines() if x.startswith("perftest[0]"))
+    assert line.split()[2:] == ["-"] * 10  # row, metric, six figures, delta, %
+    df = pd.read_csv(csv)
+    pt = df[df.item == "perftest[0]"]
+    assert len(pt) == 1 and pt.a_runs.iloc[0] == 0 and pt.b_runs.iloc[0] == 0 and pt.a_avg.isna().all()
+    assert list(df.item) == ["perftest[0]", "flows[0]", "flows[0]"]  # in file order
+    assert "0 / 0" in (tmp_path / "c.html").read_text()
+    # with --metric, one row per metric asked that the item's tool has
+    runs = pd.DataFrame([
+        {"side": s, "point": 0, "seed": 1, "item": "perftest[0]", "kind": "perftest", "name": None, "error": "RuntimeError: x"}
+        for s in ("A", "B")
+    ])
+    df = compare_runs(runs, metric="sim_time_us,bw_peak")
+    assert list(df.metric) == ["sim_time_us", "bw_peak"] and (df.a_runs == 0).all() and (df.b_runs == 0).all()
+    assert row_label(df.to_dict("records")[0]) == "-"
+
+
+def test_outputs_never_overwrite_a_fabric_file_the_inputs_name(tmp_path, capsys):
+    from argparse import Namespace
+
+    from fabriclab._checks import command_inputs
+
+    fab = tmp_path / "my.fabric.toml"
+    fab.write_text('name = "mine"\n')
+    dat = tmp_path / "HPL.dat"
+    dat.write_text("HPL\n")
+    sc = tmp_path / "sc.toml"
+    sc.write_text('fabric = "my.fabric.toml"\n[[hpl]]\ndat = "HPL.dat"\n')
+    other = tmp_path / "other.toml"
+    other.write_text("x = 1\n")
+    found = command_inputs(Namespace(a=str(sc), b=None, sets=[("fabric", ["heps", "other.toml"])]))
+    assert {os.path.realpath(p) for p in found} == {os.path.realpath(p) for p in (sc, fab, dat, other)}
+    before = fab.read_text()
+    # a fabric file named in the scenario, in --set fabric=FILE
+    assert_cli_error(main_in_process(capsys, "compare", sc, "--set", "seed=2", "--csv", fab), "--csv", "input of this command")
+    assert_cli_error(
+        main_in_process(capsys, "compare", HEPS, "--set", f"fabric={fab}", "--html", fab), "--html", "input of this command"
+    )
+    assert fab.read_text() == before
+
+
+def _fake_sides(monkeypatch, stop_on_call: int):
+    """compare's two sweeps run in this process (no cluster), the
+    ``stop_on_call``-th (1: side A, 2: side B) stopped by Ctrl-C after its
+    first point, handing that point over as a sweep does."""
+    import fabriclab.comparisons as comparisons
+    from fabriclab.sweep_rows import point_records, run_point
+
+    calls: list[str] = []
+
+    def run_points(origin, points, *, client=None, progress=False, **_):
+        calls.append(origin)
+        stop = len(calls) == stop_on_call
+        done = points[:1] if stop else points
+        df = pd.DataFrame([r for p in done for r in point_records(p, run_point(p.toml, origin))])
+        if stop:
+            e = KeyboardInterrupt()
+            e.result = df
+            raise e
+        return df
+
+    @contextlib.contextmanager
+    def dask_client(client, n, what=""):
+        yield NoClient(), "this process"
+
+    monkeypatch.setattr(comparisons, "run_points", run_points)
+    monkeypatch.setattr(comparisons, "dask_client", dask_client)
+
+
+def test_ctrl_c_keeps_the_comparison_of_the_seeds_both_sides_finished(tiny, tmp_path, capsys, monkeypatch):
+    _fake_sides(monkeypatch, stop_on_call=2)  # B stopped after seed 1
+    with pytest.raises(KeyboardInterrupt) as e:
+        fabriclab.compare(tiny, set={"fabric.cc.algorithm": "none"}, repeat=3)
+    part = e.value.result
+    assert part.attrs["seeds"] == [1] and len(part) == 3
+    assert (part.a_runs == 1).all() and (part.b_runs == 1).all()
+    _fake_sides(monkeypatch, stop_on_call=2)
+    csv = tmp_path / "c.csv"
+    r = main_in_process(capsys, "compare", tiny, "--set", "fabric.cc.algorithm=none", "--repeat", "3", "--csv", csv)
+    assert r.returncode == 130, r.stderr
+    assert "1 run(s) each, seeds 1..1" in r.stdout and "perftest[0]" in r.stdout
+    assert "interrupted; the comparison above covers only the seed(s) both sides finished (1) of 1..3" in r.stderr
+    assert list(pd.read_csv(csv).b_runs) == [1, 1, 1]
+    # stopped in side A: nothing comparable, nothing written
+    _fake_sides(monkeypatch, stop_on_call=1)
+    with pytest.raises(KeyboardInterrupt) as e:
+        fabriclab.compare(tiny, set={"fabric.cc.algorithm": "none"}, repeat=3)
+    assert e.value.result is None
+    _fake_sides(monkeypatch, stop_on_call=1)
+    csv.unlink()
+    r = main_in_process(capsys, "compare", tiny, "--set", "fabric.cc.algorithm=none", "--repeat", "3", "--csv", csv)
+    assert r.returncode == 130 and r.stdout == ""
+    assert "no seed finished on both sides, so nothing comparable was kept and nothing is written" in r.stderr
+    assert not csv.exists()

@@ -583,3 +583,66 @@ def test_lab_tasks_carry_the_clients_audit_setting(monkeypatch):
     monkeypatch.setenv("FABRICLAB_AUDIT", "1")
     run_lab_item(lab, 0, True, 0, 0, None)
     assert seen[-1] is None and os.environ["FABRICLAB_AUDIT"] == "1"
+
+
+# --------------------------------------------------------------------------
+# Inputs, Ctrl-C, the figures as cited
+
+
+def test_cli_lab_html_never_overwrites_a_fabric_file_a_lab_names(tmp_path):
+    path = copy_lab(tmp_path, "heps", 'fabric = "heps"', 'fabric = "my.fabric.toml"')
+    fab = tmp_path / "my.fabric.toml"
+    fab.write_text(fabriclab.Fabric.preset("heps").toml)
+    before = fab.read_text()
+    assert_cli_error(run_cli("lab", "run", path, "--html", fab), "--html", "input of this command")
+    assert fab.read_text() == before
+
+
+def test_ctrl_c_keeps_the_labs_that_finished(tmp_path, capsys, monkeypatch):
+    # lab run --json / --html threw away the labs already finished.
+    import fabriclab.lab_runs as lab_runs
+    from cluster_help import main_in_process
+    from fabriclab.lab_dask import run_labs
+
+    real_run_item = lab_runs.run_item
+    calls: list[str] = []
+
+    def stopped_after(n):
+        def run_item(sc, item, progress=False):  # heps --quick has 2 items; Ctrl-C in the next lab
+            calls.append(item.name)
+            if len(calls) > n:
+                raise KeyboardInterrupt
+            return real_run_item(sc, item, progress=progress)
+
+        calls.clear()
+        monkeypatch.setattr(lab_runs, "run_item", run_item)
+
+    stopped_after(2)
+    html = tmp_path / "labs.html"
+    r = main_in_process(capsys, "lab", "run", "heps", "stackhpc-pingpong", "--quick", "--json", "--html", html, "--quiet")
+    assert r.returncode == 130, r.stderr
+    assert [lab["lab"] for lab in json.loads(r.stdout)["labs"]] == ["heps"]
+    assert "heps" in html.read_text()
+    assert f"interrupted; the JSON above holds the 1 lab(s) of 2 that finished (heps); {html} holds them" in r.stderr
+    stopped_after(2)
+    with pytest.raises(KeyboardInterrupt) as e:
+        run_labs(["heps", "stackhpc-pingpong"], quick=True)
+    assert [x.lab.name for x in e.value.result] == ["heps"]
+    # none finished: no JSON, no report, a line that says so
+    stopped_after(0)
+    html.unlink()
+    r = main_in_process(capsys, "lab", "run", "heps", "--quick", "--json", "--html", html, "--quiet")
+    assert r.returncode == 130 and r.stdout == "" and not html.exists()
+    assert f"interrupted; no lab finished, so there are no verdicts; {html} is not written" in r.stderr
+
+
+def test_the_nccl_labs_ring_range_is_its_cited_rule_times_8_nics():
+    m = next(m for m in load_lab("nccl-h100").metrics if m.label == "2 servers, Ring busbw at 512 MiB")
+    assert m.printed == "46-48 GB/s per NIC" and "x 8 NICs" in m.place
+    assert m.published == (46 * 8, 48 * 8)
+
+
+def test_the_readme_lists_every_verdict():
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    for v in (*VERDICTS, QUICK_SKIPPED):
+        assert f"`{v}`" in readme, v

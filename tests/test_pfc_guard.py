@@ -105,7 +105,9 @@ def test_sweeps_and_comparisons_list_a_deadlocked_run_as_failed(tmp_path):
     with local_client() as client:
         df = fabriclab.sweep(sc, {"seed": [1]}, client=client)
         assert df.attrs["failed"] == [0]
-        assert df.error.str.startswith("DeadlockError: ").all() and "s4 -> s0" in df.error.iloc[0]
+        # the run's failure in its own column; no flow failed on its own
+        assert df.item_error.str.startswith("DeadlockError: ").all() and "s4 -> s0" in df.item_error.iloc[0]
+        assert df.error.isna().all()
         cmp = fabriclab.compare(sc, set={"fabric.sim.backend": "flow"}, repeat=1, client=client)
     assert [(f["side"], f["item"]) for f in cmp.attrs["failed"]] == [("A", "flows[0]")]
     assert "DeadlockError" in cmp.attrs["failed"][0]["error"]

@@ -810,3 +810,68 @@ def test_a_points_items_run_under_the_clients_audit_setting(tmp_path, monkeypatc
     seen.clear()
     sweep_rows.run_point(scenario_text(), str(tmp_path))
     assert set(seen) == {None}
+
+
+# --------------------------------------------------------------------------
+# A flows item whose run failed; perftest's units; progress; 1e3
+
+
+def test_a_flows_items_run_failure_has_its_own_column_and_each_flow_keeps_its_error(tmp_path):
+    # The item's TransportRetryError was copied onto every flow's row,
+    # over the flows' own `error`: the flow that finished read as failed.
+    from fabriclab.cli_sweep import summary
+    from fabriclab.sweep_rows import ITEM_ERROR, failed_rows, point_records, run_point
+    from test_failures import CUT_FLOWS, _cut_fabric
+
+    (tmp_path / "cut.fabric.toml").write_text(_cut_fabric())
+    sc = tmp_path / "cut.toml"
+    sc.write_text(
+        'fabric = "cut.fabric.toml"\n[[perftest]]\ntest = "ib_write_bw"\nclient = "h0"\nserver = "h2"\n'
+        f'size = 4096\niters = 20\n[[flows]]\nname = "cut"\n{CUT_FLOWS}'
+    )
+    pt = sweep_points(sc, {"seed": [1]})[0]
+    df = pd.DataFrame(point_records(pt, run_point(pt.toml, str(sc))))
+    flows = df[df.kind == "flows"].set_index("dst")
+    assert flows.loc["h3", "error"] == "transport retry counter exceeded"
+    assert pd.isna(flows.loc["h4", "error"]) and flows.loc["h4", "fct_us"] > 0
+    assert flows[ITEM_ERROR].str.startswith("TransportRetryError: 1 flow(s) failed: transport retry counter exceeded").all()
+    # perftest's rows say the unit of bw_avg and bw_peak (MiB/s without report_gbits)
+    perf = df[df.kind == "perftest"]
+    assert list(perf.bw_unit) == ["MiB/s"] and perf[ITEM_ERROR].isna().all() and perf.error.isna().all()
+    assert list(failed_rows(df)) == [False, True, True]
+    df.attrs["params"] = ["seed"]
+    assert "error: TransportRetryError: 1 flow(s) failed" in summary(df)
+    # a file whose point failed only so is run again by --resume
+    out = tmp_path / "out.csv"
+    df.to_csv(out, index=False)
+    assert sweep_writer.read_rows(str(out), ["seed"])[1] == {0}
+
+
+def test_sweep_progress_takes_a_callable_and_refuses_anything_else(scenario, client):
+    from fabriclab.errors import ArgumentTypeError
+
+    with pytest.raises(ArgumentTypeError, match="progress must be True, False or a callable, not str"):
+        fabriclab.sweep(scenario, {"seed": [1]}, client=NoClient(), progress="yes")
+    seen: list = []
+    fabriclab.sweep(scenario, {"seed": [1, 2]}, client=client, progress=seen.append)
+    assert [(p.tool, p.unit, p.done, p.total) for p in seen] == [("sweep", "points", 1.0, 2.0), ("sweep", "points", 2.0, 2.0)]
+    assert {p.label for p in seen} == {"point 0 (seed = 1)", "point 1 (seed = 2)"}
+
+
+def test_sweep_progress_is_a_bar_on_a_terminal(monkeypatch, capsys):
+    from fabriclab import progress
+
+    monkeypatch.setattr(progress, "_terminal_columns", lambda file: 80)
+    prog = sweep_dask.SweepProgress(2, True)
+    prog.update(False, "point 0")
+    prog.update(False, "point 1")
+    err = capsys.readouterr().err
+    assert "sweep" in err and "2/2" in err and "points done" not in err  # tqdm's, not the lines'
+
+
+def test_a_whole_number_with_an_exponent_is_an_integer(capsys):
+    values = parse_values("1e3,2.5e3,1E6,2.0,2.5,1e-3")
+    assert values == [1000, 2500, 1000000, 2.0, 2.5, 0.001]
+    assert [type(v) for v in values] == [int, int, int, float, float, float]
+    r = main_in_process(capsys, "sweep", ROOT / "scenarios" / "heps.toml", "--set", "perftest.size=1e3", "--dry-run")
+    assert r.returncode == 0 and "perftest.size" in r.stdout and "1000" in r.stdout, r.stderr

@@ -18,7 +18,8 @@ import json
 import math
 import operator
 import os
-from collections.abc import Iterable, Mapping
+import sys
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .errors import (
@@ -29,7 +30,12 @@ from .errors import (
     MissingFileError,
 )
 
-__all__ = ["size_bytes", "SIZE_HELP", "as_int", "as_seed", "as_float", "as_bool", "as_str", "as_list", "as_mapping", "as_path", "check_out_path", "check_out_paths", "dumps", "read_file"]
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+__all__ = ["size_bytes", "SIZE_HELP", "as_int", "as_seed", "as_float", "as_bool", "as_str", "as_list", "as_mapping", "as_path", "check_out_path", "check_out_paths", "command_inputs", "document_files", "override_files", "dumps", "read_file"]
 
 
 def as_int(name: str, value: Any) -> int:
@@ -147,19 +153,68 @@ def size_bytes(text: str) -> int:
 
 #: The parsed options whose values name files a command reads.
 _INPUT_OPTIONS = ("fabric", "scenario", "dat", "ports_csv", "a", "b", "names")
+#: The options among them that name scenario files, which name files too.
+_SCENARIO_OPTIONS = ("scenario", "a", "b")
 
 
 def command_inputs(a: Any) -> list[str]:
     """The files a CLI command reads, from its parsed options (an
-    ``argparse.Namespace``): what its outputs must not overwrite. A preset
-    name, which is no file, is left out."""
+    ``argparse.Namespace``): what its outputs must not overwrite. Besides
+    the files the options name, those a scenario file names (its fabric
+    file, an ``[[hpl]]`` item's ``dat``) and those its ``--set`` overrides
+    name (``fabric=FILE``, ``hpl.dat=FILE``), both relative to the
+    scenario's folder. A preset name, which is no file, is left out."""
     found: list[str] = []
     for name in _INPUT_OPTIONS:
         value = getattr(a, name, None)
         for v in value if isinstance(value, list) else [value]:
             if isinstance(v, str) and os.path.isfile(v):
                 found.append(v)
+    scenarios = [v for v in (getattr(a, name, None) for name in _SCENARIO_OPTIONS) if isinstance(v, str) and os.path.isfile(v)]
+    folders = [os.path.dirname(os.path.abspath(v)) for v in scenarios]
+    for path, folder in zip(scenarios, folders):
+        found += document_files(_toml_doc(path), folder)
+    found += override_files(getattr(a, "sets", None) or [], folders)
     return found
+
+
+def _toml_doc(path: str) -> Mapping[str, Any]:
+    """The TOML document of file ``path``; empty if it cannot be read (the
+    command that reads it says what is wrong)."""
+    try:
+        with open(path, "rb") as f:
+            doc = tomllib.loads(f.read().decode("utf-8-sig"))
+    except (OSError, ValueError):  # TOMLDecodeError, UnicodeDecodeError
+        return {}
+    return doc
+
+
+def document_files(doc: Mapping[str, Any], folder: str) -> list[str]:
+    """The files a scenario document (or a lab's run) names, relative to
+    ``folder``: its fabric file and its items' ``dat`` files (those that
+    exist)."""
+    named: list[Any] = [doc.get("fabric")]
+    for tables in doc.values():
+        if isinstance(tables, list):
+            named += [t.get("dat") for t in tables if isinstance(t, Mapping)]
+    return _existing(named, [folder])
+
+
+def override_files(overrides: Iterable[tuple[str, Any]], folders: Sequence[str]) -> list[str]:
+    """The files named by sweep overrides (``(path, value or values)``):
+    a whole ``fabric``'s file and ``dat`` files, relative to any of
+    ``folders`` (the scenario files' folders)."""
+    named: list[Any] = []
+    for path, value in overrides:
+        if path.strip() == "fabric" or path.strip().split(".")[-1] == "dat":
+            named += value if isinstance(value, list) else [value]
+    return _existing(named, folders)
+
+
+def _existing(names: Iterable[Any], folders: Sequence[str]) -> list[str]:
+    """The strings of ``names`` that are files, taken relative to each of
+    ``folders`` (an absolute name as it is)."""
+    return [p for n in names if isinstance(n, str) and n for p in (os.path.join(f, n) for f in folders) if os.path.isfile(p)]
 
 
 def check_out_path(path: str, option: str, inputs: Iterable[str | os.PathLike[str] | None] = ()) -> None:

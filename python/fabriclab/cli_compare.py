@@ -10,7 +10,8 @@
 Prints one line per item, row and metric: A's and B's min / avg / max over
 the K runs, delta (B avg - A avg) and %. Exit status: 0; 1 if some run's
 item failed (the figures leave it out, stderr names it); 2 on bad input
-(nothing runs).
+(nothing runs); 130 when stopped by Ctrl-C (the comparison of the seeds
+both sides finished is printed and written first, if there are any).
 """
 
 from __future__ import annotations
@@ -85,7 +86,7 @@ def table_text(df: pd.DataFrame) -> str:
     headers = ["item", *(["name"] if names else []), "row", "metric", *_NUMBERS]
     rows = []
     for r in df.to_dict("records"):
-        cells = [r["item"], *([cell_text(r["name"])] if names else []), row_label(r), r["metric"]]
+        cells = [r["item"], *([cell_text(r["name"])] if names else []), row_label(r), cell_text(r["metric"])]
         cells += [value_text(r[c]) for c in ("a_min", "a_avg", "a_max", "b_min", "b_avg", "b_max")]
         cells += [delta_text(r["delta"]), pct_text(r["pct"])]
         rows.append(cells)
@@ -93,14 +94,30 @@ def table_text(df: pd.DataFrame) -> str:
 
 
 def cmd_compare(a: argparse.Namespace) -> int:
-    """Run ``fabriclab compare``; the exit status (0, or 1 if runs failed)."""
+    """Run ``fabriclab compare``; the exit status (0, 1 if runs failed, 130
+    if stopped by Ctrl-C, after the comparison of what both sides finished)."""
     overrides = _overrides(a.sets)
     check_out_paths(((a.csv, "--csv"), (a.html, "--html")), inputs=command_inputs(a))
-    with cluster_errors():
-        df = compare(
-            a.a, a.b, overrides, repeat=a.repeat, metric=a.metric, client=a.scheduler, workers=a.workers,
-            progress=not a.quiet,
-        )
+    try:
+        with cluster_errors():
+            df = compare(
+                a.a, a.b, overrides, repeat=a.repeat, metric=a.metric, client=a.scheduler, workers=a.workers,
+                progress=not a.quiet,
+            )
+    except KeyboardInterrupt as e:
+        return _interrupted(a, getattr(e, "result", None))
+    _report(a, df)
+    failed = df.attrs.get("failed", [])
+    for f in failed:
+        print(f"fabriclab: side {f['side']}, seed {f['seed']}, {f['item'] or 'the whole run'}: {short_error(f['error'])}", file=sys.stderr)
+    if failed:
+        print(f"fabriclab: {len(failed)} run(s) of an item failed: the figures leave them out", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _report(a: argparse.Namespace, df: pd.DataFrame) -> None:
+    """The comparison on stdout, and in the ``--csv`` and ``--html`` files."""
     sys.stdout.write(sides_text(df) + "\n" + table_text(df))
     sys.stdout.flush()
     for path, what in ((a.csv, "csv"), (a.html, "html")):
@@ -116,10 +133,25 @@ def cmd_compare(a: argparse.Namespace) -> int:
         except OSError as e:
             raise InvalidArgumentError(f"cannot write {path}: {e.strerror or e}") from None
         print(f"comparison written to {path}", file=sys.stderr)
-    failed = df.attrs.get("failed", [])
-    for f in failed:
-        print(f"fabriclab: side {f['side']}, seed {f['seed']}, {f['item'] or 'the whole run'}: {short_error(f['error'])}", file=sys.stderr)
-    if failed:
-        print(f"fabriclab: {len(failed)} run(s) of an item failed: the figures leave them out", file=sys.stderr)
-        return 1
-    return 0
+
+
+def _interrupted(a: argparse.Namespace, part: Any) -> int:
+    """Ctrl-C: the comparison of the seeds both sides finished, printed and
+    written as a whole one would be, or a line saying there is none;
+    status 130."""
+    if not isinstance(part, pd.DataFrame):
+        unwritten = " and nothing is written" if a.csv or a.html else ""
+        print(
+            "fabriclab: interrupted; no seed finished on both sides, so nothing comparable was kept"
+            f"{unwritten}",
+            file=sys.stderr,
+        )
+        return 130
+    _report(a, part)
+    seeds = ", ".join(map(str, part.attrs.get("seeds", [])))
+    print(
+        f"fabriclab: interrupted; the comparison above covers only the seed(s) both sides finished ({seeds}) "
+        f"of 1..{a.repeat}",
+        file=sys.stderr,
+    )
+    return 130

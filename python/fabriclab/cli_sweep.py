@@ -34,6 +34,7 @@ from ._checks import check_out_path, command_inputs
 from ._toml import toml_value
 from .errors import FabriclabError, InvalidArgumentError
 from .sweep_dask import worker_count
+from .sweep_rows import ERROR, ITEM_ERROR
 from .sweep_writer import out_is_parquet
 from .sweeps import finished_points, sweep, sweep_points
 
@@ -101,13 +102,24 @@ def _parse_one(piece: str, whole: str) -> list[Any]:
     v = doc.get("v")
     if set(doc) != {"v"} or isinstance(v, (datetime.date, datetime.time)):
         return [piece]
-    return [v]
+    return [_whole(v, piece)]
+
+
+def _whole(v: Any, piece: str) -> Any:
+    """A number written with an exponent whose value is whole (``1e6``,
+    ``2.5e3``) as the integer it is, so that it fits an integer key
+    (``perftest.size=1e6``) as well as a float one; other values as they
+    are (``2.0`` stays a float)."""
+    if isinstance(v, float) and "e" in piece.lower() and v.is_integer() and abs(v) < 2**53:
+        return int(v)
+    return v
 
 
 def parse_values(text: str) -> list[Any]:
     """The values of ``--set PATH=VALUES``: ``"none,dcqcn"`` ->
     ``["none", "dcqcn"]``, ``"1..3,8"`` -> ``[1, 2, 3, 8]``,
-    ``"[0, 10],[0, 20]"`` -> ``[[0, 10], [0, 20]]``."""
+    ``"[0, 10],[0, 20]"`` -> ``[[0, 10], [0, 20]]``, ``"1e3,2.5"`` ->
+    ``[1000, 2.5]``."""
     return [v for piece in _split_values(text) for v in _parse_one(piece, text)]
 
 
@@ -299,10 +311,12 @@ _KIND_TEXT: dict[str, Callable[[pd.DataFrame], str]] = {
 
 
 def _result_text(g: pd.DataFrame) -> str:
-    """The key figure of one item at one point (or its error)."""
-    errors = g["error"].dropna()
-    if len(errors):
-        return "error: " + short_error(errors.iloc[0])
+    """The key figure of one item at one point (or its error: the run
+    failure its result carries first, then the item's or a row's own)."""
+    for column in (ITEM_ERROR, ERROR):
+        errors = g[column].dropna() if column in g else None
+        if errors is not None and len(errors):
+            return "error: " + short_error(errors.iloc[0])
     text = _KIND_TEXT.get(g["kind"].iloc[0], _rows_text)(g)
     outcome = g["outcome"].iloc[0] if "outcome" in g else None
     if isinstance(outcome, str) and outcome != "Finished":

@@ -42,7 +42,7 @@ def _item_table(rows: pd.DataFrame) -> str:
     for r in rows.to_dict("records"):
         nums = "".join(f"<td>{value_text(r[c])}</td>" for c in ("a_min", "a_avg", "a_max", "b_min", "b_avg", "b_max"))
         body.append(
-            f"<tr><td>{html.escape(row_label(r))}</td><td>{html.escape(r['metric'])}</td>{nums}"
+            f"<tr><td>{html.escape(row_label(r))}</td><td>{html.escape(r['metric'] if isinstance(r['metric'], str) else '-')}</td>{nums}"
             f"<td>{delta_text(r['delta'])}</td><td class=\"pct\">{pct_text(r['pct'])}</td>"
             f"<td>{r['a_runs']} / {r['b_runs']}</td></tr>\n"
         )

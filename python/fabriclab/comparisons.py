@@ -34,6 +34,7 @@ import math
 import numbers
 import os
 import re
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -50,12 +51,23 @@ from .lab import MAX_REPEAT
 from .lab_runs import fmt
 from .linpack import HPL_COLUMNS
 from .mpi import IMB_COLUMNS, OSU_COLUMNS
+from .progress import ProgressArg, check_progress
 from .scenario import file_order, read_toml
 from .storage import FIO_COLUMNS
 from .sweep_dask import dask_client, worker_count
+from .sweep_grid import SweepPoint
+from .sweep_rows import ERROR, ITEM_ERROR, failed_rows
 from .sweeps import ITEM_COLUMNS, run_points, sweep_points
 
-__all__ = ["compare", "run_sides", "compare_runs", "row_label", "sides_text", "KEY_COLUMNS", "DEFAULT_METRICS", "COMPARE_COLUMNS"]
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+__all__ = [
+    "compare", "run_sides", "compare_runs", "row_label", "sides_text", "KEY_COLUMNS", "DEFAULT_METRICS", "COMPARE_COLUMNS",
+    "UNIT_COLUMNS",
+]
 
 #: The columns that identify a result row within an item, per tool: rows of
 #: A and B with the same item and the same values here are compared. A
@@ -97,7 +109,15 @@ _TOOL_COLUMNS: dict[str, Sequence[str]] = {
     "hpl": HPL_COLUMNS,
     "nccl": NCCL_COLUMNS,
 }
-_TEXT_COLUMNS = {"src", "dst", "error", "algorithm", "algo", "bench", "host", "peer_host", "variant", "bcast"}
+_TEXT_COLUMNS = {"src", "dst", "error", "algorithm", "algo", "bench", "host", "peer_host", "variant", "bcast", "bw_unit"}
+
+#: Metrics whose unit a setting of the item chooses, and the sweep row's
+#: column that says which: perftest's ``bw_peak`` and ``bw_avg`` are in
+#: MiB/s, or Gb/s with ``report_gbits`` (as the real tool prints them).
+#: Two sides in different units are refused, not compared.
+UNIT_COLUMNS: dict[str, str] = {"bw_peak": "bw_unit", "bw_avg": "bw_unit"}
+#: The perftest setting behind each unit.
+_REPORT_GBITS = {"Gb/s": "true", "MiB/s": "false"}
 
 #: The figures of each compared row, after ``item``, ``kind``, ``name``,
 #: the key columns and ``metric``.
@@ -215,7 +235,7 @@ def run_sides(
     metric: str | Iterable[str] | None = None,
     client: Any = None,
     workers: int | None = None,
-    progress: bool = False,
+    progress: ProgressArg = False,
 ) -> pd.DataFrame:
     """Run side A (scenario file ``a``) and side B (file ``b``, or ``a``,
     with the overrides ``set`` applied) ``repeat`` times each, seeds 1 to
@@ -223,7 +243,11 @@ def run_sides(
     Everything is checked before anything runs. Returns the sweeps' rows
     with a leading ``side`` column (``"A"`` or ``"B"``); ``seed`` says
     which run a row is from. ``metric`` is only checked here (see
-    :func:`compare`)."""
+    :func:`compare`; a metric in another unit on each side is refused).
+    Stopped by Ctrl-C, the ``KeyboardInterrupt`` carries ``result``: the
+    rows of the seeds that both sides finished (``attrs["seeds"]`` lists
+    them), or None if no seed finished on both."""
+    check_progress(progress)
     k = _repeat(repeat)
     overrides = _overrides(set)
     metrics = _metric_list(metric)
@@ -254,15 +278,92 @@ def run_sides(
             found = re.match(r"point \d+ (\(.*?\)): (.*)", str(e), re.S)
             where = f"side {side} {found[1]}: {found[2]}" if found else f"side {side}: {e}"
             raise type(e)(where) from None
+    _check_point_units(metrics, points["A"], points["B"])
     n = worker_count(workers, 2 * k) if client is None else 0
-    with dask_client(client, n) as (c, _where):
-        runs_a = run_points(path_a, points["A"], client=c, progress=progress)
-        runs_b = run_points(path_b, points["B"], client=c, progress=progress)
-    runs_a.insert(0, "side", "A")
-    runs_b.insert(0, "side", "B")
-    runs = pd.concat([runs_a, runs_b], ignore_index=True)
-    runs.attrs.update(a=path_a, b=path_b, set=overrides, seeds=seeds)
+    done: dict[str, pd.DataFrame] = {}
+    attrs = {"a": path_a, "b": path_b, "set": overrides, "seeds": seeds}
+    try:
+        with dask_client(client, n) as (c, _where):
+            for side, path in (("A", path_a), ("B", path_b)):
+                done[side] = run_points(path, points[side], client=c, progress=progress)
+    except KeyboardInterrupt as e:
+        # Stopped: what both sides finished goes with the interrupt (a
+        # side stopped midway hands over its finished runs).
+        part = getattr(e, "result", None)
+        for side in ("A", "B"):
+            if side not in done and isinstance(part, pd.DataFrame):
+                done[side], part = part, None
+        e.result = _both_sides(done, attrs, finished_only=True)  # type: ignore[attr-defined]
+        raise
+    runs = _both_sides(done, attrs)
+    assert runs is not None  # both sides ran
     return runs
+
+
+def _both_sides(done: Mapping[str, pd.DataFrame], attrs: Mapping[str, Any], finished_only: bool = False) -> pd.DataFrame | None:
+    """Both sides' sweep rows in one table with a leading ``side`` column;
+    with ``finished_only``, only the seeds that both sides finished (None
+    if there are none)."""
+    if set(done) != {"A", "B"}:
+        return None
+    seeds = list(attrs["seeds"])
+    if finished_only:
+        both = set(done["A"]["seed"]) & set(done["B"]["seed"]) if len(done["A"]) and len(done["B"]) else set()
+        seeds = [s for s in seeds if s in both]
+        if not seeds:
+            return None
+    sides = [done[side][done[side]["seed"].isin(seeds)].copy() if len(done[side]) else done[side].copy() for side in ("A", "B")]
+    for side, rows in zip(("A", "B"), sides):
+        rows.insert(0, "side", side)
+    runs = pd.concat(sides, ignore_index=True)
+    runs.attrs.update({**attrs, "seeds": seeds})
+    return runs
+
+
+def _unit_error(item: str, metric: str, unit_a: str, unit_b: str) -> InvalidArgumentError:
+    """A metric in one unit on side A and another on side B, refused."""
+    setting = f"report_gbits = {_REPORT_GBITS.get(unit_a, '?')} on side A and {_REPORT_GBITS.get(unit_b, '?')} on side B"
+    return InvalidArgumentError(
+        f"{item} {metric}: side A reports it in {unit_a}, side B in {unit_b} (perftest's {setting}), so "
+        "their delta would be a change of unit, not of the fabric; give both sides the same report_gbits "
+        f"(--set perftest.report_gbits={_REPORT_GBITS.get(unit_a, 'true')}), or compare bw_avg_gbps, in Gb/s on both"
+    )
+
+
+def _point_units(point: SweepPoint) -> dict[str, str]:
+    """The ``bw_unit`` of each perftest bandwidth test of a point's scenario
+    (``"perftest[0]"``: ``"Gb/s"`` or ``"MiB/s"``, by its report_gbits)."""
+    tables = tomllib.loads(point.toml).get("perftest", [])
+    return {
+        f"perftest[{i}]": "Gb/s" if t.get("report_gbits") is True else "MiB/s"
+        for i, t in enumerate(tables)
+        if isinstance(t, dict) and str(t.get("test", "")).endswith("_bw")
+    }
+
+
+def _check_point_units(metrics: list[str] | None, a: Sequence[SweepPoint], b: Sequence[SweepPoint]) -> None:
+    """Refuse, before anything runs, a metric whose unit differs between
+    the sides (:data:`UNIT_COLUMNS`): the first point of each (a side's
+    points differ only in their seed)."""
+    asked = [m for m in metrics or () if m in UNIT_COLUMNS]
+    if not asked or not a or not b:
+        return
+    units_a, units_b = _point_units(a[0]), _point_units(b[0])
+    for item, unit_a in units_a.items():
+        unit_b = units_b.get(item)
+        if unit_b is not None and unit_b != unit_a:
+            raise _unit_error(item, asked[0], unit_a, unit_b)
+
+
+def _check_units(label: str, rows: pd.DataFrame, metric: str) -> None:
+    """Refuse a metric whose unit column (:data:`UNIT_COLUMNS`) says
+    another unit on each side of an item's rows."""
+    column = UNIT_COLUMNS.get(metric)
+    if column is None or column not in rows.columns:
+        return
+    units = {side: sorted(set(rows.loc[rows["side"] == side, column].dropna())) for side in ("A", "B")}
+    if units["A"] and units["B"] and units["A"] != units["B"]:
+        raise _unit_error(label, metric, ", ".join(units["A"]), ", ".join(units["B"]))
 
 
 # --------------------------------------------------------------------------
@@ -320,6 +421,7 @@ def _item_records(label: str, kind: str, name: Any, rows: pd.DataFrame, metrics:
     keys = [c for c in KEY_COLUMNS[kind] if c in rows.columns]
     out = []
     for m in _item_metrics(kind, rows, metrics):
+        _check_units(label, rows, m)
         values: dict[tuple[Any, ...], dict[str, list[float]]] = {}
         for rec in rows[["side", *keys, m]].itertuples(index=False, name=None):
             key = tuple(_key_value(v) for v in rec[1:-1])
@@ -337,21 +439,44 @@ def _item_records(label: str, kind: str, name: Any, rows: pd.DataFrame, metrics:
     return out
 
 
+def _failed_runs(runs: pd.DataFrame, bad: pd.Series) -> list[dict[str, Any]]:
+    """One ``{side, seed, item, error}`` per failed run of an item (a failed
+    flows run has a row per flow; its run failure is its error)."""
+    out: dict[tuple[Any, Any, Any], dict[str, Any]] = {}
+    for r in runs[bad].to_dict("records"):
+        error = r.get(ITEM_ERROR) if isinstance(r.get(ITEM_ERROR), str) else r.get(ERROR)
+        out.setdefault((r["side"], r.get("seed"), r["item"]), {"side": r["side"], "seed": r.get("seed"), "item": r["item"], "error": error})
+    return list(out.values())
+
+
+def _no_value_records(label: str, kind: str, name: Any, metrics: list[str] | None) -> list[dict[str, Any]]:
+    """The rows of an item that gave no value on either side (every run of
+    both failed): one per asked metric its tool has (one without a metric
+    when none was asked), with no figures and 0 runs each."""
+    wanted: list[str | None] = [None] if metrics is None else [m for m in metrics if m in _metrics_of(kind)]
+    empty = _stats([], "a") | _stats([], "b") | {"delta": math.nan, "pct": math.nan}
+    return [{"item": label, "kind": kind, "name": name, "metric": m, **empty} for m in wanted]
+
+
 def compare_runs(runs: pd.DataFrame, metric: str | Iterable[str] | None = None) -> pd.DataFrame:
     """Compare the rows of :func:`run_sides` (see :func:`compare`)."""
     metrics = _metric_list(metric)
-    ok = runs[runs["error"].isna() & runs["item"].notna()] if "error" in runs else runs
-    # one entry per failed run of an item (a failed flows run has a row per flow)
-    failed = list({
-        (r["side"], r.get("seed"), r["item"]): {"side": r["side"], "seed": r.get("seed"), "item": r["item"], "error": r["error"]}
-        for r in runs[runs["error"].notna()].to_dict("records")
-    }.values()) if "error" in runs else []
+    bad = failed_rows(runs)
+    ok = runs[~bad & runs["item"].notna()]
+    failed = _failed_runs(runs, bad)
     if "flows" in set(ok["kind"]):
         ok = ok.copy()
         ok["flow"] = ok.groupby(["side", "point", "item"], sort=False).cumcount()
     records: list[dict[str, Any]] = []
-    for label, rows in ok.groupby("item", sort=False):
-        records += _item_records(str(label), rows["kind"].iloc[0], rows["name"].iloc[0], rows, metrics)
+    # Every item, in file order: one whose every run failed on both sides
+    # is a row too, with no figures.
+    for label in dict.fromkeys(runs["item"].dropna()):
+        rows = ok[ok["item"] == label]
+        if len(rows):
+            records += _item_records(str(label), rows["kind"].iloc[0], rows["name"].iloc[0], rows, metrics)
+        else:
+            first = runs[runs["item"] == label].iloc[0]
+            records += _no_value_records(str(label), first["kind"], first["name"], metrics)
     keys = list(dict.fromkeys(c for r in records for c in r if c not in ("item", "kind", "name", "metric", *COMPARE_COLUMNS)))
     df = pd.DataFrame(records, columns=["item", "kind", "name", *keys, "metric", *COMPARE_COLUMNS])
     for c in ("a_runs", "b_runs"):
@@ -370,7 +495,7 @@ def compare(
     metric: str | Iterable[str] | None = None,
     client: Any = None,
     workers: int | None = None,
-    progress: bool = False,
+    progress: ProgressArg = False,
 ) -> pd.DataFrame:
     """Compare two configurations, each run ``repeat`` times (seeds 1 to
     ``repeat``).
@@ -391,15 +516,30 @@ def compare(
     ``a_min``, ``a_avg``, ``a_max``, ``b_min``, ``b_avg``, ``b_max``,
     ``delta`` (B avg - A avg), ``pct`` (delta / A avg x 100; NaN where A's
     average is 0 and B's is not), ``a_runs`` and ``b_runs`` (how many runs
-    gave the row a value). ``df.attrs``: ``a``, ``b`` (the files),
+    gave the row a value; an item whose every run failed on both sides is
+    one row, ``metric`` None unless ``metric`` was given, with no figures
+    and 0 runs). ``df.attrs``: ``a``, ``b`` (the files),
     ``set``, ``seeds`` and ``failed`` (a list of ``{side, seed, item,
     error}`` of runs whose item failed). Raises
     :class:`~fabriclab.errors.InvalidArgumentError` or
-    :class:`~fabriclab.errors.ParseError` on bad input before anything runs.
+    :class:`~fabriclab.errors.ParseError` on bad input before anything runs,
+    among it a metric whose unit differs between the sides (perftest's
+    ``bw_avg`` and ``bw_peak``, in Gb/s with ``report_gbits`` and MiB/s
+    without: :data:`UNIT_COLUMNS`).
+
+    Stopped by Ctrl-C, it raises ``KeyboardInterrupt`` with ``result``: the
+    comparison (this DataFrame) of the seeds that both sides finished,
+    ``attrs["seeds"]`` listing them, or None if no seed finished on both
+    sides (nothing comparable was kept).
     """
-    runs = run_sides(
-        a, b, set, repeat=repeat, metric=metric, client=client, workers=workers, progress=progress
-    )
+    try:
+        runs = run_sides(
+            a, b, set, repeat=repeat, metric=metric, client=client, workers=workers, progress=progress
+        )
+    except KeyboardInterrupt as e:
+        part = getattr(e, "result", None)
+        e.result = compare_runs(part, metric) if isinstance(part, pd.DataFrame) else None  # type: ignore[attr-defined]
+        raise
     return compare_runs(runs, metric)
 
 
@@ -412,6 +552,8 @@ def row_label(row: Any) -> str:
         return None if v is None or (isinstance(v, float) and math.isnan(v)) else v
 
     kind = get("kind")
+    if not any(get(k) is not None for k in KEY_COLUMNS.get(str(kind), ())):
+        return "-"  # an item with no value on either side
     size = f"{int(get('bytes'))} B" if get("bytes") is not None else ""
     if kind == "imb":
         np_ = f" np {int(get('np'))}" if get("np") is not None else ""
@@ -429,12 +571,13 @@ def row_label(row: Any) -> str:
 
 def sides_text(df: pd.DataFrame) -> str:
     """What A and B of a comparison are, and how many runs each (three lines)."""
-    seeds = df.attrs.get("seeds", [])
+    seeds = list(df.attrs.get("seeds", []))
     overrides = ", ".join(f"{k} = {toml_value(v)}" for k, v in df.attrs.get("set", {}).items())
     b = df.attrs.get("b", "")
+    listed = f"1..{len(seeds)}" if seeds == list(range(1, len(seeds) + 1)) else ", ".join(map(str, seeds))
     return (
         f"A: {df.attrs.get('a', '')}\nB: {f'{b} with {overrides}' if overrides else b}\n"
-        f"{len(seeds)} run(s) each, seeds 1..{len(seeds)}\n"
+        f"{len(seeds)} run(s) each, seeds {listed}\n"
     )
 
 

@@ -21,14 +21,14 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TextIO, Union
+from typing import Any, TextIO, Union, cast
 
 from .errors import ArgumentTypeError
 
-__all__ = ["Progress", "ProgressArg", "progress_callback"]
+__all__ = ["Progress", "ProgressArg", "check_progress", "progress_callback", "terminal_bar"]
 
 #: Units counted in whole items (the others are amounts of simulated time).
-_COUNTED = ("measurements", "calls", "flows", "iterations")
+_COUNTED = ("measurements", "calls", "flows", "iterations", "points", "items")
 
 
 @dataclass(frozen=True)
@@ -36,11 +36,13 @@ class Progress:
     """One progress report of a run."""
 
     #: The tool: "IMB", "OSU", "Cbench", "HPL", "fio", "perftest", "flows",
-    #: "nccl-tests" or "bench".
+    #: "nccl-tests" or "bench"; "sweep" for a sweep's (and a comparison
+    #: side's) points, "lab" for the items of labs run on Dask.
     tool: str
-    #: Simulated time, us.
+    #: Simulated time, us (0 for "sweep" and "lab", whose runs are
+    #: elsewhere: they count points or items done).
     sim_us: float
-    #: Events processed so far.
+    #: Events processed so far (0 for "sweep" and "lab").
     events: int
     #: Work done, in ``unit``\\ s.
     done: float
@@ -49,8 +51,8 @@ class Progress:
     #: What ``done`` counts: "measurements" (IMB, OSU, Cbench: one per
     #: message size and process count), "calls" (HPL), "flows" (flows
     #: completed), "iterations" (perftest's messages completed), "ms"
-    #: (fio's simulated run time) or "us" (a benchmark's or perftest
-    #: ``-D``'s simulated time).
+    #: (fio's simulated run time), "us" (a benchmark's or perftest
+    #: ``-D``'s simulated time), "points" (a sweep's) or "items" (labs').
     unit: str
     #: What runs now (the measurement, or the benchmark's name).
     label: str
@@ -65,16 +67,28 @@ ProgressArg = Union[bool, Callable[[Progress], Any], None]
 CoreCallback = Callable[[float, int, float, "float | None", str, str], None]
 
 
+def check_progress(progress: Any) -> ProgressArg:
+    """``progress`` if it is one of what ``progress=`` takes (True, False,
+    None or a callable), else an :class:`ArgumentTypeError` saying so."""
+    if progress is None or isinstance(progress, bool) or callable(progress):
+        return cast("ProgressArg", progress)
+    raise ArgumentTypeError(f"progress must be True, False or a callable, not {type(progress).__name__}")
+
+
+def terminal_bar(tool: str) -> Callable[[Progress], Any] | None:
+    """The tqdm bar ``progress=True`` draws on a terminal or in a notebook
+    (None elsewhere: the caller prints lines), for runs that report their
+    own :class:`Progress` (sweeps, labs on Dask)."""
+    drawer = _Drawer(tool)
+    return drawer if drawer.fancy else None
+
+
 def progress_callback(tool: str, progress: ProgressArg) -> CoreCallback | None:
     """The callback to hand the core for ``progress`` (None: no progress)."""
+    progress = check_progress(progress)
     if progress is None or progress is False:
         return None
-    if progress is True:
-        sink: Callable[[Progress], Any] = _Drawer(tool)
-    elif callable(progress):
-        sink = progress
-    else:
-        raise ArgumentTypeError(f"progress must be True, False or a callable, not {type(progress).__name__}")
+    sink: Callable[[Progress], Any] = _Drawer(tool) if progress is True else progress
     start = time.monotonic()
 
     def tick(sim_us: float, events: int, done: float, total: float | None, unit: str, label: str) -> None:
@@ -132,7 +146,8 @@ class _Drawer:
             self.count = p.unit in _COUNTED
             total = None if p.total is None else (int(p.total) if self.count else round(p.total, 3))
             self.bar = tqdm(total=total, unit=f" {p.unit}", desc=self.tool, file=self.file, leave=True, dynamic_ncols=True)
-        self.bar.set_postfix_str(f"{p.label}; simulated {_sim_time(p.sim_us)}, {p.events / 1e6:.1f} M events", refresh=False)
+        simulated = f"; simulated {_sim_time(p.sim_us)}, {p.events / 1e6:.1f} M events" if p.events else ""
+        self.bar.set_postfix_str(f"{p.label}{simulated}", refresh=False)
         done = int(p.done) if self.count else round(p.done, 3)
         self.bar.update(done - self.bar.n)
         if p.total is not None and p.done >= p.total:

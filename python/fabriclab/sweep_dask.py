@@ -30,8 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ArgumentTypeError, InvalidArgumentError
+from .progress import Progress, ProgressArg, check_progress, terminal_bar
 from .sweep_grid import SweepPoint
-from .sweep_rows import ERROR, error_text, point_records, run_point
+from .sweep_rows import ERROR, error_text, point_records, row_failed, run_point
 from .sweep_writer import Writer
 
 __all__ = ["RETRIES_ON_WORKER_DEATH", "SweepProgress", "check_main_guard", "dask_client", "distributed", "run_all", "worker_count"]
@@ -241,15 +242,23 @@ def _where(client: Any) -> str:
 
 
 class SweepProgress:
-    """Progress lines on stderr: points (or ``unit``) done / total,
-    elapsed, an estimate of the time left; at most one a second, and
-    always the last; each starts with ``prefix:``."""
+    """A sweep's progress, as ``progress=`` asks (:mod:`fabriclab.progress`):
+    with True, a tqdm bar on a terminal or in a notebook, else lines on
+    stderr: points (or ``unit``) done / total, elapsed, an estimate of the
+    time left, at most one a second and always the last, each starting
+    with ``prefix:``; with a callable, each point done as a
+    :class:`~fabriclab.progress.Progress` (``tool`` the ``prefix``,
+    ``sim_us`` and ``events`` 0, ``label`` the point) and no lines."""
 
-    def __init__(self, total: int, enabled: bool, prefix: str = "sweep", unit: str = "points"):
-        self.total, self.enabled = total, enabled
+    def __init__(self, total: int, progress: ProgressArg, prefix: str = "sweep", unit: str = "points"):
+        progress = check_progress(progress)
+        self.total, self.enabled = total, progress is True
         self.prefix, self.unit = prefix, unit
         self.start = self.last = time.monotonic()
         self.done = self.failed = 0
+        #: Who gets each point as a Progress: the caller's callable, or the
+        #: bar on a terminal (None: lines, or nothing).
+        self.sink = terminal_bar(prefix) if progress is True else progress or None
 
     def begin(self) -> None:
         """The points are submitted: the clock starts (cluster start-up left out)."""
@@ -260,11 +269,15 @@ class SweepProgress:
         if self.enabled:
             print(f"{self.prefix}: {text}", file=sys.stderr, flush=True)
 
-    def update(self, failed: bool) -> None:
-        """One more point done."""
+    def update(self, failed: bool, label: str = "") -> None:
+        """One more point (``label``) done."""
         self.done += 1
         self.failed += failed
         now = time.monotonic()
+        if self.sink is not None:
+            what = label + (f" ({self.failed} with errors)" if self.failed else "")
+            self.sink(Progress(self.prefix, 0.0, 0, float(self.done), float(self.total), self.unit, what, now - self.start))
+            return
         if not self.enabled or (now - self.last < 1.0 and self.done < self.total):
             return
         self.last = now
@@ -311,7 +324,7 @@ def run_all(
                 done[point.index] = records
                 if writer is not None:
                     writer.add(records)
-            progress.update(any(r.get(ERROR) for r in rows))
+            progress.update(any(row_failed(r) for r in rows), point.label())
     except BaseException:
         if writer is not None:
             writer.close()  # the finished points' rows are kept, whatever stopped the run

@@ -21,13 +21,14 @@ import pandas as pd
 
 from ._tables import records
 from .kinds import FIGURES, KINDS, Result, figures
+from .results import run_failed
 from .scenario import run_item
 from .sweep_grid import SweepPoint
 from .sweep_scenario import scenario_from_text
 
 __all__ = [
-    "ERROR", "SCENARIO_SHA", "LEADING_COLUMNS", "ITEM_COLUMNS", "audit_env", "run_point", "error_text", "param_columns", "columns",
-    "cell", "point_records", "rows_frame", "run_failure",
+    "ERROR", "ITEM_ERROR", "SCENARIO_SHA", "LEADING_COLUMNS", "ITEM_COLUMNS", "audit_env", "run_point", "error_text",
+    "param_columns", "columns", "cell", "point_records", "rows_frame", "run_failure", "row_failed", "failed_rows",
 ]
 
 #: The columns every sweep result starts with, the swept paths going
@@ -35,8 +36,14 @@ __all__ = [
 LEADING_COLUMNS = ("point", "item", "kind", "name")
 #: Per-item figures that follow an item's own columns (where the item has them).
 ITEM_COLUMNS = FIGURES
-#: The last column: None, or the error of an item or a point.
+#: The last column: None, or the error of an item or a point (and a
+#: flow's own error, on the row of a flow whose QP ran out of retries).
 ERROR = "error"
+#: The column before it, where a result carries its run's failure instead
+#: of raising it (flows: a PFC deadlock, a stall, a QP out of retries):
+#: that failure on each of the item's rows, whose own columns (a flow's
+#: ``error``) it leaves as they are. Only in results that have one.
+ITEM_ERROR = "item_error"
 #: The column before it: :meth:`SweepPoint.digest` of the point's scenario.
 SCENARIO_SHA = "scenario_sha"
 
@@ -48,29 +55,39 @@ def error_text(e: BaseException) -> str:
 
 def run_failure(res: Result) -> str | None:
     """The run failure a result carries instead of raising it (flows
-    reports what ran before a PFC deadlock or a QP's transport retry
-    error), as :func:`error_text` words it; None if the run did not fail."""
-    if res.extras.get("deadlock_error"):
-        return f"DeadlockError: {res.extras['deadlock_error']}"
-    if res.extras.get("stall_error"):
-        return f"RunFailedError: {res.extras['stall_error']}"
-    failures = res.extras.get("qp_failures")
-    if failures and isinstance(failures, list):
-        f = failures[0]
-        return (
-            f"TransportRetryError: transport retry counter exceeded on QP {f['qp']} "
-            f"({f['host']} -> {f['peer']}) at {f['time_ps'] / 1e6:.3f} us"
-        )
-    return None
+    reports what ran before a PFC deadlock, a stall or a QP's transport
+    retry error: :func:`fabriclab.results.run_failed`), as
+    :func:`error_text` words it; None if the run did not fail."""
+    failure = run_failed(res)
+    return None if failure is None else error_text(failure)
+
+
+def row_failed(row: Mapping[str, Any]) -> bool:
+    """Whether a sweep row is an error's (its item's, its point's, or the
+    run failure its item carries) rather than a result."""
+    return any(isinstance(row.get(c), str) and bool(row.get(c)) for c in (ERROR, ITEM_ERROR))
+
+
+def failed_rows(df: pd.DataFrame) -> pd.Series:
+    """:func:`row_failed` of each row of a sweep's table."""
+    failed = df[ERROR].notna() if ERROR in df else pd.Series(False, index=df.index)
+    return failed | df[ITEM_ERROR].notna() if ITEM_ERROR in df else failed
 
 
 def _result_rows(label: str, kind: str, name: str | None, res: Result) -> list[dict[str, Any]]:
-    """One record per row of an item's result, with the item's figures (and
-    its run failure, if it carries one: its rows are then not a result)."""
-    head = {"item": label, "kind": kind, "name": name, ERROR: run_failure(res)}
+    """One record per row of an item's result, with the item's figures,
+    perftest's ``bw_unit`` (the unit of its ``bw_peak`` and ``bw_avg``) and
+    its run failure, if it carries one (in :data:`ITEM_ERROR`: its rows are
+    then not a result; a flow's own ``error`` stays on its row)."""
+    head = {"item": label, "kind": kind, "name": name}
+    unit = {"bw_unit": res.df.attrs["bw_unit"]} if res.df.attrs.get("bw_unit") else {}
     extra = figures(res)
+    failure = run_failure(res)
+    item_error = {ITEM_ERROR: failure} if failure else {}
     recs = records(res.df) or [{}]
-    return [{**rec, **extra, **head} for rec in recs]  # the leading columns win any clash
+    # The leading columns win any clash; the result's own error column, if
+    # it has one, is kept.
+    return [{ERROR: None, **rec, **unit, **extra, **item_error, **head} for rec in recs]
 
 
 @contextlib.contextmanager
@@ -130,13 +147,14 @@ def param_columns(points: Sequence[SweepPoint]) -> list[str]:
 def columns(params: Sequence[str], seen: Iterable[str]) -> list[str]:
     """Leading columns, the swept paths, the items' own columns in the order
     first seen, the per-item figures, the scenario's digest (where the rows
-    have it), then ``error``."""
+    have it), :data:`ITEM_ERROR` (where the rows have it), then ``error``."""
     seen = list(seen)
-    fixed = set(LEADING_COLUMNS) | set(params) | set(ITEM_COLUMNS) | {ERROR, SCENARIO_SHA}
+    fixed = set(LEADING_COLUMNS) | set(params) | set(ITEM_COLUMNS) | {ERROR, ITEM_ERROR, SCENARIO_SHA}
     own = [c for c in seen if c not in fixed]
     extra = [c for c in ITEM_COLUMNS if c in seen]
     sha = [SCENARIO_SHA] if SCENARIO_SHA in seen else []
-    return ["point", *params, "item", "kind", "name", *own, *extra, *sha, ERROR]
+    item_error = [ITEM_ERROR] if ITEM_ERROR in seen else []
+    return ["point", *params, "item", "kind", "name", *own, *extra, *sha, *item_error, ERROR]
 
 
 def cell(v: Any) -> Any:

@@ -34,7 +34,7 @@ from typing import Any, Union
 import pandas as pd
 
 from .errors import InvalidArgumentError
-from .sweep_rows import ERROR, SCENARIO_SHA, columns, rows_frame
+from .sweep_rows import ERROR, SCENARIO_SHA, columns, failed_rows, rows_frame
 
 __all__ = ["Writer", "CsvWriter", "ParquetWriter", "open_writer", "read_done", "read_rows", "point_key", "has_pyarrow", "parts_dir"]
 
@@ -293,7 +293,7 @@ def read_rows(path: str, params: Sequence[str]) -> tuple[pd.DataFrame, set[Any]]
             f"--resume: {path} has no column {missing[0]!r}: it is not the output of this sweep "
             "(the swept paths must be the same)"
         )
-    failed = set(old.loc[old[ERROR].notna(), "point"])
+    failed = set(old.loc[failed_rows(old), "point"])
     if torn and len(old):
         failed.add(old["point"].iloc[-1])
     return old, failed

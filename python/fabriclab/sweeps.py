@@ -83,10 +83,20 @@ import pandas as pd
 from ._checks import as_path
 from ._tables import records
 from .errors import FabriclabError, InvalidArgumentError
+from .progress import ProgressArg, check_progress
 from .sweep_checks import check_point
 from .sweep_dask import RETRIES_ON_WORKER_DEATH, SweepProgress, dask_client, run_all, worker_count
 from .sweep_grid import Grid, SweepPoint, expand_grid
-from .sweep_rows import ERROR, ITEM_COLUMNS, LEADING_COLUMNS, SCENARIO_SHA, cell, columns, param_columns, rows_frame
+from .sweep_rows import (
+    ITEM_COLUMNS,
+    LEADING_COLUMNS,
+    SCENARIO_SHA,
+    cell,
+    columns,
+    param_columns,
+    row_failed,
+    rows_frame,
+)
 from .sweep_scenario import load_swept, parse_paths, point_doc, scenario_text
 from .sweep_writer import open_writer, point_key, read_rows
 
@@ -131,7 +141,7 @@ def sweep(
     *,
     client: Any = None,
     workers: int | None = None,
-    progress: bool = False,
+    progress: ProgressArg = False,
     out: str | os.PathLike[str] | None = None,
     resume: bool = False,
 ) -> pd.DataFrame:
@@ -152,7 +162,11 @@ def sweep(
     fabriclab installed; points carry their scenario (fabric inline or a
     preset name), so workers need no shared files.
 
-    ``progress`` prints progress lines to stderr. ``out`` (a ``.csv`` or,
+    ``progress``: True draws the points done on stderr (a tqdm bar on a
+    terminal or in a notebook, else lines); a callable gets each point
+    done as a :class:`fabriclab.progress.Progress` (``tool`` "sweep",
+    ``unit`` "points", ``label`` the point; no lines); anything else is an
+    :class:`~fabriclab.errors.ArgumentTypeError`. ``out`` (a ``.csv`` or,
     with pyarrow, a ``.parquet`` path) is written as points finish, so a
     killed sweep keeps its finished points; at the end it holds the
     returned table. With ``resume``, the points already in ``out`` without
@@ -171,16 +185,22 @@ def sweep(
     flows item's per-flow table, IMB's, OSU's or Cbench's rows),
     ``outcome``, ``sim_time_us``, ``events`` (where the item has them),
     ``scenario_sha`` (:meth:`SweepPoint.digest`: the first 16 hex digits of
-    the SHA-256 of the point's scenario text) and ``error``: None, or the error of an item that failed (its only row; the
-    point's other items and the other points still run; a flows item whose
-    run ended in a PFC deadlock or a transport retry error keeps its rows,
-    each with the error) or of a point whose
-    worker died (one row, no item). ``df.attrs`` holds ``"params"`` (the
+    the SHA-256 of the point's scenario text), ``item_error`` (only where
+    a flows item's run ended in a PFC deadlock, a stall or a transport
+    retry error: that failure, on each of the item's rows, which keep what
+    ran) and ``error``: None, or the error of an item that failed (its
+    only row; the point's other items and the other points still run) or
+    of a point whose worker died (one row, no item), or on a flow's own
+    row the flow's error (``"transport retry counter exceeded"``, as
+    :func:`fabriclab.flows` reports it; the item's other flows keep None).
+    perftest rows also have ``bw_unit``: the unit of their ``bw_peak``
+    and ``bw_avg`` (``"MiB/s"``, or ``"Gb/s"`` with ``report_gbits``). ``df.attrs`` holds ``"params"`` (the
     swept paths), ``"points"`` (how many) and ``"failed"`` (the indices of
     points with an error). The same grid and seeds give the same
     DataFrame, whatever the number of workers.
     """
     origin = as_path("scenario", scenario)
+    check_progress(progress)
     if out is not None:
         out = as_path("out", out)
     if client is not None and workers is not None:
@@ -196,7 +216,7 @@ def run_points(
     *,
     client: Any = None,
     workers: int | None = None,
-    progress: bool = False,
+    progress: ProgressArg = False,
     out: str | None = None,
     resume: bool = False,
 ) -> pd.DataFrame:
@@ -258,7 +278,7 @@ def _frame(done: Mapping[int, Sequence[Mapping[str, Any]]], params: Sequence[str
     df = rows_frame(rows, columns(params, seen))
     df.attrs["params"] = list(params)
     df.attrs["points"] = points
-    df.attrs["failed"] = sorted(i for i, recs in done.items() if any(r.get(ERROR) for r in recs))
+    df.attrs["failed"] = sorted(i for i, recs in done.items() if any(row_failed(r) for r in recs))
     return df
 
 
