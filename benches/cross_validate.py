@@ -214,6 +214,16 @@ Why the deltas are what they are:
   source port from the seeded stream follows the simulated timing and the
   ECMP paths can differ between the backends (the flows and perftest
   workloads connect up front and do get identical paths, tested).
+- Where several flows share an egress, the packet engine serves them in
+  the order their packets arrive (FIFO per priority, PFC pausing the
+  senders), which is not max-min fair: a flow that also crosses a second
+  bottleneck can get more or less than its max-min share. A QA pass on
+  2026-11-29 measured a permutation on a 2:1 oversubscribed fat tree
+  12 % apart with no pause at all, and incasts whose last completions
+  agree within 0.2 % but whose mean completion times differ by 20-33 %
+  (the fluid shares equally to the end; FIFO lets some flows finish
+  early). Compare last completions, or per-flow times only where the
+  sharing is even.
 """
 
 
