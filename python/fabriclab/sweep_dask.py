@@ -312,15 +312,19 @@ def run_all(
     try:
         for fut in dd.as_completed(list(futures), loop=client.loop):
             point = futures[fut]
-            try:
-                rows = fut.result()
-            except (KeyboardInterrupt, SystemExit):
-                raise
-            except BaseException as e:  # the worker died (KilledWorker), the task was cancelled, ...
-                rows = [{"item": None, "kind": None, "name": None, ERROR: error_text(e)}]
-            fut.release()
-            records = point_records(point, rows)
-            with _sigint_deferred():  # the table and the file get the point, or neither does
+            # A Ctrl-C waits for the point's result and its record: the
+            # table and the file get the point, or neither does; and
+            # distributed's sync() under result() is never interrupted (a
+            # race in its cancel callback logs a NameError traceback).
+            with _sigint_deferred():
+                try:
+                    rows = fut.result()
+                except (KeyboardInterrupt, SystemExit):
+                    raise
+                except BaseException as e:  # the worker died (KilledWorker), the task was cancelled, ...
+                    rows = [{"item": None, "kind": None, "name": None, ERROR: error_text(e)}]
+                fut.release()
+                records = point_records(point, rows)
                 done[point.index] = records
                 if writer is not None:
                     writer.add(records)
