@@ -296,6 +296,19 @@ impl Net {
                 )
             })
             .collect();
+        if p.cut_through {
+            // Cut-through switches store and forward from a slower link
+            // into a faster one: mark the links into a switch that has a
+            // faster port (`Net::start_tx` checks the packet's egress).
+            let mut fastest = vec![Rate(0); n];
+            for port in &ports {
+                let f = &mut fastest[port.node as usize];
+                *f = (*f).max(port.rate);
+            }
+            for port in ports.iter_mut() {
+                port.ct_underrun = port.to_switch && fastest[port.peer_node as usize] > port.rate;
+            }
+        }
         // Ingress headroom of switch ports, derived from the link unless set.
         let max_frame = if spec.is_iwarp() {
             let iw = spec.iwarp_spec();

@@ -102,8 +102,12 @@ pub(crate) struct Port {
     /// Bit p is set when priority p's DWRR deficit is nonzero, so that
     /// clearing the deficits of empty classes touches only their lines.
     deficit_nz: u8,
+    /// Into a cut-through switch that has a port faster than this link: a
+    /// frame bound for such a port is stored and forwarded there, since
+    /// the faster egress would underrun (`Net::start_tx`).
+    pub ct_underrun: bool,
     /// Fills line 1 (the assertions below check the count).
-    _line1_pad: [u8; 9],
+    _line1_pad: [u8; 8],
     // --- line 2: ingress totals and the traffic counters ---
     /// Bytes in the switch buffer that entered through this port.
     pub ing_total: u64,
@@ -178,7 +182,8 @@ impl Port {
             tx: TxCounters::default(),
             rx: RxCounters::default(),
             deficit_nz: 0,
-            _line1_pad: [0; 9],
+            ct_underrun: false,
+            _line1_pad: [0; 8],
             xoff_at: [Time::ZERO; 8],
             pfc_peer_paused: 0,
             pause_armed: 0,
@@ -446,15 +451,35 @@ impl Net {
         pkt
     }
 
+    /// Whether the cut-through switch at the end of port `pi` stores and
+    /// forwards `pkt`: its egress there is faster than `pi`'s link (any
+    /// member of the packet's next-hop group), so that sending it as it
+    /// comes in would underrun. Switches fall back to store-and-forward
+    /// between a slower ingress and a faster egress.
+    #[inline(never)]
+    fn ct_stores(&self, pi: PortIdx, pkt: PktId) -> bool {
+        let p = self.pkts.get(pkt);
+        if matches!(p.kind, PktKind::Pause | PktKind::FlowCtl) {
+            return false; // not forwarded
+        }
+        let port = &self.ports[pi as usize];
+        let group = self.routing.group(port.peer_node, p.dst);
+        group
+            .iter()
+            .any(|&q| self.ports[q as usize].rate > port.rate)
+    }
+
     /// Serialise a packet onto the wire.
     pub(crate) fn start_tx(&mut self, pi: PortIdx, pkt: PktId) {
         let now = self.now();
         let cut_through = self.p.cut_through;
         let latency = self.p.switch_latency;
+        let stores = self.ports[pi as usize].ct_underrun && self.ct_stores(pi, pkt);
         let p = self.pkts.get_mut(pkt);
         let port = &mut self.ports[pi as usize];
         let wire = p.wire as u64;
-        let (tx_end, rx_end, arrive) = port.hop(now, p.rx_end, wire, cut_through, latency);
+        let (tx_end, rx_end, arrive) =
+            port.hop(now, p.rx_end, wire, cut_through && !stores, latency);
         port.busy = true;
         if p.kind == PktKind::Pause {
             port.c.pause_tx += 1;

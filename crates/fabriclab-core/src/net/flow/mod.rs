@@ -717,20 +717,38 @@ impl Net {
         (start, wire): (Time, u32),
         ahead: Option<(Time, u32)>,
     ) -> Time {
-        let (ct, lat) = (self.p.cut_through, self.p.switch_latency);
         let (mut now, mut rx_end) = (start, start);
         let mut prev = ahead.map(|(t, w)| (t, t, w as u64));
-        for pi in path {
-            let port = &self.ports[pi as usize];
+        let mut path = path.into_iter().peekable();
+        while let Some(pi) = path.next() {
+            let next = path.peek().copied();
             if let Some((p_now, p_rx, w)) = prev {
-                let (p_tx_end, p_end, p_arrive) = port.hop(p_now, p_rx, w, ct, lat);
+                let (p_tx_end, p_end, p_arrive) = self.flow_hop(pi, next, p_now, p_rx, w);
                 now = now.max(p_tx_end);
                 prev = Some((p_arrive, p_end, w));
             }
-            let (_, end, arrive) = port.hop(now, rx_end, wire as u64, ct, lat);
+            let (_, end, arrive) = self.flow_hop(pi, next, now, rx_end, wire as u64);
             (now, rx_end) = (arrive, end);
         }
         now
+    }
+
+    /// `Port::hop` of port `pi` for a packet whose next port is `next`
+    /// (None at the path's end): a cut-through switch stores and forwards
+    /// into a port faster than `pi`'s link, as `Net::start_tx` has it.
+    fn flow_hop(
+        &self,
+        pi: u32,
+        next: Option<u32>,
+        now: Time,
+        rx_end: Time,
+        wire: u64,
+    ) -> (Time, Time, Time) {
+        let port = &self.ports[pi as usize];
+        let stores =
+            port.ct_underrun && next.is_some_and(|n| self.ports[n as usize].rate > port.rate);
+        let ct = self.p.cut_through && !stores;
+        port.hop(now, rx_end, wire, ct, self.p.switch_latency)
     }
 
     /// When flow `f`, whose fluid transfer ends at `at`, has its last
@@ -763,10 +781,10 @@ impl Net {
         };
         let b = mm.bottleneck_of(f);
         let bi = path.iter().position(|&p| p == b).unwrap_or(0);
-        let (ct, lat) = (self.p.cut_through, self.p.switch_latency);
         let (mut now, mut rx_end) = (Time::ZERO, Time::ZERO);
-        for &pi in &path[..bi] {
-            let (_, end, arrive) = self.ports[pi as usize].hop(now, rx_end, full as u64, ct, lat);
+        for (k, &pi) in path[..bi].iter().enumerate() {
+            let (_, end, arrive) =
+                self.flow_hop(pi, path.get(k + 1).copied(), now, rx_end, full as u64);
             (now, rx_end) = (arrive, end);
         }
         let d_before = now - Time::ZERO;
