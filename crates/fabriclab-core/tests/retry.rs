@@ -278,3 +278,42 @@ fn a_sender_paused_for_good_by_a_stuck_receiver_fails_after_its_retries() {
     assert_eq!(f.time_ps, 500_000 + 4 * RTO_PS, "{f:?}");
     assert_eq!(f.retries, 3);
 }
+
+#[test]
+fn ack_timeout_exponent_0_is_no_timeout() {
+    // The IB spec's Local ACK Timeout 0 is infinite. With h1 cut off for
+    // good, the WRITE neither times out nor fails: it waits (where any
+    // other exponent fails it after retry_cnt + 1 timeouts).
+    let mut spec = fabric(0, None);
+    spec.nic.ack_timeout_exponent = 0;
+    let (sim, outcome, r) = one_write(&spec);
+    // Still waiting at the 100 ms limit (95 retry_cnt-0 timeouts' worth).
+    assert_eq!(outcome, Outcome::TimeLimit);
+    assert_eq!((r.completed_ps, r.failed_ps), (None, None));
+    let qps = sim.net.qp_reports();
+    assert!(qps
+        .iter()
+        .all(|q| q.counters.timeouts == 0 && q.counters.retx_packets == 0));
+    // On a healthy path, nothing is retransmitted (a 4.096 us timer
+    // would have fired behind a 1 MiB transfer's queue).
+    let spec = FabricSpec::from_toml(
+        "[topology]\nkind = \"leaf_spine\"\nspines = 1\nleaves = 2\nhosts_per_leaf = 2\n\
+         host_link_gbps = 100\nuplink_gbps = 100\n[nic]\nack_timeout_exponent = 0\n",
+    )
+    .unwrap();
+    let flows = [FlowSpec {
+        bytes: 1 << 20,
+        start_us: 0.0,
+        ..one_write_spec()
+    }];
+    let net = Net::new(&spec, 1).unwrap();
+    let app = Flows::new(&net, &flows).unwrap();
+    let mut sim = Sim::new(net);
+    sim.add_app(Box::new(app));
+    assert_eq!(sim.run(None), Outcome::Finished);
+    assert!(sim
+        .net
+        .qp_reports()
+        .iter()
+        .all(|q| q.counters.retx_packets == 0));
+}

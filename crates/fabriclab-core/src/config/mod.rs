@@ -280,7 +280,9 @@ pub struct NicSpec {
     /// Coalescing: the responder ACKs every this many packets and at the
     /// end of every message.
     pub ack_every_packets: u32,
-    /// Local ACK timeout exponent: timeout = 4.096 us x 2^exponent.
+    /// Local ACK timeout exponent: timeout = 4.096 us x 2^exponent; 0 is
+    /// infinite (no transport timer: a lost tail is never retransmitted),
+    /// as the IB spec and verbs define it.
     pub ack_timeout_exponent: u32,
     /// RC transport retry count (verbs' `retry_cnt`, 0..7): after this
     /// many retransmissions on timeout with no progress, the next timeout
@@ -529,7 +531,10 @@ impl FabricSpec {
             return fabric_err("nic.ack_every_packets must be at least 1");
         }
         if nic.ack_timeout_exponent > 31 {
-            return fabric_err("nic.ack_timeout_exponent must be between 0 and 31");
+            return fabric_err(
+                "nic.ack_timeout_exponent must be between 0 (no timeout) and 31 \
+                 (4.096 us x 2^exponent)",
+            );
         }
         for (field, v) in [
             ("nic.retry_cnt", nic.retry_cnt),

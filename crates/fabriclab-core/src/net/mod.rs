@@ -652,7 +652,12 @@ fn params(spec: &FabricSpec) -> Result<Params> {
         nic_tx: Time::from_ns_f64(spec.nic.tx_latency_ns),
         nic_rx: Time::from_ns_f64(spec.nic.rx_latency_ns),
         ack_every: spec.nic.ack_every_packets,
-        rto: Time(4_096_000u64 << spec.nic.ack_timeout_exponent),
+        // 0 is infinite: no transport timer (the IB spec's Local ACK
+        // Timeout, as verbs and the NICs take it).
+        rto: match spec.nic.ack_timeout_exponent {
+            0 => Time::NEVER,
+            e => Time(4_096_000u64 << e),
+        },
         retry_cnt: spec.nic.retry_cnt,
         switch_latency: Time::from_ns_f64(spec.switch.latency_ns),
         cut_through: spec.switch.forwarding == Forwarding::CutThrough,

@@ -244,7 +244,7 @@ impl Net {
         // (`on_ack`), never pushed back by later sends, so that a QP whose
         // packets trickle out but are never acknowledged (its peer stopped
         // draining) still times out. One live event, deadline moved lazily.
-        if qp.rto.due().is_none() {
+        if qp.rto.due().is_none() && self.p.rto != Time::NEVER {
             qp.rto_deadline = now + self.p.rto;
             let g = qp.rto.arm(qp.rto_deadline);
             self.q.schedule(qp.rto_deadline, Ev::Rto(q, g));
@@ -476,7 +476,7 @@ impl Net {
             }
             if qp.snd_una >= qp.next_psn {
                 qp.rto.cancel();
-            } else {
+            } else if self.p.rto != Time::NEVER {
                 qp.rto_deadline = now + self.p.rto;
             }
             if qp.snd_nxt < qp.snd_una {
