@@ -341,3 +341,39 @@ fn watchdog_and_storm_input_is_checked() {
     .to_string();
     assert!(e.contains("InfiniBand has no PFC"), "{e}");
 }
+
+#[test]
+fn restoration_is_counted_from_the_detection_not_from_an_older_frame() {
+    // h0 storms for good from 20 us; its NIC refreshes the pause every
+    // 167.8 us (65,535 quanta at 100G, refreshed at half time), so its
+    // XOFF came in at about 21 us and the next at about 189 us. Detection:
+    // the first 10 us poll 100 us into the pause (about 121 us). The
+    // queue may come back no sooner than 150 us after it; the old rule
+    // counted from the 21 us frame and restored it at 171 us, 50 us after
+    // the detection, while the NIC was still storming.
+    let extra = "[pfc.watchdog]\ndetection_us = 100\nrestoration_us = 150\npoll_us = 10\n";
+    let spec = storm_spec(extra);
+    let net = Net::new(&spec, 1).unwrap();
+    let app = Flows::new(&net, &storm_flows()).unwrap();
+    let mut sim = Sim::new(net);
+    sim.add_app(Box::new(app));
+    let counts = |sim: &Sim| {
+        let reps = sim.net.port_reports();
+        let c = port(&reps, "leaf0", "h0");
+        (c.wd_storms, c.wd_restores)
+    };
+    let mut detected = None;
+    for us in (20..=1_000).step_by(5) {
+        assert_eq!(sim.run(Some(Time::us(us))), Outcome::TimeLimit);
+        let (storms, restores) = counts(&sim);
+        if storms == 1 && detected.is_none() {
+            detected = Some(us);
+        }
+        if restores == 1 {
+            let d = detected.expect("stormed first");
+            assert!(us >= d + 150, "restored at {us} us, detected by {d} us");
+            return;
+        }
+    }
+    panic!("never restored in 1 ms: {:?}", counts(&sim));
+}

@@ -460,6 +460,13 @@ impl Net {
         port.storm |= 1 << prio;
         port.c.wd_storms += 1;
         self.storms_active += 1;
+        // Restoration counts from the detection (SONiC's pfc_restore starts
+        // its countdown when the queue is stormed, and any PFC frame resets
+        // it): a frame from before the detection does not shorten it.
+        if let Some(w) = self.guard.as_deref_mut().and_then(|g| g.wd.as_mut()) {
+            w.last_rx[pi as usize][prio] = now;
+        }
+        let port = &mut self.ports[pi as usize];
         // The queue no longer honours the pause in force...
         port.paused_until[prio] = now;
         port.settle_pause(prio, now);
