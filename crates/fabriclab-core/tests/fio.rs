@@ -279,3 +279,23 @@ fn bad_options_say_what_to_change() {
         }
     }
 }
+
+#[test]
+fn json_job_runtime_sums_the_groups_jobs_as_fio_does() {
+    // fio's group reporting: 2 jobs of 3 s give job_runtime 6000 where the
+    // direction's runtime is 3001 (formats/fio_randwrite.json). Three jobs
+    // of 10 ms: 30 and 10.
+    let o = Options {
+        numjobs: 3,
+        iodepth: 4,
+        runtime_s: 0.01,
+        ..opts(&["h0"], &["h4"])
+    };
+    let json = fabriclab_core::report::fio::json(
+        &fio::run(&preset("leaf-spine").unwrap(), &o, 1).unwrap(),
+    );
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let job = &v["jobs"][0];
+    assert_eq!(job["write"]["runtime"], 10, "{json}");
+    assert_eq!(job["job_runtime"], 30, "{json}");
+}

@@ -345,3 +345,24 @@ fn sandia_iwarp_preset_is_the_woven_chassis() {
         .count();
     assert_eq!(up, 24);
 }
+
+#[test]
+fn perftest_prints_the_verbs_mtu_of_an_iwarp_port() {
+    // perftest prints the port's ibv_mtu (256 to 4096 B): an iWARP NIC on
+    // a 9000 B Ethernet MTU reports 4096, in the text and in --out_json.
+    use fabriclab_core::perftest::{self, Options, Test};
+    use fabriclab_core::report;
+    let spec = preset("sandia-iwarp").unwrap();
+    let o = Options {
+        test: Test::WriteBw,
+        client: "h0".into(),
+        server: "h1".into(),
+        iters: Some(20),
+        ..Default::default()
+    };
+    let r = perftest::run(&spec, &o, 1).unwrap();
+    assert!(r.mtu > 4096, "the preset's MTU is {} B", r.mtu);
+    let text = report::perftest::text(&r);
+    assert!(text.contains(" Mtu             : 4096[B]"), "{text}");
+    assert!(report::perftest::json(&r).contains("\"Mtu\": 4096"));
+}

@@ -492,7 +492,13 @@ pub fn json(r: &Report) -> String {
                         ("lat_ns", stat_json(&Stat::default(), None)),
                     ]),
                 ),
-                ("job_runtime", F::I(c.runtime_ms.round() as i64)),
+                // The group's jobs' runtimes summed, as fio's group
+                // reporting has it (2 jobs of 3 s: 6000, where the
+                // direction's runtime is 3001).
+                (
+                    "job_runtime",
+                    F::I((c.runtime_ms * opt.numjobs as f64).round() as i64),
+                ),
                 ("usr_cpu", F::D(0.0)),
                 ("sys_cpu", F::D(0.0)),
                 ("ctx", F::I(0)),

@@ -79,7 +79,7 @@ fn banner(r: &Report, out: &mut String) {
         let _ = writeln!(out, " CQ Moderation   : {}", r.cq_mod);
         let _ = writeln!(out, " CQE Poll Batch  : 16");
     }
-    let _ = writeln!(out, " Mtu             : {}[B]", r.mtu);
+    let _ = writeln!(out, " Mtu             : {}[B]", ibv_mtu(r.mtu));
     let link = if r.infiniband { "IB" } else { "Ethernet" };
     let _ = writeln!(out, " Link type       : {link}");
     if roce(r) {
@@ -238,6 +238,16 @@ pub fn text(r: &Report) -> String {
     out
 }
 
+/// The MTU as perftest prints it: the verbs `ibv_mtu` of the port (256 to
+/// 4096 B), the largest not above the link's (an iWARP port on a 9000 B
+/// Ethernet MTU reports 4096, a 1500 B one 1024).
+fn ibv_mtu(bytes: u32) -> u32 {
+    [4096, 2048, 1024, 512, 256]
+        .into_iter()
+        .find(|&m| m <= bytes)
+        .unwrap_or(256)
+}
+
 /// The `--out_json` document (perftest keeps the last size only), in
 /// perftest's own layout: one key per line, no indentation, its key order,
 /// numbers with its decimals (`"BW_average": 393.80`).
@@ -265,7 +275,7 @@ pub fn json(r: &Report) -> String {
     if test.is_bw() {
         info.push(("CQ_Moderation", r.cq_mod.to_string()));
     }
-    info.push(("Mtu", r.mtu.to_string()));
+    info.push(("Mtu", ibv_mtu(r.mtu).to_string()));
     info.push(("Link_type", s(if r.infiniband { "IB" } else { "Ethernet" })));
     if test.is_read() {
         info.push(("Outstand_reads", MAX_OUTSTANDING_READS.to_string()));
