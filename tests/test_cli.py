@@ -284,6 +284,11 @@ def test_cli_fabric_show_prints_the_dcqcn_parameters_in_force(toml_file):
     line = next(x for x in r.stdout.splitlines() if x.startswith("DCQCN:"))
     assert "alpha per period (period 1 us" in line and "CNPs at most every 4 us per port" in line, line
     assert "byte counter 32767 B" in line and "minimum 1 Mb/s" in line, line
+    # An interval of 0: every marked packet gets its CNP (the EANTC beds'
+    # ConnectX-4), said as such, not as "at most every 0 us".
+    eantc = run_cli("fabric", "show", "eantc-hpc").stdout
+    line0 = next(x for x in eantc.splitlines() if x.startswith("DCQCN:"))
+    assert "a CNP per marked packet" in line0 and "every 0 us" not in line0, line0
     assert fabriclab.Fabric.preset("heps").dcqcn["alpha_update"] == "period"
     text = fabriclab.preset_toml("heps") + '\n[cc]\nalpha_update = "cnp"\nbyte_counter_bytes = 0\n'
     if "[cc]" in fabriclab.preset_toml("heps"):

@@ -406,11 +406,14 @@ def _transport_lines(fab: Any) -> list[str]:
 def _dcqcn_line(p: dict[str, Any]) -> str:
     """The DCQCN parameters in force, in the units of their ``[cc]`` keys."""
     byte_counter = f"{p['byte_counter_bytes']} B" if p["byte_counter_bytes"] else "none"
+    if p["cnp_interval_us"] > 0:
+        cnps = f"CNPs at most every {p['cnp_interval_us']:g} us per {p['cnp_scope']}"
+    else:
+        cnps = "a CNP per marked packet"
     return (
         f"g {p['g']:.6g}, alpha per {p['alpha_update']} (period {p['alpha_period_us']:g} us, "
         f"initial {p['initial_alpha']:.6g}), cuts at most every {p['min_time_between_cuts_us']:g} us, "
-        f"CNPs at most every {p['cnp_interval_us']:g} us per {p['cnp_scope']}"
-        f"{' on ACKs' if p['cnp_on_ack'] else ''}, increase timer {p['rate_increase_period_us']:g} us, "
+        f"{cnps}{' on ACKs' if p['cnp_on_ack'] else ''}, increase timer {p['rate_increase_period_us']:g} us, "
         f"byte counter {byte_counter}, F {p['fast_recovery_steps']}, AI {p['rai_mbps']:g} / "
         f"HAI {p['rhai_mbps']:g} Mb/s, minimum {p['min_rate_mbps']:g} Mb/s, clamp target "
         f"{'always' if p['clamp_target_rate'] else 'after a timer increase' if p['clamp_target_rate_after_time_inc'] else 'after a byte-counter increase'}"
