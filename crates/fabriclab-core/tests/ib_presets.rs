@@ -199,10 +199,11 @@ fn osu_mbw_mr_over_unequal_pairs_divides_by_the_senders_mean_time() {
     // through shared memory and pair (1, 3)
     // over the network. OSU's calc_bw: 2 pairs x size x window x iterations
     // over the mean of the two senders' times, which is twice the harmonic
-    // mean of the two pairs' rates (about 43,500 MB/s on ihep-roce, where
-    // each pair alone gives about 99,500 and 12,200), not their sum
-    // (111,766, as fabriclab read until 2026-11-29).
-    let spec = preset("ihep-roce").unwrap();
+    // mean of the two pairs' rates, not their sum (as fabriclab read until
+    // 2026-11-29). The cores copy at 60 GB/s here so that the pairs differ
+    // (one core's 12 GB/s by default is about the 100G link's rate).
+    let mut spec = preset("ihep-roce").unwrap();
+    spec.mpi.memcpy_gbps = 60.0;
     let run = |test: &str, np: u32, ppn: u32| {
         let mut o = osu_h0_h1(test, (1 << 20, 1 << 20));
         o.tuning.max_volume = Some(0);
@@ -267,4 +268,34 @@ fn mpi_runs_on_infiniband_repeat_bit_for_bit() {
     let b = imb::run(&spec, &o, 5, None).unwrap();
     assert_eq!(a.sections, b.sections);
     assert_eq!(a.run.events, b.run.events);
+}
+
+#[test]
+fn a_rank_copies_its_shared_memory_messages_one_cores_worth_at_a_time() {
+    // osu_bw within a host: the receiver pulls each 1 MiB message (a
+    // single copy) on its own core, window after window, so the pair moves
+    // at most one core's 12 GB/s, not the host's 100 GB/s of memory
+    // bandwidth (99,885 MB/s before 2026-11-29: 64 messages copied by 64
+    // imaginary cores at once). Two pairs on the host: two receiving
+    // cores, twice that.
+    let spec = preset("ihep-roce").unwrap();
+    let run = |test: &str, np: u32| {
+        let mut o = osu_h0_h1(test, (1 << 20, 1 << 20));
+        o.tuning.max_volume = Some(0);
+        o.job = JobSpec {
+            hosts: Some(vec!["h0".into()]),
+            ppn: Some(np),
+            ..JobSpec::with_np(np)
+        };
+        osu::run(&spec, &o, 1, None).unwrap().rows[0]
+            .mb_per_s
+            .unwrap()
+    };
+    let one = run("osu_bw", 2);
+    assert!(one <= 12_000.0 && one > 11_000.0, "{one} MB/s");
+    let two = run("osu_mbw_mr", 4);
+    assert!(
+        (two / (2.0 * one) - 1.0).abs() < 0.02,
+        "{two} vs 2 x {one} MB/s"
+    );
 }

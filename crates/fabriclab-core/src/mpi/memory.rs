@@ -1,12 +1,17 @@
 //! Host memory bandwidth as a shared resource: concurrent copies on one
 //! host (shared-memory messages, eager copies, packing) progress as fluid
-//! flows, each at most one core's copy speed and together at most the
-//! host's memory bandwidth, shared equally (processor sharing).
+//! flows. Each copy is done by a core (the rank that performs it: the
+//! sender copying into a shared buffer, the receiver copying out or
+//! pulling a single-copy message); a core's copies share its copy speed,
+//! and the busy cores together share the host's memory bandwidth, equally
+//! (processor sharing at both levels). So one rank receiving 64 messages
+//! at once copies them one core's worth at a time, as an MPI library's
+//! progress loop does, not 64 cores' worth.
 //!
 //! One pending timer per host, lazily invalidated by a generation counter:
 //! a change (a copy starting or ending) recomputes every active copy's
-//! progress and the next completion. Cost per change is linear in the
-//! copies active on that host (a few dozen at most: one per rank).
+//! progress and the next completion. Cost per change is quadratic in the
+//! copies active on that host (a few dozen: a window of messages).
 //!
 //! Left out: caches (a copy that fits in cache is not faster), NUMA.
 
@@ -14,7 +19,8 @@ use crate::net::Net;
 use crate::units::{Rate, Time};
 
 struct Host<T> {
-    active: Vec<(T, f64)>,
+    /// (what, bytes left, core).
+    active: Vec<(T, f64, u32)>,
     last: Time,
     gen: u64,
 }
@@ -50,39 +56,63 @@ impl<T: Copy> MemHosts<T> {
         }
     }
 
-    fn rate(&self, n: usize) -> f64 {
-        self.per_copy.min(self.total / n.max(1) as f64)
+    /// Each active copy's rate on `host`, bytes/ps: its core's share of
+    /// the host (at most one core's speed), split among that core's copies.
+    fn rates(&self, host: usize) -> Vec<f64> {
+        let active = &self.hosts[host].active;
+        let same_core = |c: u32| active.iter().filter(|a| a.2 == c).count();
+        let mut cores: Vec<u32> = active.iter().map(|a| a.2).collect();
+        cores.sort_unstable();
+        cores.dedup();
+        let per_core = self.per_copy.min(self.total / cores.len().max(1) as f64);
+        active
+            .iter()
+            .map(|a| per_core / same_core(a.2) as f64)
+            .collect()
     }
 
     fn advance(&mut self, host: usize, now: Time) {
-        let r = self.rate(self.hosts[host].active.len());
+        let rates = self.rates(host);
         let h = &mut self.hosts[host];
         let dt = (now - h.last).as_ps() as f64;
         if dt > 0.0 {
-            for (_, left) in h.active.iter_mut() {
-                *left -= r * dt;
+            for (a, r) in h.active.iter_mut().zip(&rates) {
+                a.1 -= r * dt;
             }
         }
         h.last = now;
     }
 
     fn reschedule(&mut self, net: &mut Net, app: u32, host: usize, flag: u64) {
-        let r = self.rate(self.hosts[host].active.len());
+        let rates = self.rates(host);
         let h = &mut self.hosts[host];
         h.gen += 1;
-        if let Some(min_left) = h.active.iter().map(|a| a.1).reduce(f64::min) {
-            let ps = (min_left.max(0.0) / r).ceil() as u64;
+        let soonest = (h.active.iter().zip(&rates))
+            .map(|(a, r)| a.1.max(0.0) / r)
+            .reduce(f64::min);
+        if let Some(ps) = soonest {
+            let ps = ps.ceil() as u64;
             let token = flag | ((host as u64) << GEN_BITS) | (h.gen & ((1 << GEN_BITS) - 1));
             net.set_app_timer(app, net.now() + Time::ps(ps), token);
         }
     }
 
-    /// Start copying `bytes` on `host`; `what` comes back from
-    /// [`MemHosts::tick`] when done. Timer tokens carry `flag`.
-    pub fn start(&mut self, net: &mut Net, app: u32, host: u32, bytes: u64, what: T, flag: u64) {
+    /// Start copying `bytes` on `host` by `core` (the rank doing it);
+    /// `what` comes back from [`MemHosts::tick`] when done. Timer tokens
+    /// carry `flag`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn start(
+        &mut self,
+        net: &mut Net,
+        app: u32,
+        (host, core): (u32, u32),
+        bytes: u64,
+        what: T,
+        flag: u64,
+    ) {
         let host = host as usize;
         self.advance(host, net.now());
-        self.hosts[host].active.push((what, bytes as f64));
+        self.hosts[host].active.push((what, bytes as f64, core));
         self.reschedule(net, app, host, flag);
     }
 

@@ -343,7 +343,7 @@ impl Runtime {
                 let host = self.rank_host[rank as usize];
                 let c = Cont::Done { rank, step, epoch };
                 self.mem
-                    .start(net, self.me, host, src.count * eb, c, TIMER_MEM);
+                    .start(net, self.me, (host, rank), src.count * eb, c, TIMER_MEM);
             }
             Op::Compute { ps } => {
                 // Wall time beside MPI progress, not the MPI CPU clock.
@@ -385,10 +385,11 @@ impl Runtime {
             Kind::ShmEager => {
                 self.counters.shm_msgs += 1;
                 self.counters.shm_bytes += bytes;
+                // The sender copies into the shared buffer.
                 self.mem.start(
                     net,
                     self.me,
-                    host,
+                    (host, rank),
                     bytes,
                     Cont::ShmCopiedIn { msg: id },
                     TIMER_MEM,
@@ -456,13 +457,16 @@ impl Runtime {
             Kind::ShmEager => {
                 self.release(id);
                 let c = Cont::RecvFinish { rank, step, epoch };
-                self.mem.start(net, self.me, host, bytes, c, TIMER_MEM);
+                // The receiver copies out of it.
+                self.mem
+                    .start(net, self.me, (host, rank), bytes, c, TIMER_MEM);
             }
             Kind::ShmRts => {
+                // Single copy: the receiver pulls the sender's buffer.
                 self.mem.start(
                     net,
                     self.me,
-                    host,
+                    (host, rank),
                     bytes,
                     Cont::ShmPulled { msg: id },
                     TIMER_MEM,
