@@ -121,6 +121,13 @@ pub(crate) fn build_in_chunks(comm: &Comm, call: &CollCall, unit: u64) -> Schedu
         _ => "ring",
     };
     let mut s = Schedule::new(n, call.elem_bytes, bufs, name);
+    if c == 0 {
+        // NCCL discards a collective of no elements (enqueue.cc: "Empty
+        // collectives can be discarded"): no kernel, nothing moves, for
+        // every collective alike.
+        s.empty_call = true;
+        return s;
+    }
     if nvls {
         match call.coll {
             NcclColl::AllReduce => super::nvls::all_reduce(comm, &mut s, c),
