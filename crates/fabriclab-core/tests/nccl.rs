@@ -653,15 +653,7 @@ fn a_call_of_no_elements_costs_nothing_in_every_program() {
     // sendrecv did while all_reduce, all_gather, reduce and alltoall
     // charged the ring's 6.6 us base latency. 16 ranks on 2 servers.
     let spec = fabric(2, 8, 400.0, 450.0);
-    for test in [
-        "all_reduce_perf",
-        "all_gather_perf",
-        "reduce_scatter_perf",
-        "broadcast_perf",
-        "reduce_perf",
-        "alltoall_perf",
-        "sendrecv_perf",
-    ] {
+    for test in nccl_tests::TESTS {
         let row = &nccl_tests::run(&spec, &opts(test, 2, 0), 1, None)
             .unwrap()
             .rows[0];

@@ -100,7 +100,6 @@ impl<T: Copy> MemHosts<T> {
     /// Start copying `bytes` on `host` by `core` (the rank doing it);
     /// `what` comes back from [`MemHosts::tick`] when done. Timer tokens
     /// carry `flag`.
-    #[allow(clippy::too_many_arguments)]
     pub fn start(
         &mut self,
         net: &mut Net,

@@ -554,10 +554,10 @@ pub fn json(r: &Report) -> String {
         ("timestamp_ms".into(), F::I(0)),
         (
             "time".into(),
-            s(match r.backend {
-                crate::config::Backend::Flow => "simulated by fabriclab, flow backend".into(),
-                crate::config::Backend::Packet => "simulated by fabriclab".into(),
-            }),
+            s(format!(
+                "simulated by fabriclab{}",
+                super::flow_suffix(r.backend)
+            )),
         ),
         ("global options".into(), global),
         ("jobs".into(), F::O(vec![])),

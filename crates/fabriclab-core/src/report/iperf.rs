@@ -345,18 +345,11 @@ pub fn json(r: &Report) -> String {
         ("version", "iperf 3.12".into()),
         (
             "system_info",
-            match r.backend {
-                crate::config::Backend::Flow => {
-                    concat!(
-                        "fabriclab ",
-                        env!("CARGO_PKG_VERSION"),
-                        " simulated host, flow backend"
-                    )
-                }
-                crate::config::Backend::Packet => {
-                    concat!("fabriclab ", env!("CARGO_PKG_VERSION"), " simulated host")
-                }
-            }
+            format!(
+                "fabriclab {} simulated host{}",
+                env!("CARGO_PKG_VERSION"),
+                super::flow_suffix(r.backend)
+            )
             .into(),
         ),
         (

@@ -12,3 +12,12 @@ pub mod nccl_tests;
 pub mod osu;
 pub mod perftest;
 pub mod table;
+
+/// What a saved file's free text adds on the flow backend, so that a
+/// flow-level estimate does not pass for a packet-level run.
+pub(crate) fn flow_suffix(backend: crate::config::Backend) -> &'static str {
+    match backend {
+        crate::config::Backend::Flow => ", flow backend",
+        crate::config::Backend::Packet => "",
+    }
+}
