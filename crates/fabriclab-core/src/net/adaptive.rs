@@ -19,16 +19,30 @@
 use super::routing::NO_ROUTE;
 use super::Net;
 use crate::config::{Ordering, RoutingMode, RoutingSpec};
-use crate::rng::splitmix64;
 use crate::units::Time;
 use std::collections::HashMap;
+
+/// A flow in a switch's flowlet table: its whole 5-tuple (the protocol
+/// is the same for every flow of a fabric), so no two flows share an
+/// entry. (It was once a 64-bit mix of the four fields that overlapped
+/// from host 256 on: host 256's flow from port `p` and host 0's from
+/// port `p + 1` to one destination shared a flowlet.)
+type FlowKey = (u64, u32);
+
+/// The flowlet-table key of a flow.
+fn flow_key(src: u32, dst: u32, sport: u16, dport: u16) -> FlowKey {
+    (
+        (src as u64) << 32 | dst as u64,
+        (sport as u32) << 16 | dport as u32,
+    )
+}
 
 /// Adaptive-routing state of the switches.
 pub(crate) struct Adaptive {
     /// Flowlet gap under strict ordering; `None` = relaxed.
     gap: Option<Time>,
-    /// Per switch (index - hosts): flow key -> (port, last packet).
-    flowlets: Vec<HashMap<u64, (u32, Time)>>,
+    /// Per switch (index - hosts): flow -> (port, last packet).
+    flowlets: Vec<HashMap<FlowKey, (u32, Time)>>,
 }
 
 impl Adaptive {
@@ -64,11 +78,7 @@ impl Net {
         let ar = self.ar.as_mut().expect("adaptive routing on");
         let sw = node as usize - self.topo.n_hosts;
         // The flow's key in the flowlet table (strict ordering only).
-        let key = ar.gap.map(|_| {
-            splitmix64(
-                ((src as u64) << 40) ^ ((dst as u64) << 16) ^ ((sport as u64) << 48) ^ dport as u64,
-            )
-        });
+        let key = ar.gap.map(|_| flow_key(src, dst, sport, dport));
         if let (Some(gap), Some(key)) = (ar.gap, key) {
             if let Some(&(port, last)) = ar.flowlets[sw].get(&key) {
                 if now - last < gap && g.contains(&port) {
@@ -93,5 +103,21 @@ impl Net {
             ar.flowlets[sw].insert(key, (best, now));
         }
         best
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::flow_key;
+
+    #[test]
+    fn flows_of_hosts_past_255_keep_their_own_flowlets() {
+        // The old key, src << 40 ^ dst << 16 ^ sport << 48 ^ dport, gave
+        // these two flows one entry: host 256 from port 49152 and host 0
+        // from port 49153, both to host 7 port 4791.
+        assert_ne!(flow_key(256, 7, 49152, 4791), flow_key(0, 7, 49153, 4791));
+        assert_ne!(flow_key(1, 2, 3, 4), flow_key(2, 1, 3, 4));
+        assert_ne!(flow_key(1, 2, 3, 4), flow_key(1, 2, 4, 3));
+        assert_eq!(flow_key(300, 9, 5, 6), flow_key(300, 9, 5, 6));
     }
 }

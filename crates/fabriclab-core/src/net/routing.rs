@@ -319,7 +319,12 @@ impl Routing {
     }
 
     /// The ECMP choice among `len` members: the flow's 5-tuple hashed with
-    /// the switch's seed, scaled to 0..len.
+    /// the switch's seed, scaled to 0..len. The fields are folded into 64
+    /// bits before the hash, and from host 256 on the source's high bits
+    /// fold onto the source port's, so two flows may hash alike at every
+    /// switch, as with the XOR folds of switch hash functions; a hash
+    /// collision only puts them on one path. (The flowlet table of
+    /// adaptive routing keys on the whole 5-tuple instead, `adaptive.rs`.)
     #[inline]
     pub fn pick(&self, node: u32, src: u32, dst: u32, sport: u16, dport: u16, len: usize) -> usize {
         let sw = node as usize - self.n_hosts;
