@@ -875,3 +875,27 @@ def test_a_whole_number_with_an_exponent_is_an_integer(capsys):
     assert [type(v) for v in values] == [int, int, int, float, float, float]
     r = main_in_process(capsys, "sweep", ROOT / "scenarios" / "heps.toml", "--set", "perftest.size=1e3", "--dry-run")
     assert r.returncode == 0 and "perftest.size" in r.stdout and "1000" in r.stdout, r.stderr
+
+
+def test_a_sweep_started_afresh_refuses_a_file_that_holds_results(scenario, tmp_path, capsys):
+    """Run again without resume, a sweep used to overwrite its finished
+    points; now it says how to keep them, and the file is untouched."""
+    out = tmp_path / "done.csv"
+    out.write_text("point,seed,error\n0,1,\n")
+    before = out.read_bytes()
+    with pytest.raises(InvalidArgumentError, match=r"already exists.*resume"):
+        fabriclab.sweep(scenario, GRID, client=NoClient(), out=out)
+    for extra in ([], ["--dry-run"]):
+        r = main_in_process(capsys, "sweep", str(scenario), "--set", "seed=1,2", "-o", str(out), *extra)
+        assert r.returncode == 2 and "--resume" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert out.read_bytes() == before
+    # The parts a stopped Parquet sweep left count as results too.
+    pq = tmp_path / "done.parquet"
+    os.mkdir(sweep_writer.parts_dir(str(pq)))
+    with pytest.raises(InvalidArgumentError, match="holds the parts of a sweep"):
+        fabriclab.sweep(scenario, GRID, client=NoClient(), out=pq)
+    # An empty file (made by mktemp, say) is fine to write.
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    r = main_in_process(capsys, "sweep", str(scenario), "--set", "seed=1,2", "-o", str(empty), "--dry-run")
+    assert r.returncode == 0, r.stderr

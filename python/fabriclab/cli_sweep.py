@@ -35,7 +35,7 @@ from ._toml import toml_value
 from .errors import FabriclabError, InvalidArgumentError
 from .sweep_dask import worker_count
 from .sweep_rows import ERROR, ITEM_ERROR
-from .sweep_writer import out_is_parquet
+from .sweep_writer import out_is_parquet, refuse_overwrite
 from .sweeps import finished_points, sweep, sweep_points
 
 if sys.version_info >= (3, 11):
@@ -189,7 +189,8 @@ def add_parser(sub: Any) -> None:
         "the sweep runs every combination); paths: seed, backend, fabric, fabric.SECTION.KEY, KIND.KEY, KIND[I].KEY",
     )
     cluster_opts(p)
-    p.add_argument("-o", "--out", metavar="FILE", help="write every result row to FILE (.csv, or .parquet with pyarrow) as points finish")
+    p.add_argument("-o", "--out", metavar="FILE", help="write every result row to FILE (.csv, or .parquet with pyarrow) as points finish; a FILE that "
+        "already holds something is refused without --resume")
     p.add_argument(
         "--resume",
         action="store_true",
@@ -373,6 +374,8 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     if a.out:
         out_is_parquet(a.out, "-o ")
         check_out_path(a.out, "-o/--out", inputs=command_inputs(a))
+        if not a.resume:
+            refuse_overwrite(a.out)
     if a.dry_run:
         points = sweep_points(a.scenario, grid)
         if a.resume:

@@ -16,8 +16,10 @@ to resume a sweep.
 
 Every whole-file write goes through a temporary file and a rename, so a
 file is never seen half written. :func:`read_done` gives the rows of the
-points a results file holds without an error (``resume``). Left out:
-other formats, and appending to a file of another sweep.
+points a results file holds without an error (``resume``);
+:func:`refuse_overwrite` keeps a sweep started afresh off a file that
+already holds something. Left out: other formats, and appending to a
+file of another sweep.
 """
 
 from __future__ import annotations
@@ -36,7 +38,18 @@ import pandas as pd
 from .errors import InvalidArgumentError
 from .sweep_rows import ERROR, SCENARIO_SHA, columns, failed_rows, rows_frame
 
-__all__ = ["Writer", "CsvWriter", "ParquetWriter", "open_writer", "read_done", "read_rows", "point_key", "has_pyarrow", "parts_dir"]
+__all__ = [
+    "Writer",
+    "CsvWriter",
+    "ParquetWriter",
+    "open_writer",
+    "refuse_overwrite",
+    "read_done",
+    "read_rows",
+    "point_key",
+    "has_pyarrow",
+    "parts_dir",
+]
 
 #: The shortest wait between two Parquet parts, s ...
 PARQUET_EVERY_S = 2.0
@@ -193,6 +206,22 @@ def out_is_parquet(path: str, option: str = "out=") -> bool:
             f"{option}{path!r}: writing Parquet needs pyarrow (pip install pyarrow), or write a .csv file"
         )
     return parquet
+
+
+def refuse_overwrite(out: str | os.PathLike[str]) -> None:
+    """Refuse to start a sweep afresh on ``out`` when it already holds
+    something (a file that is not empty, or the Parquet parts a killed
+    sweep left): a sweep run again without ``resume`` would otherwise
+    replace hours of finished points without a word."""
+    path = os.fspath(out)
+    held = os.path.isfile(path) and os.path.getsize(path) > 0
+    parts = os.path.isdir(parts_dir(path))
+    if held or parts:
+        what = f"{path} already exists" if held else f"{parts_dir(path)} holds the parts of a sweep that was stopped"
+        raise InvalidArgumentError(
+            f"{what}, and a sweep started afresh would overwrite it: resume it (--resume, resume=True) to keep "
+            "its finished points and run only the others, or delete it, or write to another -o/out="
+        )
 
 
 def open_writer(out: str | os.PathLike[str], params: Sequence[str], keep: Sequence[Mapping[str, Any]] = ()) -> Writer:

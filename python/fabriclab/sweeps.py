@@ -98,7 +98,7 @@ from .sweep_rows import (
     rows_frame,
 )
 from .sweep_scenario import load_swept, parse_paths, point_doc, scenario_text
-from .sweep_writer import open_writer, point_key, read_rows
+from .sweep_writer import open_writer, point_key, read_rows, refuse_overwrite
 
 __all__ = [
     "sweep", "sweep_points", "run_points", "finished_points", "expand_grid", "SweepPoint", "Grid", "LEADING_COLUMNS", "ITEM_COLUMNS",
@@ -169,7 +169,8 @@ def sweep(
     :class:`~fabriclab.errors.ArgumentTypeError`. ``out`` (a ``.csv`` or,
     with pyarrow, a ``.parquet`` path) is written as points finish, so a
     killed sweep keeps its finished points; at the end it holds the
-    returned table. With ``resume``, the points already in ``out`` without
+    returned table. An ``out`` that already holds something is refused
+    unless ``resume`` (delete it to start afresh). With ``resume``, the points already in ``out`` without
     an error (matched by their swept values, seed included when swept) are
     not run again: their rows are kept and the rest are added; a file with
     a point the grid lacks, or one run from another scenario (each row's
@@ -229,6 +230,8 @@ def run_points(
         if out is None:
             raise InvalidArgumentError("resume needs out=: the results file of the sweep to resume")
         done = _finished(os.fspath(out), points, params)
+    elif out is not None:
+        refuse_overwrite(out)
     todo = [p for p in points if p.index not in done]
     kept = [r for i in sorted(done) for r in done[i]]
     writer = open_writer(out, params, kept) if out is not None else None
