@@ -143,6 +143,23 @@ impl Default for IbSpec {
 /// the CCTI drops by one down to `ccti_min`. The table entry (shift,
 /// multiplier) gives the inter-packet delay (max packet time >> shift) x
 /// multiplier, as the Linux hfi1 driver computes it (`set_link_ipg`).
+///
+/// Where the defaults come from (checked 2026-11-29): OpenSM ships
+/// congestion control off with every `cc_*` setting 0 and no table
+/// (`osm_subn_set_default_opt`), so there is no subnet-manager default to
+/// copy; `enabled = false` follows it. NVIDIA's Congestion Control Manager
+/// plugin of MLNX_OFED (`ccmgr`) defaults to threshold 0xf, marking rate
+/// 10, packet size 512 B (8 credits), CCTI increase 1, CCTI min 0, and a
+/// timer and table computed from the fabric's size; the defaults here keep
+/// increase 1 and min 0, mark every packet past a 16 KiB queue, and use
+/// the table LLNL's study (`ib-cc-tools-llnl`) names the Mellanox default,
+/// one of the four it swept. That table is coarse at the top: entries 0-16
+/// send at the full rate, 17-23 at half (one packet time of delay), 24-29
+/// at a third, so flows that need two thirds of a link each (three into
+/// two) settle between a half and a third and leave a quarter to a half
+/// of the links idle (about a third, measured on a 3-into-2 leaf-spine); set `cct` to a finer table (a shift of 1-3 halves the steps
+/// each time) where that matters. The IBA text that fixes the delay's unit
+/// was not at hand: the unit is hfi1's, one packet time of the path MTU.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct IbCcSpec {
