@@ -209,3 +209,49 @@ fn a_short_duration_run_stays_under_the_links_goodput() {
         );
     }
 }
+
+#[test]
+fn small_messages_leave_at_one_per_post_send_ns_from_the_posting_thread() {
+    // perftest posts from one thread: 2 B WRITEs leave one per
+    // nic.post_send_ns (194 ns, 5.15 Mpps), on one QP or four; the run
+    // lasts n - 1 post gaps plus the last message's round trip (7 us
+    // between heps's leaves, where ib_write_lat reads 3.72 us one way). Without the limit the 128-deep window over the
+    // round trip bounded one QP at 40.76 Mpps, 6-8x the 4.0-6.9 Mpps
+    // published for ConnectX NICs.
+    let mut fabric = preset("heps").unwrap();
+    let gap_us = fabric.nic.post_send_ns / 1e3;
+    assert_eq!(fabric.nic.post_send_ns, 194.0);
+    let o = |qps| Options {
+        size: Some(2),
+        qps,
+        iters: Some(5000),
+        ..opts(Test::WriteBw, "h0", "h4")
+    };
+    for qps in [1u32, 4] {
+        let r = perftest::run(&fabric, &o(qps), 1).unwrap();
+        let n = 5000.0 * qps as f64;
+        let rate = r.bw[0].msg_rate_mpps;
+        let (hi, lo) = (n / ((n - 1.0) * gap_us), n / ((n - 1.0) * gap_us + 10.0));
+        println!("{qps} QP(s): {rate:.4} Mpps (by hand {lo:.4}-{hi:.4})");
+        assert!(rate < hi && rate > lo, "{qps} QPs: {rate}");
+    }
+    // At 64 KiB the link is the limit, as before.
+    let big = perftest::run(
+        &fabric,
+        &Options {
+            size: Some(65536),
+            ..o(1)
+        },
+        1,
+    )
+    .unwrap();
+    let goodput = write_goodput_gbps(100.0, fabric.nic.roce_mtu, false);
+    let got = big.bw[0].bw_avg_gbps;
+    assert!((got - goodput).abs() / goodput < 0.01, "{got} vs {goodput}");
+    // With the limit off the window binds: 128 messages per round trip
+    // of about 7 us, some 18 Mpps.
+    fabric.nic.post_send_ns = 0.0;
+    let r = perftest::run(&fabric, &o(1), 1).unwrap();
+    let rate = r.bw[0].msg_rate_mpps;
+    assert!(rate > 15.0 && rate < 128.0 / 6.0, "{rate}");
+}

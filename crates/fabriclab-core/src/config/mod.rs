@@ -296,6 +296,17 @@ pub struct NicSpec {
     /// (first come, first served) or "cyclic" (creation order, as the
     /// ns-3 HPCC simulator's NIC).
     pub qp_arbitration: QpArbitration,
+    /// Host time between two work requests one thread posts, ns: building
+    /// the WQE in `ibv_post_send` and ringing the doorbell (no inline data,
+    /// no post lists). perftest's bandwidth tests post from one thread per
+    /// side, so a small message's rate is at most 1 / post_send_ns; 0 =
+    /// no limit. The first post of an idle thread costs nothing here (it
+    /// is in `tx_latency_ns`). Default 194 ns, calibrated: 5.15 Mpps, the
+    /// median of five published `ib_write_bw` outputs at 2 B with one QP
+    /// and perftest's defaults on ConnectX NICs at 100-400G (4.02-6.90
+    /// Mpps; `docs/architecture.md`, "Message rate"). Used by perftest;
+    /// MPI, NCCL, fio and flows have their own host costs.
+    pub post_send_ns: f64,
 }
 
 /// The order in which a NIC serves its QPs that may send now
@@ -323,6 +334,7 @@ impl Default for NicSpec {
             retry_cnt: 7,
             rnr_retry: 7,
             qp_arbitration: QpArbitration::Ring,
+            post_send_ns: 194.0,
         }
     }
 }
@@ -526,6 +538,7 @@ impl FabricSpec {
         let nic = &self.nic;
         non_negative("nic.tx_latency_ns", nic.tx_latency_ns)?;
         non_negative("nic.rx_latency_ns", nic.rx_latency_ns)?;
+        non_negative("nic.post_send_ns", nic.post_send_ns)?;
         check_mtu(nic.roce_mtu)?;
         if nic.ack_every_packets == 0 {
             return fabric_err("nic.ack_every_packets must be at least 1");

@@ -18,8 +18,10 @@
 //! With `-a` each size runs in a fresh simulation of the same fabric and
 //! seed (background traffic restarts with it). Duration mode (`-D`) runs
 //! for the given simulated time and measures the middle half (perftest's
-//! margins of a quarter at each end). Not modelled: inline data, CQ polling
-//! cost, UD/UC/XRC/DC transports, multiple ports.
+//! margins of a quarter at each end). Bandwidth tests post from one
+//! thread per side, one work request per `nic.post_send_ns` at most (the
+//! message rate of small messages). Not modelled: inline data, post lists,
+//! CQ polling cost, UD/UC/XRC/DC transports, multiple ports.
 
 use crate::config::{check_mtu, FabricSpec};
 use crate::error::{arg_err, Error, Result};
@@ -433,6 +435,7 @@ pub fn run_with_progress(
                     },
                     opts.qps,
                     duration,
+                    Time::from_ns_f64(spec.nic.post_send_ns),
                 )
             };
             fg.push(sim.add_app(Box::new(mk(client, server))));
@@ -574,6 +577,14 @@ struct BwApp {
     tx_depth: u32,
     nqps: u32,
     duration: Option<Time>,
+    /// The posting thread: at most one work request per `post_gap`
+    /// (`nic.post_send_ns`), the next from `next_post` on; the QPs whose
+    /// requests wait for it, in the order the loop reached them, and
+    /// whether a timer is set for the first.
+    post_gap: Time,
+    next_post: Time,
+    waiting: std::collections::VecDeque<usize>,
+    timer_set: bool,
     qps: Vec<QpId>,
     /// Index in `qps` of each QP id, by id (a completion finds its QP in
     /// O(1); a scan of `qps` made `-q 20000` quadratic).
@@ -627,6 +638,7 @@ impl BwApp {
         tx_depth: u32,
         nqps: u32,
         duration: Option<Time>,
+        post_gap: Time,
     ) -> Self {
         BwApp {
             op,
@@ -637,6 +649,10 @@ impl BwApp {
             tx_depth,
             nqps,
             duration,
+            post_gap,
+            next_post: Time(0),
+            waiting: std::collections::VecDeque::new(),
+            timer_set: false,
             qps: Vec::new(),
             slot_of: std::collections::HashMap::new(),
             posted: Vec::new(),
@@ -647,12 +663,31 @@ impl BwApp {
         }
     }
 
-    fn post(&mut self, net: &mut Net, k: usize) {
+    /// QP `k`'s next work request: posted now if the thread is free and
+    /// nothing waits before it, else when the thread gets to it.
+    fn post(&mut self, net: &mut Net, me: u32, k: usize) {
+        self.posted[k] += 1;
+        if self.waiting.is_empty() && net.now() >= self.next_post {
+            self.post_now(net, k);
+        } else {
+            self.waiting.push_back(k);
+            self.set_timer(net, me);
+        }
+    }
+
+    fn post_now(&mut self, net: &mut Net, k: usize) {
         let token = self.tposted.len() as u64;
         self.tposted.push(net.now());
-        self.posted[k] += 1;
+        self.next_post = net.now() + self.post_gap;
         net.post(self.qps[k], self.op, self.size, token)
             .expect("validated perftest");
+    }
+
+    fn set_timer(&mut self, net: &mut Net, me: u32) {
+        if !self.timer_set && !self.waiting.is_empty() {
+            self.timer_set = true;
+            net.set_app_timer(me, self.next_post, 0);
+        }
     }
 
     fn total(&self) -> u64 {
@@ -725,19 +760,28 @@ impl App for BwApp {
                 if self.duration.is_none() && self.posted[k] >= self.iters {
                     break;
                 }
-                self.post(net, k);
+                self.post(net, me, k);
             }
         }
     }
 
-    fn on_event(&mut self, net: &mut Net, _me: u32, ev: AppEvent) {
+    fn on_event(&mut self, net: &mut Net, me: u32, ev: AppEvent) {
         match ev {
             AppEvent::Completed { qp, .. } if self.failed.is_none() => {
                 self.tcompleted.push(net.now());
                 self.done_count += 1;
                 let k = self.slot_of[&qp];
                 if self.duration.is_some() || self.posted[k] < self.iters {
-                    self.post(net, k);
+                    self.post(net, me, k);
+                }
+            }
+            AppEvent::Timer { .. } => {
+                self.timer_set = false;
+                if self.failed.is_none() {
+                    if let Some(k) = self.waiting.pop_front() {
+                        self.post_now(net, k);
+                    }
+                    self.set_timer(net, me);
                 }
             }
             AppEvent::Failed { qp, status, .. } if self.failed.is_none() => {
@@ -745,7 +789,7 @@ impl App for BwApp {
                 self.failed = Some(WcError {
                     status,
                     wr_id: k as u64,
-                    scnt: self.posted.iter().sum(),
+                    scnt: self.tposted.len() as u64,
                     ccnt: self.done_count,
                 });
             }
