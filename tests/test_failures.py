@@ -187,7 +187,7 @@ def test_links_too_slow_for_the_ack_timeout_are_named_as_the_cause(tmp_path):
     assert c.returncode == 3 and "the ACK timeout is 1048.576 us" in c.stderr, c.stderr
     # A cut cable is still named as one.
     cut = fabriclab.flows([fabriclab.Flow("h0", "h3", 65536)], fabric=fabriclab.Fabric.from_toml(_cut_fabric()))
-    assert cut.extras["qp_failures"][0]["cause"] == "a link failure that cut it off"
+    assert cut.extras["qp_failures"][0]["cause"] == "the peer's link h3-leaf1 is down"
 
 
 # --------------------------------------------------------------------------

@@ -509,3 +509,65 @@ fn on_the_flow_backend_a_flow_cut_off_with_its_host_stalls_until_the_cable_is_ba
         sim.net.stall_hint()
     );
 }
+
+#[test]
+fn a_qp_that_fails_names_the_dead_link_it_failed_on() {
+    // h0's own cable pulled while its WRITE is under way: its NIC cannot
+    // send, the timer runs on and the QP fails with nothing resent; the
+    // cause names h0's own link (it used to blame "a link failure that
+    // cut it off", as if the peer were lost). With the peer's cable
+    // pulled, the cause names the peer's link.
+    for (a, want) in [
+        ("h0", "its own host's link h0-leaf0 is down"),
+        ("h2", "the peer's link h2-leaf1 is down"),
+    ] {
+        let spec = spec(&format!(
+            "[[link_failures]]\na = \"{a}\"\nb = \"leaf{}\"\ndown_us = 20\n",
+            if a == "h0" { 0 } else { 1 }
+        ));
+        let r = run(&spec, &[flow("h0", "h2", 4 * MIB)]);
+        assert!(r.res[0].completed_ps.is_none());
+        let reason = r.sim.net.qp_failure_reason();
+        assert!(reason.contains(want), "{reason}");
+        if a == "h0" {
+            assert_eq!(r.sim.net.qp_reports()[0].counters.retx_packets, 0);
+        }
+    }
+}
+
+#[test]
+fn a_stall_is_blamed_on_what_caused_it() {
+    // The flow backend with leaf0 cut off from both spines for good: the
+    // flow waits (no timeouts there), and the hint names the two links,
+    // not PFC, which the flow backend does not model.
+    let cut = format!(
+        "{}{}",
+        fail("leaf0", "spine0", None),
+        fail("leaf0", "spine1", None)
+    );
+    let mut s = spec(&cut);
+    s.sim.backend = fabriclab_core::config::Backend::Flow;
+    let mut sim = Sim::new(Net::new(&s, 1).unwrap());
+    sim.add_app(Box::new(
+        Flows::new(&sim.net, &[flow("h0", "h2", 4 * MIB)]).unwrap(),
+    ));
+    assert_eq!(sim.run(None), Outcome::Stalled);
+    let hint = sim.net.stall_hint();
+    assert!(
+        hint.contains("leaf0-spine0, leaf0-spine1 are down") && !hint.contains("PFC"),
+        "{hint}"
+    );
+    // The packet engine with no retransmission timer: a 2 MiB flow pinned
+    // through the spine whose link goes down at 100 us is sent by 175 us,
+    // before the fabric converges (300 us), so its tail is lost and never
+    // resent (no later packet draws a NAK); the hint says so.
+    let mut s = spec(&fail("spine0", "leaf1", None));
+    s.nic.ack_timeout_exponent = 0;
+    let mut pinned = flow("h0", "h2", 2 * MIB);
+    pinned.via = Some("spine0".into());
+    let mut sim = Sim::new(Net::new(&s, 1).unwrap());
+    sim.add_app(Box::new(Flows::new(&sim.net, &[pinned]).unwrap()));
+    assert_eq!(sim.run(None), Outcome::Stalled);
+    let hint = sim.net.stall_hint();
+    assert!(hint.contains("ack_timeout_exponent = 0 turns"), "{hint}");
+}

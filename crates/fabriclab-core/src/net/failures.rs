@@ -14,7 +14,13 @@
 //!   other leaves stop sending through it);
 //! - after `converge_us`, every switch routes around it (the routing
 //!   protocol's withdrawal and FIB updates): the forwarding tables are those
-//!   of the fabric without the link.
+//!   of the fabric without the link, shortest paths over every remaining
+//!   link, as a link-state IGP computes them. A spine that lost its cable
+//!   to a leaf therefore sends what still reaches it for that leaf down
+//!   to another leaf and up through another spine (a valley path), and
+//!   PFC may pause in both directions on the links it uses. An eBGP Clos
+//!   whose spines share one AS number (RFC 7938) has no such path: that
+//!   spine drops the packets instead. Not modelled: BGP's path rules.
 //!
 //! A link that comes back up carries traffic at once; its ends use it again
 //! after `detect_us` and the rest of the fabric after `converge_us` (but a
@@ -91,33 +97,77 @@ impl Net {
     #[cold]
     #[inline(never)]
     /// Where to look when a run stalled (nothing left to happen with work
-    /// unfinished), for the tools' errors: the host links that are down
-    /// (a host's QPs wait for its own link to come back), else PFC.
+    /// unfinished), for the tools' errors: a host link that is down (its
+    /// QPs wait for it when no timer runs: the flow backend, or
+    /// `ack_timeout_exponent = 0`), other links that are down (a flow with
+    /// no way left waits on the flow backend), packets lost with no timer
+    /// to resend them, else PFC.
     pub fn stall_hint(&self) -> String {
         if self.flow.as_ref().is_some_and(|f| f.beyond_clock) {
             return "a flow would end beyond what the simulator's clock holds (106 days of \
                     simulated time): use smaller flows or faster links"
                 .into();
         }
-        let names = &self.topo.nodes;
-        let down: Vec<String> = (self.ports.iter())
-            .filter(|p| !p.up && (p.node as usize) < self.topo.n_hosts)
-            .map(|p| {
-                format!(
-                    "{}-{}",
-                    names[p.node as usize].name, names[p.peer_node as usize].name
-                )
-            })
+        let hosts: Vec<String> = (0..self.topo.n_hosts as u32)
+            .filter_map(|h| self.link_down_at(h))
             .collect();
-        if down.is_empty() {
-            "look for a PFC deadlock or a pause storm in the port counters".into()
-        } else {
-            format!(
+        if !hosts.is_empty() {
+            return format!(
                 "the link of {} is down and never comes back up ([[link_failures]]): a host's \
                  QPs wait for its own link, so give it an up_us or move the flows off that host",
-                down.join(", ")
-            )
+                hosts.join(", ")
+            );
         }
+        let down = self.links_down();
+        if !down.is_empty() && self.flow.is_some() {
+            return format!(
+                "the links {} are down and never come back up ([[link_failures]]): a flow with \
+                 no path left waits for them on the flow backend, which models no timeouts (the \
+                 packet engine's QPs would time out and fail); give them an up_us or move the \
+                 flows off the hosts they cut off",
+                down.join(", ")
+            );
+        }
+        if self.flow.is_some() {
+            return "the flow backend stalled with work unfinished, which it should not: \
+                    please report the fabric and workload"
+                .into();
+        }
+        let lost: u64 = self
+            .ports
+            .iter()
+            .map(|p| p.c.lost_packets + p.c.drops)
+            .sum();
+        if lost > 0 && self.p.rto == Time::NEVER {
+            return format!(
+                "{lost} packet(s) were dropped or lost and nic.ack_timeout_exponent = 0 turns \
+                 the retransmission timer off, so a lost tail is never resent: set an exponent \
+                 (14, the default, is 67 ms)"
+            );
+        }
+        "look for a PFC deadlock or a pause storm in the port counters".into()
+    }
+
+    /// `host`'s own link as `host-switch` when it is down.
+    pub(crate) fn link_down_at(&self, host: u32) -> Option<String> {
+        let p = &self.ports[self.nics[host as usize].port as usize];
+        (!p.up).then(|| self.link_name(p))
+    }
+
+    /// The links that are down now, each once, as `a-b`.
+    pub(crate) fn links_down(&self) -> Vec<String> {
+        (self.ports.iter())
+            .filter(|p| !p.up && p.node < p.peer_node)
+            .map(|p| self.link_name(p))
+            .collect()
+    }
+
+    fn link_name(&self, p: &super::port::Port) -> String {
+        let names = &self.topo.nodes;
+        format!(
+            "{}-{}",
+            names[p.node as usize].name, names[p.peer_node as usize].name
+        )
     }
 
     pub(crate) fn on_link(&mut self, i: u32, step: LinkStep) {

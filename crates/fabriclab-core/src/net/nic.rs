@@ -667,16 +667,26 @@ impl Net {
             peer: self.topo.nodes[peer as usize].name.clone(),
             retries,
             failed_wrs: failed,
-            cause: self.retry_cause(),
+            cause: self.retry_cause(host, peer),
         });
     }
 
     /// Why a QP's peer stopped answering, as far as the fabric can tell:
     /// a link that is down, links too slow for the ACK timeout, or else a
     /// stuck host.
-    fn retry_cause(&self) -> String {
-        if self.ports.iter().any(|p| !p.up) {
-            return "a link failure that cut it off".into();
+    fn retry_cause(&self, host: u32, peer: u32) -> String {
+        if let Some(own) = self.link_down_at(host) {
+            return format!(
+                "its own host's link {own} is down, so its NIC could not send (the timeouts \
+                 ran on with nothing resent)"
+            );
+        }
+        if let Some(theirs) = self.link_down_at(peer) {
+            return format!("the peer's link {theirs} is down");
+        }
+        let down = self.links_down();
+        if !down.is_empty() {
+            return format!("a link failure that cut it off (down: {})", down.join(", "));
         }
         let frame = self.p.wire_bytes(self.p.mtu, Ext::None) as u64;
         let slowest = self.ports.iter().map(|p| p.rate).min_by_key(|r| r.as_bps());
