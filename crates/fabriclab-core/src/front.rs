@@ -308,6 +308,7 @@ pub fn flows_json(
         stall_error,
         notes: (sim.net.headroom_note().into_iter())
             .chain(link_failures_note(sim.net.flow_stats()))
+            .chain(late_failures_note(&spec, sim.net.now()))
             .collect(),
         deadlocks: sim.net.deadlocks(),
         events: sim.net.events_processed(),
@@ -639,8 +640,45 @@ fn link_failures_note(stats: Option<&crate::net::FlowStats>) -> Option<String> {
     })
 }
 
+/// The note that some `[[link_failures]]` came after the run ended
+/// (`end`), so the results do not show them.
+fn late_failures_note(spec: &FabricSpec, end: Time) -> Option<String> {
+    let late: Vec<String> = (spec.link_failures.iter().enumerate())
+        .filter(|(_, f)| Time::from_ns_f64(f.down_us * 1e3) > end)
+        .map(|(i, f)| format!("link_failures[{i}] ({}-{} at {} us)", f.a, f.b, f.down_us))
+        .collect();
+    (!late.is_empty()).then(|| {
+        format!(
+            "{} came after the run ended at {:.3} us and had no effect",
+            late.join(", "),
+            end.as_us_f64()
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_failure_after_the_runs_end_gets_a_note() {
+        let mut spec = crate::config::preset("leaf-spine").unwrap();
+        let f = |down_us| crate::config::LinkFailure {
+            a: "spine0".into(),
+            b: "leaf1".into(),
+            index: None,
+            down_us,
+            up_us: None,
+        };
+        spec.link_failures = vec![f(10.0), f(1e9)];
+        let note = super::late_failures_note(&spec, super::Time::from_ns_f64(88_744.0)).unwrap();
+        assert_eq!(
+            note,
+            "link_failures[1] (spine0-leaf1 at 1000000000 us) came after the run ended at \
+             88.744 us and had no effect"
+        );
+        spec.link_failures.pop();
+        assert!(super::late_failures_note(&spec, super::Time::from_ns_f64(88_744.0)).is_none());
+    }
+
     #[test]
     fn an_option_error_names_the_option_and_what_it_takes() {
         let heps = crate::config::preset_toml("heps").unwrap();
