@@ -48,7 +48,7 @@ from typing import Any, NoReturn, cast
 
 from . import api, cli_compare, cli_dashboard, cli_fio, cli_hpl, cli_iperf, cli_lab, cli_mpi, cli_nccl, cli_sweep
 from ._checks import check_out_path, command_inputs
-from .errors import AuditError, FabriclabError, InvalidArgumentError, RunFailedError
+from .errors import AuditError, FabriclabError, InvalidArgumentError, RunFailedError, TransportRetryError
 from .kinds import kind_of
 from .results import Result, run_failed
 from .scenario import check_scenario, load_scenario, run_item
@@ -819,6 +819,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AuditError as e:
         return _fail(str(e), status=4)
     except RunFailedError as e:
+        if getattr(args, "counters", False) and isinstance(e, TransportRetryError) and e.ports_table is not None:
+            # Where the packets were lost is what a failed run's user needs.
+            _out("\nPort counters:\n" + e.ports_table)
+            _out("QP counters:\n" + (e.qps_table or ""))
         if e.tool_output:
             sys.stdout.flush()
             print(e.tool_output, file=sys.stderr)

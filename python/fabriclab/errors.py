@@ -12,6 +12,8 @@ Every error the simulator core reports is a :class:`FabriclabError` (itself a
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "FabriclabError",
     "FabricError",
@@ -109,9 +111,62 @@ class TransportRetryError(RunFailedError):
     timeouts in a row: its peer was unreachable, e.g. cut off by a link
     failure) and its work completed in error, status 12, "transport retry
     counter exceeded". The message names the QP, the hosts and the time;
-    :attr:`tool_output` holds perftest's or the MPI library's error lines."""
+    :attr:`tool_output` holds perftest's or the MPI library's error lines.
+
+    From :func:`fabriclab.perftest`, :attr:`ports` and :attr:`qps` hold the
+    counters of the run that failed as it stood when the QP failed (the
+    ``lost_packets`` column says where packets died), and
+    :attr:`ports_table` / :attr:`qps_table` the tables ``--counters``
+    prints; None from the other tools (MPI benchmarks, fio), which do not
+    keep them yet."""
 
     kind = "TransportRetry"
+    #: The counters as the core sent them (JSON), or "".
+    counters_json: str = ""
+
+    def _counters(self) -> dict[str, Any] | None:
+        if not self.counters_json:
+            return None
+        import json
+
+        c: dict[str, Any] = json.loads(self.counters_json)
+        return c
+
+    @property
+    def ports(self) -> Any:
+        """Port counters of the failed run (a DataFrame as
+        :attr:`fabriclab.Result.ports`), or None."""
+        c = self._counters()
+        if c is None:
+            return None
+        from ._tables import frame
+        from .api import PORT_COLUMNS
+
+        return frame(c["ports"], PORT_COLUMNS)
+
+    @property
+    def qps(self) -> Any:
+        """QP counters of the failed run (as :attr:`fabriclab.Result.qps`),
+        or None."""
+        c = self._counters()
+        if c is None:
+            return None
+        from ._tables import frame
+        from .api import QP_COLUMNS
+
+        return frame(c["qps"], QP_COLUMNS)
+
+    @property
+    def ports_table(self) -> str | None:
+        """The port counter table as ``--counters`` prints it, or None."""
+        c = self._counters()
+        return None if c is None else c["ports_table"]
+
+    @property
+    def qps_table(self) -> str | None:
+        """The QP counter table as ``--counters`` prints it, or None."""
+        c = self._counters()
+        return None if c is None else c["qps_table"]
 
 
 class AuditError(FabriclabError):

@@ -24,8 +24,11 @@ pub enum Error {
     /// The run failed: an RC QP exhausted its retries (its peer became
     /// unreachable). The message names the QP, the hosts and the time; the
     /// second field is what the real tool prints on such a completion
-    /// error (perftest's or the MPI library's lines), shown before it.
-    TransportRetry(String, String),
+    /// error (perftest's or the MPI library's lines), shown before it; the
+    /// third, where the tool keeps them, the run's port and QP counters
+    /// when it failed, as JSON (`ports` and `qps` one array per column,
+    /// `ports_table` and `qps_table` as printed), else empty.
+    TransportRetry(String, String, String),
     /// The conservation audit found the model's books out of balance (a
     /// bug in fabriclab, not in the input); the message names the switch,
     /// priority or QP and the numbers.
@@ -45,7 +48,7 @@ impl Error {
             | Error::InvalidArgument(m)
             | Error::Parse(m)
             | Error::Deadlock(m)
-            | Error::TransportRetry(m, _)
+            | Error::TransportRetry(m, ..)
             | Error::Audit(m)
             | Error::Stopped(m) => m,
         }
@@ -71,7 +74,16 @@ impl Error {
     /// library's error lines), empty for input errors.
     pub fn tool_output(&self) -> &str {
         match self {
-            Error::TransportRetry(_, out) => out,
+            Error::TransportRetry(_, out, _) => out,
+            _ => "",
+        }
+    }
+
+    /// The counters of the run that failed, as JSON, where the tool keeps
+    /// them (see [`Error::TransportRetry`]); empty otherwise.
+    pub fn counters_json(&self) -> &str {
+        match self {
+            Error::TransportRetry(.., counters) => counters,
             _ => "",
         }
     }

@@ -103,7 +103,7 @@ fn perftest_prints_perftests_completion_error_and_fails() {
         ..Default::default()
     };
     let e = perftest::run(&fabric(2, None), &opts, 1).unwrap_err();
-    let Error::TransportRetry(msg, tool) = &e else {
+    let Error::TransportRetry(msg, tool, _) = &e else {
         panic!("{e:?}")
     };
     assert!(
@@ -132,7 +132,7 @@ fn an_mpi_job_with_a_rank_cut_off_fails_with_the_libraries_lines() {
     };
     // Ranks 0 and 1 on h0 and h1 (one per host, in order).
     let e = imb::run(&fabric(1, None), &o, 1, None).unwrap_err();
-    let Error::TransportRetry(msg, tool) = &e else {
+    let Error::TransportRetry(msg, tool, _) = &e else {
         panic!("{e:?}")
     };
     assert!(msg.starts_with("the MPI job failed at "), "{msg}");
@@ -176,7 +176,7 @@ fn a_fio_job_whose_target_is_cut_off_stops_with_fios_io_error() {
         ..Default::default()
     };
     let e = fio::run(&spec, &opts, 1).unwrap_err();
-    let Error::TransportRetry(msg, tool) = &e else {
+    let Error::TransportRetry(msg, tool, _) = &e else {
         panic!("{e:?}")
     };
     assert!(

@@ -43,6 +43,9 @@ fn to_pyerr(py: Python<'_>, e: Error) -> PyErr {
             // What the real tool prints on this failure (perftest's, the
             // MPI library's lines): the CLI shows it before its own line.
             exc.setattr("tool_output", e.tool_output())?;
+            // The counters of the run that failed, where the tool kept
+            // them (JSON; `fabriclab.errors` reads them on demand).
+            exc.setattr("counters_json", e.counters_json())?;
             Ok(exc)
         });
     match made {

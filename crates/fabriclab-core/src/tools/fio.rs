@@ -292,6 +292,7 @@ impl Fio {
         crate::error::Error::TransportRetry(
             format!("fio job {} failed: {why}", self.opts.name),
             tool,
+            String::new(),
         )
     }
 
