@@ -129,10 +129,21 @@ def test_perftests_retry_error_carries_the_failed_runs_counters():
     assert lost > 0 and ports.lost_packets.sum() >= lost
     assert qps.loc[qps.host == "h0", "retx_packets"].iloc[0] > 0
     assert "lost" in e.value.ports_table and "retx" in e.value.qps_table
-    # The MPI tools do not keep them yet: None, not an empty table.
+    # The MPI tools keep them too.
     with pytest.raises(fabriclab.TransportRetryError) as m:
         fabriclab.imb(["PingPong"], np=2, hosts=["h0", "h3"], fabric=fab, msglog=(16, 16))
-    assert m.value.ports is None and m.value.ports_table is None
+    assert m.value.ports.set_index(["node", "peer"]).loc[("leaf1", "h3"), "lost_packets"] > 0
+    # An error raised without a run has none.
+    assert fabriclab.TransportRetryError("x").ports is None
+
+
+def test_cli_imb_prints_the_failed_runs_counters(tmp_path):
+    fab = tmp_path / "cut.toml"
+    fab.write_text(_cut_fabric())
+    r = run_cli("imb", "PingPong", "--fabric", str(fab), "-np", "2", "--hosts", "h0,h3", "-msglog", "16:16", "--counters")
+    assert r.returncode == 3, r.stderr
+    assert "Port counters:" in r.stdout and "QP counters:" in r.stdout, r.stdout
+    assert "Transport retry count exceeded" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_an_mpi_job_with_a_rank_cut_off_raises_transport_retry_error():

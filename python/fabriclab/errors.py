@@ -113,12 +113,11 @@ class TransportRetryError(RunFailedError):
     counter exceeded". The message names the QP, the hosts and the time;
     :attr:`tool_output` holds perftest's or the MPI library's error lines.
 
-    From :func:`fabriclab.perftest`, :attr:`ports` and :attr:`qps` hold the
-    counters of the run that failed as it stood when the QP failed (the
-    ``lost_packets`` column says where packets died), and
-    :attr:`ports_table` / :attr:`qps_table` the tables ``--counters``
-    prints; None from the other tools (MPI benchmarks, fio), which do not
-    keep them yet."""
+    :attr:`ports` and :attr:`qps` hold the counters of the run that failed
+    as they stood when the QP failed (the ``lost_packets`` column says
+    where packets died), and :attr:`ports_table` / :attr:`qps_table` the
+    tables ``--counters`` prints (perftest, the MPI tools, fio); None
+    where the error did not come from a run."""
 
     kind = "TransportRetry"
     #: The counters as the core sent them (JSON), or "".

@@ -9,7 +9,7 @@
 
 use crate::config::{preset_names, CcAlgorithm, FabricSpec};
 use crate::error::{Error, Result};
-use crate::net::{Net, PortReport, QpReport};
+use crate::net::Net;
 use crate::report;
 use crate::sim::Sim;
 use crate::traffic::flows::{FlowSpec, Flows};
@@ -119,9 +119,7 @@ pub fn perftest_json(
     let cb = p
         .as_mut()
         .map(|f| f as &mut dyn FnMut(Time, u64, f64, f64, &'static str, &str));
-    let mut failed = None;
-    let r = perftest::run_keeping_counters(&spec, &opts, seed, cb, &mut failed)
-        .map_err(|e| with_counters(e, failed, spec.sim.backend))?;
+    let r = perftest::run_with_progress(&spec, &opts, seed, cb)?;
     report_json(
         &spec,
         [
@@ -139,38 +137,6 @@ pub fn perftest_json(
         ],
         &r,
     )
-}
-
-/// A transport retry error with the counters of the run that failed
-/// (`failed`), so that `--counters` and Python's exception still show
-/// where the packets were lost.
-fn with_counters(
-    e: Error,
-    failed: Option<perftest::FailedCounters>,
-    backend: crate::config::Backend,
-) -> Error {
-    let (Error::TransportRetry(msg, tool, _), Some((ports, qps))) = (&e, failed) else {
-        return e;
-    };
-    #[derive(serde::Serialize)]
-    struct Counters {
-        #[serde(serialize_with = "crate::net::port_reports_as_columns")]
-        ports: Vec<PortReport>,
-        #[serde(serialize_with = "crate::net::qp_reports_as_columns")]
-        qps: Vec<QpReport>,
-        ports_table: String,
-        qps_table: String,
-    }
-    let c = Counters {
-        ports_table: report::table::ports(&ports, backend),
-        qps_table: report::table::qps(&qps, backend),
-        ports,
-        qps,
-    };
-    match to_json(&c) {
-        Ok(json) => Error::TransportRetry(msg.clone(), tool.clone(), json),
-        Err(_) => e,
-    }
 }
 
 /// A tool's result as JSON: the backend, its texts (strings, or lists of

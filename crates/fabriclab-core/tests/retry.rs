@@ -103,9 +103,18 @@ fn perftest_prints_perftests_completion_error_and_fails() {
         ..Default::default()
     };
     let e = perftest::run(&fabric(2, None), &opts, 1).unwrap_err();
-    let Error::TransportRetry(msg, tool, _) = &e else {
+    let Error::TransportRetry(msg, tool, counters) = &e else {
         panic!("{e:?}")
     };
+    // The failed run's counters come with the error, as columns and as
+    // the tables --counters prints, the packets lost among them.
+    let c: serde_json::Value = serde_json::from_str(counters).unwrap();
+    let lost: u64 = (c["ports"]["lost_packets"].as_array().unwrap().iter())
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert!(lost > 0, "{counters}");
+    assert!(c["ports_table"].as_str().unwrap().contains("lost"));
+    assert!(c["qps_table"].as_str().unwrap().contains("retx"));
     assert!(
         msg.contains("transport retry counter exceeded on QP") && msg.contains("h0 -> h1"),
         "{msg}"

@@ -332,7 +332,7 @@ fn mpi_retry_error(net: &Net, prog: &Program) -> Error {
         return Error::TransportRetry(
             "the MPI job failed: a work request completed in error".into(),
             String::new(),
-            String::new(),
+            net.failed_run_counters(),
         );
     };
     let host = net.host(&f.host).unwrap_or(0);
@@ -357,6 +357,6 @@ fn mpi_retry_error(net: &Net, prog: &Program) -> Error {
             f.describe()
         ),
         tool,
-        String::new(),
+        net.failed_run_counters(),
     )
 }

@@ -37,6 +37,7 @@ pub(crate) mod ready;
 mod responder;
 pub(crate) mod routing;
 mod switch;
+pub mod tables;
 pub mod tcp;
 mod telemetry;
 mod verbs;

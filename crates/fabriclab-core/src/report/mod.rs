@@ -11,7 +11,9 @@ pub mod iperf;
 pub mod nccl_tests;
 pub mod osu;
 pub mod perftest;
-pub mod table;
+/// The counter tables, which live with the counters (`net/tables.rs`):
+/// a failed run's error carries them.
+pub use crate::net::tables as table;
 
 /// What a saved file's free text adds on the flow backend, so that a
 /// flow-level estimate does not pass for a packet-level run.

@@ -292,7 +292,7 @@ impl Fio {
         crate::error::Error::TransportRetry(
             format!("fio job {} failed: {why}", self.opts.name),
             tool,
-            String::new(),
+            net.failed_run_counters(),
         )
     }
 

@@ -275,23 +275,7 @@ pub fn run_with_progress(
     fabric: &FabricSpec,
     opts: &Options,
     seed: u64,
-    progress: Option<Progress<'_>>,
-) -> Result<Report> {
-    run_keeping_counters(fabric, opts, seed, progress, &mut None)
-}
-
-/// The port and QP counters of a run that failed, as they stood when it
-/// did (where the packets of a transport retry error were lost).
-pub type FailedCounters = (Vec<PortReport>, Vec<QpReport>);
-
-/// [`run_with_progress`], which on a transport retry error also leaves
-/// the counters of the failed size's run in `failed`.
-pub fn run_keeping_counters(
-    fabric: &FabricSpec,
-    opts: &Options,
-    seed: u64,
     mut progress: Option<Progress<'_>>,
-    failed: &mut Option<FailedCounters>,
 ) -> Result<Report> {
     let mut spec = fabric.clone();
     let infiniband = spec.is_infiniband();
@@ -507,7 +491,6 @@ pub fn run_keeping_counters(
                 sim.app::<LatApp>(id).and_then(|a| a.failed)
             };
             if let Some(wc) = wc {
-                *failed = Some((sim.net.port_reports(), sim.net.qp_reports()));
                 return Err(wc.error(&sim.net, test.is_bw()));
             }
         }
@@ -640,7 +623,7 @@ impl WcError {
         Error::TransportRetry(
             format!("perftest failed: {}", net.qp_failure_reason()),
             tool,
-            String::new(),
+            net.failed_run_counters(),
         )
     }
 }

@@ -2,9 +2,11 @@
 //! backend the columns of what it does not model (drops, ECN marks, PFC
 //! pauses, queues; retransmissions, CNPs and the QPs' rate-limiter rate;
 //! TCP's losses, window and RTT) read `n/a`, never 0.
+//! [`Net::failed_run_counters`] gives them, with the counters as columns,
+//! to the error of a run that failed.
 
 use crate::config::Backend;
-use crate::net::{PortReport, QpReport, TcpReport};
+use crate::net::{Net, PortReport, QpReport, TcpReport};
 use std::fmt::Write;
 
 /// `value` as text, or `n/a` where `backend` does not model it.
@@ -227,4 +229,36 @@ pub fn tcp(conns: &[TcpReport], backend: Backend) -> String {
         );
     }
     out
+}
+
+impl Net {
+    /// The port and QP counters as they stand, as JSON for a failed run's
+    /// error ([`crate::Error::TransportRetry`]): `ports` and `qps` one
+    /// array per column, `ports_table` and `qps_table` as `--counters`
+    /// prints them. Empty if they cannot be written.
+    #[cold]
+    pub fn failed_run_counters(&self) -> String {
+        #[derive(serde::Serialize)]
+        struct Counters {
+            #[serde(serialize_with = "crate::net::port_reports_as_columns")]
+            ports: Vec<PortReport>,
+            #[serde(serialize_with = "crate::net::qp_reports_as_columns")]
+            qps: Vec<QpReport>,
+            ports_table: String,
+            qps_table: String,
+        }
+        let backend = if self.flow.is_some() {
+            Backend::Flow
+        } else {
+            Backend::Packet
+        };
+        let (ports, qps) = (self.port_reports(), self.qp_reports());
+        let c = Counters {
+            ports_table: self::ports(&ports, backend),
+            qps_table: self::qps(&qps, backend),
+            ports,
+            qps,
+        };
+        serde_json::to_string(&c).unwrap_or_default()
+    }
 }
