@@ -43,6 +43,7 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
+from typing import Any
 
 import fabriclab
 
@@ -82,6 +83,17 @@ def middle_half_shares(r: fabriclab.Result, end_ps: float) -> list[float]:
     return shares
 
 
+def time_mean(t_ps: Any, v: Any) -> float:
+    """The mean over time of `v` sampled at `t_ps`, each sample holding
+    until the next: the run's last sample, taken at its end a few us
+    after the one before, weighs those few us, not a whole period."""
+    t, x = t_ps.to_numpy(dtype=float), v.to_numpy(dtype=float)
+    if len(t) < 2:
+        return float(x.mean()) if len(x) else float("nan")
+    dt = t[1:] - t[:-1]
+    return float((x[:-1] * dt).sum() / dt.sum())
+
+
 def run(name: str, cc: str, size: int, senders: int, sample_us: float) -> dict[str, object]:
     flows = [fabriclab.Flow(f"h{i}", "h0", size) for i in range(1, senders + 1)]
     t0 = time.time()
@@ -98,7 +110,7 @@ def run(name: str, cc: str, size: int, senders: int, sample_us: float) -> dict[s
     cnps = int(r.qps.cnps_tx.sum())
     return {
         "set": name,
-        "mean queue after 1 ms [KB]": round(after.queue_bytes.mean() / 1e3, 1) if len(after) else float("nan"),
+        "mean queue after 1 ms [KB]": round(time_mean(after.time_ps, after.queue_bytes) / 1e3, 1),
         "peak queue [KB]": round(bott.queue_bytes.max() / 1e3, 1),
         "paused port-samples": int(ps.paused.sum()),
         "CNPs": cnps,
