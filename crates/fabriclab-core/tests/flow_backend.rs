@@ -689,3 +689,28 @@ fn saved_json_outputs_say_when_the_flow_backend_ran() {
         );
     }
 }
+
+#[test]
+fn nccls_route_cost_matches_a_flow_alone_through_a_slower_link() {
+    // `Net::flow_route` gives NCCL's fluid collectives a message's cost:
+    // its wire bytes at the slowest link's pace plus a tail. Through the
+    // 100G host link and the 25G link beyond, that must be what a WRITE
+    // alone takes on the flow backend (exact against the packet engine,
+    // above); the tail used to send the last packet from the host at the
+    // fluid's end, crossing the 25G link a second time (+1,342 ns at 4 KiB).
+    let spec = flow_backend(FabricSpec::parse_toml(SLOWER_ON).unwrap());
+    for bytes in [4096u64, 4097, 65536, 1 << 20] {
+        let (sim, res) = run_flows(&spec, &[flow("h0", "h1", bytes)], 1);
+        let qp = fabriclab_core::net::QpId(0);
+        let r = sim.net.flow_route(qp, bytes).unwrap();
+        let slowest = r.cap_bps.iter().cloned().fold(f64::INFINITY, f64::min);
+        let fluid_ps = r.wire_bytes as f64 * 8.0 / slowest * 1e12;
+        let nic_tx_ps = 500_000.0;
+        let by_route = nic_tx_ps + fluid_ps + r.tail.0 as f64;
+        let alone = res[0].delivered_ps.unwrap() as f64;
+        assert!(
+            (by_route - alone).abs() < 2.0,
+            "{bytes} B: route {by_route} ps, flow alone {alone} ps"
+        );
+    }
+}

@@ -309,9 +309,23 @@ pub struct FlowRoute {
     pub wire_bytes: u64,
     /// Its packets.
     pub packets: u32,
-    /// From the end of its fluid transfer to `Received` at the peer: its
-    /// last packet across the path, then the NIC's receive latency.
+    /// From the end of its fluid transfer (its wire bytes at the pace of
+    /// the path's slowest link, from the host) to `Received` at the peer:
+    /// the stream reaching that link, its last packet across the rest
+    /// behind the one before it, then the NIC's receive latency, as a flow
+    /// alone on the flow backend. (Before 2026-11-29 the last packet left
+    /// the host at the fluid's end, so a slower link downstream was
+    /// crossed twice.)
     pub tail: Time,
+}
+
+/// Capacity `i` of a route's `cap_bps`, a link that is down (0) ranking
+/// after every live one: the tail is taken at the slowest live link.
+fn cap_bps_of(cap_bps: &[f64], i: usize) -> f64 {
+    match cap_bps[i] {
+        c if c > 0.0 => c,
+        _ => f64::INFINITY,
+    }
 }
 
 impl FlowNet {
@@ -460,13 +474,16 @@ impl Net {
     pub fn flow_route(&self, qp: QpId, bytes: u64) -> Option<FlowRoute> {
         let fnet = self.flow.as_ref()?;
         let ports = self.flow_path(qp.0);
-        let cap_bps = ports.iter().map(|&p| fnet.mm.cap_bps(p)).collect();
+        let cap_bps: Vec<f64> = ports.iter().map(|&p| fnet.mm.cap_bps(p)).collect();
         let (wire_bytes, last_wire, packets) = self.flow_wire(MsgKind::Write, bytes);
-        // Any origin will do: the arithmetic only shifts with it.
+        // Any origin will do: the arithmetic only shifts with it. The
+        // fluid runs at the pace of the path's slowest link (the first of
+        // them), as one flow alone gets: the last packet crosses it once.
         let end = Time::from_ns_f64(1e6);
-        let host = &self.ports[ports[0] as usize];
-        let start_last = end - host.rate.tx_time(last_wire as u64);
-        let arrive = self.flow_packet_arrival(ports.iter().copied(), start_last, last_wire);
+        let slowest = (0..ports.len())
+            .min_by(|&a, &b| cap_bps_of(&cap_bps, a).total_cmp(&cap_bps_of(&cap_bps, b)))
+            .unwrap_or(0);
+        let arrive = self.tail_from(&ports, slowest, end, (wire_bytes, last_wire, packets));
         Some(FlowRoute {
             ports,
             cap_bps,
@@ -772,15 +789,30 @@ impl Net {
         let host = &self.ports[path[0] as usize];
         let last = fl.last_wire;
         let start_last = Time(at.0.saturating_sub(host.rate.tx_time(last as u64).0));
+        let b = mm.bottleneck_of(f);
+        let bi = path.iter().position(|&p| p == b).unwrap_or(0);
+        let arrive = self.tail_from(&path, bi, at, (fl.wire_bytes, last, fl.npkts));
+        (start_last, arrive)
+    }
+
+    /// When the last packet of a message of `wire_bytes` in `npkts`
+    /// packets, the last `last` bytes, is at the end of `path` (last bit
+    /// in), its fluid transfer ending at `at` at the pace of the link out
+    /// of `path[bi]` ([`Net::flow_tail`]).
+    fn tail_from(
+        &self,
+        path: &[u32],
+        bi: usize,
+        at: Time,
+        (wire_bytes, last, npkts): (u64, u32, u32),
+    ) -> Time {
         // The packets before the last: full ones (their mean size, the
         // first's extension header spread over them).
-        let full = if fl.npkts > 1 {
-            ((fl.wire_bytes - last as u64) / (fl.npkts as u64 - 1)) as u32
+        let full = if npkts > 1 {
+            ((wire_bytes - last as u64) / (npkts as u64 - 1)) as u32
         } else {
             last
         };
-        let b = mm.bottleneck_of(f);
-        let bi = path.iter().position(|&p| p == b).unwrap_or(0);
         let (mut now, mut rx_end) = (Time::ZERO, Time::ZERO);
         for (k, &pi) in path[..bi].iter().enumerate() {
             let (_, end, arrive) =
@@ -791,14 +823,13 @@ impl Net {
         let rate_b = self.ports[path[bi] as usize].rate;
         let end_b = at + d_before;
         let start_b = Time(end_b.0.saturating_sub(rate_b.tx_time(last as u64).0));
-        let ahead = (fl.npkts > 1).then(|| {
+        let ahead = (npkts > 1).then(|| {
             (
                 Time(start_b.0.saturating_sub(rate_b.tx_time(full as u64).0)),
                 full,
             )
         });
-        let arrive = self.flow_packet_behind(path[bi..].iter().copied(), (start_b, last), ahead);
-        (start_last, arrive)
+        self.flow_packet_behind(path[bi..].iter().copied(), (start_b, last), ahead)
     }
 
     pub(crate) fn on_flow_start(&mut self, q: u32) {
