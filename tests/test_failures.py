@@ -342,3 +342,23 @@ def test_a_flow_run_with_link_failures_notes_that_they_were_approximated():
     assert "--backend packet" in notes[0]
     plain = fabriclab.flows([{"src": "h0", "dst": "h2", "bytes": 1 << 22}], fabric=fab)
     assert not [n for n in plain.extras["notes"] if "approximated" in n]
+
+
+def test_an_mpi_job_that_waited_on_timeouts_says_so(tmp_path):
+    """IMB's tables show a stall only inside a timed loop: a job that lost
+    packets and waited on RC timeouts gets notes saying so (it used to
+    end with the same tables and no word of them)."""
+    both = "".join(
+        f'[[link_failures]]\na = "{s}"\nb = "leaf1"\ndown_us = 100\nup_us = 1500\n' for s in ("spine0", "spine1")
+    )
+    fab = fabriclab.Fabric.from_toml(FABRIC + both)
+    res = fabriclab.imb(["PingPong"], np=2, hosts=["h0", "h2"], fabric=fab, msglog=(16, 16))
+    notes = res.extras["notes"]
+    assert any("lost to link failures" in n for n in notes), notes
+    assert any("retransmission timeout(s)" in n and "1048.576 us each" in n for n in notes), notes
+    clean = fabriclab.imb(["PingPong"], np=2, hosts=["h0", "h2"], fabric=fabriclab.Fabric.from_toml(FABRIC), msglog=(16, 16))
+    assert clean.extras["notes"] == []
+    path = tmp_path / "both.toml"
+    path.write_text(FABRIC + both)
+    r = run_cli("imb", "PingPong", "--fabric", str(path), "-np", "2", "--hosts", "h0,h2", "-msglog", "16:16")
+    assert r.returncode == 0 and "fabriclab: note: " in r.stderr and "retransmission timeout" in r.stderr, r.stderr

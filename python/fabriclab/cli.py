@@ -50,7 +50,7 @@ from . import api, cli_compare, cli_dashboard, cli_fio, cli_hpl, cli_iperf, cli_
 from ._checks import check_out_path, command_inputs
 from .errors import AuditError, FabriclabError, InvalidArgumentError, RunFailedError, TransportRetryError
 from .kinds import kind_of
-from .results import Result, run_failed
+from .results import Result, print_notes, run_failed
 from .scenario import check_scenario, load_scenario, run_item
 
 if sys.version_info >= (3, 11):
@@ -500,14 +500,6 @@ def _cmd_flows(a: argparse.Namespace) -> None:
                 raise InvalidArgumentError(f"cannot write telemetry to {path}: {e.strerror or e}") from None
             _out(f"telemetry: {len(df)} samples of {what} in {path}")
     raise_failure(res)
-
-
-def print_notes(res: Result) -> None:
-    """``fabriclab: note: ...`` on stderr for each of a run's notes (what
-    it did that may not be meant: flows' ``extras["notes"]``)."""
-    sys.stdout.flush()
-    for note in res.extras.get("notes") or ():
-        print(f"{PROG}: note: {note}", file=sys.stderr)
 
 
 def raise_failure(res: Result) -> None:

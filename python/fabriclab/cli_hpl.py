@@ -29,7 +29,7 @@ from .cli_mpi import background_opts, check_telemetry, job_kwargs, telemetry_opt
 from .errors import InvalidArgumentError
 from .linpack import HPL_BCASTS, hpl, parse_grids
 from .mpi import MPI_COUNTER_KEYS
-from .results import Result
+from .results import Result, print_notes
 
 
 def _grid_arg(text: str) -> list[list[int]]:
@@ -198,6 +198,7 @@ def _emit(a: argparse.Namespace, res: Result, dest: str) -> None:
             sys.stderr.write(summary(res))
     else:
         print_result(res, a.counters, a.quiet, text=dest == "-")
+    print_notes(res)
     if to_file:
         print(f"HPL output written to {dest}", file=sys.stderr)
     write_telemetry(a, res, f"HPL on {a.fabric}")

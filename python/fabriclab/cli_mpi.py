@@ -14,7 +14,7 @@ from . import mpi
 from ._checks import check_out_paths, command_inputs, size_bytes
 from .bisection import CBENCH_TESTS, cbench
 from .errors import InvalidArgumentError
-from .results import Result
+from .results import Result, print_notes
 
 
 def size_arg(text: str) -> int:
@@ -279,6 +279,7 @@ def cmd_imb(a: argparse.Namespace) -> None:
         **job_kwargs(a),
     )
     print_result(res, a.counters, a.quiet)
+    print_notes(res)
     if a.show_algorithm:
         show_algorithms(res.df, ["bench", "np"])
     write_telemetry(a, res, f"IMB on {a.fabric}")
@@ -312,6 +313,7 @@ def cmd_osu(a: argparse.Namespace) -> None:
         **job_kwargs(a),
     )
     print_result(res, a.counters, a.quiet)
+    print_notes(res)
     if a.show_algorithm:
         show_algorithms(res.df, [])
     write_telemetry(a, res, f"OSU on {a.fabric}")
@@ -328,4 +330,5 @@ def cmd_cbench(a: argparse.Namespace) -> None:
         **job_kwargs(a, collectives=False),
     )
     print_result(res, a.counters, a.quiet)
+    print_notes(res)
     write_telemetry(a, res, f"Cbench on {a.fabric}")

@@ -8,6 +8,7 @@ from typing import Any
 
 from . import gpu
 from .cli_mpi import print_result
+from .results import print_notes
 
 
 def add_parser(sub: Any) -> None:
@@ -104,3 +105,4 @@ def cmd_nccl_tests(a: argparse.Namespace) -> None:
         progress=not a.quiet,
     )
     print_result(res, a.counters, a.quiet)
+    print_notes(res)

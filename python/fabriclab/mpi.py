@@ -227,6 +227,7 @@ def mpi_result(tool: str, df: pd.DataFrame, out: Mapping[str, Any], fabric: str 
         extras={
             "mpi": rep["mpi"],
             "iperf_text": out["iperf_text"],
+            "notes": out.get("notes", []),
             "tcp": rep["iperf"][0]["tcp"] if rep["iperf"] else [],
             **extras,
         },

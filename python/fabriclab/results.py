@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import html
 import json
+import sys
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
@@ -58,7 +59,7 @@ import pandas as pd
 from ._tables import tuples
 from .errors import DeadlockError, RunFailedError, TransportRetryError
 
-__all__ = ["Result", "FIGURE_NAMES", "FLOW_NOT_MODELLED", "frame_attrs", "run_failed", "run_stoppable"]
+__all__ = ["Result", "FIGURE_NAMES", "FLOW_NOT_MODELLED", "frame_attrs", "print_notes", "run_failed", "run_stoppable"]
 
 #: The run figures every result may carry (None where a tool has none).
 FIGURE_NAMES = ("outcome", "sim_time_us", "events", "wall_s")
@@ -271,3 +272,12 @@ def run_stoppable(call: Callable[[], str], build: Callable[[dict[str, Any]], Res
         partial = getattr(e, "partial", None)
         e.result = build(json.loads(partial)) if isinstance(partial, str) else None  # type: ignore[attr-defined]
         raise
+
+
+def print_notes(res: Result) -> None:
+    """``fabriclab: note: ...`` on stderr for each of a run's notes (what
+    it did that may not be meant: ``extras["notes"]`` of flows and the
+    MPI tools)."""
+    sys.stdout.flush()
+    for note in res.extras.get("notes") or ():
+        print(f"fabriclab: note: {note}", file=sys.stderr)

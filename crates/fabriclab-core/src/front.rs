@@ -387,7 +387,13 @@ fn run_mpi_json<O, R: serde::Serialize>(
     progress: OnTick<'_>,
     run: impl FnOnce(&FabricSpec, &O, Option<crate::mpi::run::Progress<'_>>) -> Result<R>,
     text: impl FnOnce(&FabricSpec, &R) -> String,
-    parts: impl FnOnce(&R) -> (&[crate::traffic::iperf::Report], &[crate::net::PortReport]),
+    parts: impl FnOnce(
+        &R,
+    ) -> (
+        &[crate::traffic::iperf::Report],
+        &[crate::net::PortReport],
+        &[crate::net::QpReport],
+    ),
 ) -> Result<String>
 where
     O: serde::de::DeserializeOwned,
@@ -417,11 +423,12 @@ where
         .as_mut()
         .map(|f| f as &mut dyn FnMut(Time, u64, usize, usize, &str));
     let r = run(&spec, &opts, cb)?;
-    let (iperf, ports) = parts(&r);
+    let (iperf, ports, qps) = parts(&r);
     report_json(
         &spec,
         [
             ("text", text(&spec, &r).into()),
+            ("notes", losses_notes(&spec, ports, qps).into()),
             (
                 "iperf_text",
                 iperf
@@ -465,7 +472,7 @@ pub fn imb_json(fabric: &str, options: &str, seed: u64, progress: OnTick<'_>) ->
             };
             report::imb::text(r, name, spec.sim.backend)
         },
-        |r| (&r.run.iperf, &r.run.ports),
+        |r| (&r.run.iperf, &r.run.ports, &r.run.qps),
     )
 }
 
@@ -480,7 +487,7 @@ pub fn osu_json(fabric: &str, options: &str, seed: u64, progress: OnTick<'_>) ->
         progress,
         |spec, o: &osu::Options, cb| osu::run(spec, o, seed, cb),
         |_, r| report::osu::text(r),
-        |r| (&r.run.iperf, &r.run.ports),
+        |r| (&r.run.iperf, &r.run.ports, &r.run.qps),
     )
 }
 
@@ -500,7 +507,7 @@ pub fn nccl_tests_json(
         progress,
         |spec, o: &nccl_tests::Options, cb| nccl_tests::run(spec, o, seed, cb),
         |_, r| report::nccl_tests::text(r),
-        |r| (&r.run.iperf, &r.run.ports),
+        |r| (&r.run.iperf, &r.run.ports, &r.run.qps),
     )
 }
 
@@ -515,7 +522,7 @@ pub fn cbench_json(fabric: &str, options: &str, seed: u64, progress: OnTick<'_>)
         progress,
         |spec, o: &cbench::Options, cb| cbench::run(spec, o, seed, cb),
         |_, r| report::cbench::text(r),
-        |r| (&r.run.iperf, &r.run.ports),
+        |r| (&r.run.iperf, &r.run.ports, &r.run.qps),
     )
 }
 
@@ -531,7 +538,7 @@ pub fn hpl_json(fabric: &str, options: &str, seed: u64, progress: OnTick<'_>) ->
         progress,
         |spec, o: &hpl::Options, cb| hpl::run(spec, o, seed, cb),
         |_, r| report::hpl::text(r),
-        |r| (&r.iperf, &r.ports),
+        |r| (&r.iperf, &r.ports, &r.qps),
     )
 }
 
@@ -638,6 +645,46 @@ fn link_failures_note(stats: Option<&crate::net::FlowStats>) -> Option<String> {
              gives the transient)"
         )
     })
+}
+
+/// Notes on an MPI job that lost packets or waited on RC timeouts: a
+/// benchmark's tables show such a stall only if it fell inside a timed
+/// loop, so the notes say it happened (with the job's simulated time).
+fn losses_notes(
+    spec: &FabricSpec,
+    ports: &[crate::net::PortReport],
+    qps: &[crate::net::QpReport],
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    let lost: u64 = ports.iter().map(|p| p.counters.lost_packets).sum();
+    if lost > 0 {
+        notes.push(format!(
+            "{lost} packet(s) were lost to link failures ([[link_failures]]; the lost column \
+             of --counters says where)"
+        ));
+    }
+    let timed_out: Vec<u64> = (qps.iter())
+        .map(|q| q.counters.timeouts)
+        .filter(|&t| t > 0)
+        .collect();
+    if !timed_out.is_empty() {
+        let each = if spec.is_iwarp() {
+            "TCP's own retransmission timeouts (iWARP)".to_string()
+        } else {
+            format!(
+                "{:.3} us each (nic.ack_timeout_exponent = {})",
+                4.096 * 2f64.powi(spec.nic.ack_timeout_exponent as i32),
+                spec.nic.ack_timeout_exponent
+            )
+        };
+        notes.push(format!(
+            "{} retransmission timeout(s) on {} QP(s), {each}: the job waited on them, and a \
+             benchmark's figures show them only where they fell inside its timed loops",
+            timed_out.iter().sum::<u64>(),
+            timed_out.len(),
+        ));
+    }
+    notes
 }
 
 /// The note that some `[[link_failures]]` came after the run ended
