@@ -899,3 +899,30 @@ def test_a_sweep_started_afresh_refuses_a_file_that_holds_results(scenario, tmp_
     empty.write_text("")
     r = main_in_process(capsys, "sweep", str(scenario), "--set", "seed=1,2", "-o", str(empty), "--dry-run")
     assert r.returncode == 0, r.stderr
+
+
+def test_a_results_file_that_cannot_be_written_loses_no_point(scenario, tmp_path, client, monkeypatch, capsys):
+    """A full disk under -o used to end the sweep with exit 2 and no table:
+    the points that ran were lost with the file. Now the sweep goes on and
+    hands every point over with the error."""
+    calls = {"n": 0}
+    real = sweep_writer.CsvWriter.add
+
+    def full_after_one(self, records):
+        calls["n"] += 1
+        if calls["n"] > 1:
+            raise OSError(28, "No space left on device")
+        return real(self, records)
+
+    monkeypatch.setattr(sweep_writer.CsvWriter, "add", full_after_one)
+    with pytest.raises(InvalidArgumentError, match="could not be written .No space left on device.") as e:
+        fabriclab.sweep(scenario, GRID, client=client, out=tmp_path / "full.csv")
+    df = e.value.result
+    assert sorted(df.point.unique()) == [0, 1, 2, 3] and df.error.isna().all()
+    calls["n"] = 0
+    r = main_in_process(
+        capsys, "sweep", str(scenario), "--set", "seed=1,2", "-o", str(tmp_path / "full2.csv"),
+        "--scheduler", client.scheduler.address, "--quiet",
+    )
+    assert r.returncode == 2 and "could not be written" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert "point" in r.stdout and len(r.stdout.splitlines()) >= 3, r.stdout

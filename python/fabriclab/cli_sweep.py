@@ -409,6 +409,13 @@ def cmd_sweep(a: argparse.Namespace) -> int:
             )
             return 130
         raise
+    except FabriclabError as e:
+        part = getattr(e, "result", None)
+        if isinstance(part, pd.DataFrame) and len(part):
+            # The results file failed, not the points: print them first.
+            sys.stdout.write(summary(part))
+            sys.stdout.flush()
+        raise
     sys.stdout.write(summary(df))
     sys.stdout.flush()
     if a.out:

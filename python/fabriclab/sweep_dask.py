@@ -298,11 +298,14 @@ def run_all(
     writer: Writer | None,
     progress: SweepProgress,
     done: dict[int, list[dict[str, Any]]],
-) -> None:
+) -> OSError | None:
     """Submit every point; collect each into ``done`` (and write it) as it
     finishes. If the sweep stops (Ctrl-C, an exception), the points not
     finished are cancelled, and ``done`` and the results file keep the
-    finished ones."""
+    finished ones. If the results file cannot be written (a full disk),
+    the sweep goes on without it and returns the error: the points are
+    in ``done``."""
+    write_error: OSError | None = None
     dd = distributed()
     token = uuid.uuid4().hex[:8]
     futures = {
@@ -326,8 +329,15 @@ def run_all(
                 fut.release()
                 records = point_records(point, rows)
                 done[point.index] = records
-                if writer is not None:
-                    writer.add(records)
+                if writer is not None and write_error is None:
+                    try:
+                        writer.add(records)
+                    except OSError as e:
+                        write_error = e
+                        progress.note(
+                            f"cannot write the results file any more ({e.strerror or e}); the sweep goes on "
+                            "and returns every point"
+                        )
             progress.update(any(row_failed(r) for r in rows), point.label())
     except BaseException:
         if writer is not None:
@@ -337,3 +347,4 @@ def run_all(
         pending = [f for f in futures if not f.done()]
         if pending:
             client.cancel(pending)
+    return write_error

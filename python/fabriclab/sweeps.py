@@ -170,7 +170,10 @@ def sweep(
     with pyarrow, a ``.parquet`` path) is written as points finish, so a
     killed sweep keeps its finished points; at the end it holds the
     returned table. An ``out`` that already holds something is refused
-    unless ``resume`` (delete it to start afresh). With ``resume``, the points already in ``out`` without
+    unless ``resume`` (delete it to start afresh). If ``out`` cannot be
+    written any more (a full disk), the sweep runs on and then raises
+    :class:`~fabriclab.errors.InvalidArgumentError` with ``result``, the
+    table of every point. With ``resume``, the points already in ``out`` without
     an error (matched by their swept values, seed included when swept) are
     not run again: their rows are kept and the rest are added; a file with
     a point the grid lacks, or one run from another scenario (each row's
@@ -234,6 +237,7 @@ def run_points(
         refuse_overwrite(out)
     todo = [p for p in points if p.index not in done]
     kept = [r for i in sorted(done) for r in done[i]]
+    write_error: OSError | None = None
     writer = open_writer(out, params, kept) if out is not None else None
     prog = SweepProgress(len(todo), progress)
     if resume:
@@ -244,7 +248,7 @@ def run_points(
             with dask_client(client, nworkers) as (c, where):
                 prog.note(f"{len(todo)} point(s) of {origin} on {where}")
                 prog.begin()
-                run_all(c, todo, origin, writer, prog, done)
+                write_error = run_all(c, todo, origin, writer, prog, done)
         except KeyboardInterrupt as e:
             # Stopped: the finished points go with the interrupt, as the
             # tools hand over what they completed, and stay in the file
@@ -255,6 +259,16 @@ def run_points(
             e.result = _frame(done, params, len(points))  # type: ignore[attr-defined]
             raise
     df = _frame(done, params, len(points))
+    if write_error is not None:
+        # The points are all here: hand them over with the error, never
+        # lose them with the file.
+        err = InvalidArgumentError(
+            f"{os.fspath(out or '')} could not be written ({write_error.strerror or write_error}): the sweep "
+            f"ran all {len(points)} point(s) and the table holds them (the exception's result); free the "
+            "space or write to another -o/out=, then --resume to keep what the file has"
+        )
+        err.result = df  # type: ignore[attr-defined]
+        raise err
     if writer is not None:
         try:
             writer.finish(df)
