@@ -217,8 +217,14 @@ fn run_allreduce(
         .sections
         .iter()
         .flat_map(|s| &s.rows)
-        .find(|row| row.bytes == 1 << 30)
-        .expect("the 1 GiB row");
+        .find(|row| row.bytes == 1 << 30);
+    // Stopped (Ctrl-C) before the 1 GiB row: nothing to report (it used
+    // to panic here).
+    let Some(row) = row else {
+        return Err(crate::Error::Stopped(format!(
+            "{name}: stopped before the 1 GiB Allreduce completed"
+        )));
+    };
     // Ports come in node order, hosts (one port each) first: the rest are
     // the switches' egresses.
     let fwd: u64 = r.run.ports[np as usize..]

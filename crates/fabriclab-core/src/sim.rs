@@ -55,6 +55,11 @@ pub struct Sim {
     started: usize,
 }
 
+/// Flow backend: events between looks at the wall clock for progress.
+const FLOW_CHUNK_EVENTS: u64 = 16;
+/// Flow backend: wall time between progress reports.
+const FLOW_WATCH_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
+
 impl Sim {
     /// A simulation of `net` with no workload yet.
     pub fn new(net: Net) -> Sim {
@@ -96,12 +101,21 @@ impl Sim {
     }
 
     /// Like [`Sim::run`], calling `watch` with the simulation every 2^20
-    /// events (to report progress from the workloads' own state).
+    /// events (to report progress from the workloads' own state); on the
+    /// flow backend, whose events can each cost a rate recomputation over
+    /// many flows, every half second of wall time instead.
     pub fn run_watched(&mut self, limit: Option<Time>, watch: &mut dyn FnMut(&Sim)) -> Outcome {
+        let flow = self.net.flow.is_some();
+        let chunk = if flow { FLOW_CHUNK_EVENTS } else { 1 << 20 };
+        let mut last = std::time::Instant::now();
         loop {
-            let target = self.net.events_processed() + (1 << 20);
+            let target = self.net.events_processed() + chunk;
             match self.run_until_events(limit, target) {
-                None => watch(self),
+                None if flow && last.elapsed() < FLOW_WATCH_EVERY => {}
+                None => {
+                    watch(self);
+                    last = std::time::Instant::now();
+                }
                 Some(o) => {
                     // With the audit on (the test suite), a debug build
                     // stops at the first run whose books do not balance;
@@ -145,8 +159,11 @@ impl Sim {
         if crate::interrupt::poll() {
             return Some(Outcome::Interrupted);
         }
+        // Ctrl-C is polled every 65,536 packet-engine events, and every
+        // event on the flow backend, whose events can take milliseconds.
+        let mask = if self.net.flow.is_some() { 0 } else { 0xffff };
         while self.net.events_processed() < events {
-            if self.net.events_processed() & 0xffff == 0xffff && crate::interrupt::poll() {
+            if self.net.events_processed() & mask == mask && crate::interrupt::poll() {
                 return Some(Outcome::Interrupted);
             }
             let Some((_, ev)) = self.net.q.pop_until(limit) else {

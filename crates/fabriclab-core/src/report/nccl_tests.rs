@@ -93,6 +93,12 @@ pub fn text(r: &Report) -> String {
             row.size, row.count, r.datatype, r.redop, r.root
         );
     }
+    if r.run.interrupted {
+        // Stopped (Ctrl-C): the sizes that completed, without the summary
+        // nccl-tests prints only at its end (it read "0 OK" and an average
+        // of 0 when nothing had completed).
+        return o;
+    }
     let bad = r.rows.iter().filter(|x| x.wrong.unwrap_or(0) > 0).count() * 2;
     let _ = writeln!(
         o,
