@@ -246,8 +246,10 @@ def test_bench():
     assert r["outcome"] == "Finished"
     # The same run as the core's pinned one (crates/fabriclab-core/src/bench.rs).
     assert r["events"] == 1_009_819 and r["wall_s"] > 0
-    assert r["packets_forwarded"] == (128 + 8) * (3 * 992 - 2 * 32 * 3)
+    assert r["packets_forwarded"] == (128 + 8) * (3 * 992 - 2 * 32 * 3) and r["packets_estimated"] is False
     assert r["last_completion_us"] == pytest.approx(1595.60208)
+    # On the flow backend the packets are what its transfers amount to.
+    assert fabriclab.bench("a2a-32", backend="flow")["packets_estimated"] is True
     assert r["peak_packets_in_flight"] > 1000 and "run_bytes_per_packet_in_flight" in r
 
 

@@ -380,7 +380,7 @@ def test_the_scale_benchmarks_default_to_the_flow_backend(monkeypatch, capsys):
         fabriclab.bench(name)
     fabriclab.bench("perm-64k", backend="packet")
     assert seen == [
-        ("a2a-32", "packet"), ("a2a-1024", "flow"), ("perm-64k", "flow"), ("allreduce-1k", "packet"),
+        ("a2a-32", "packet"), ("a2a-1024", "flow"), ("perm-64k", "flow"), ("allreduce-1k", "flow"),
         ("allreduce-16k", "flow"), ("nccl-1024", "flow"), ("perm-64k", "packet"),
     ]
     seen.clear()

@@ -634,8 +634,9 @@ def perftest(
 
 
 #: The benchmarks of fabrics too large for the packet engine (hours, or
-#: tens of GB): they run on the flow backend unless asked otherwise.
-FLOW_BENCHES = ("a2a-1024", "perm-64k", "allreduce-16k", "nccl-1024")
+#: tens of GB; allreduce-1k over 10 minutes): they run on the flow backend
+#: unless asked otherwise.
+FLOW_BENCHES = ("a2a-1024", "perm-64k", "allreduce-1k", "allreduce-16k", "nccl-1024")
 
 
 def bench(name: str, cc: str = "", progress: ProgressArg = False, backend: str | None = None) -> dict[str, Any]:

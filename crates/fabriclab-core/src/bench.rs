@@ -54,6 +54,10 @@ pub struct BenchResult {
     pub packets_forwarded: u64,
     /// Forwarded packets per wall second.
     pub packets_per_s: f64,
+    /// True on the flow backend: `packets_forwarded` and `packets_per_s`
+    /// are the packets its transfers amount to (MTU arithmetic), not
+    /// packets a switch forwarded.
+    pub packets_estimated: bool,
     /// Simulated time at the end, us.
     pub sim_time_us: f64,
     /// Completion of the last flow, us.
@@ -274,6 +278,7 @@ impl ToolRun {
             events_per_s: run.events as f64 / run.wall_s,
             packets_forwarded: self.forwarded,
             packets_per_s: self.forwarded as f64 / run.wall_s,
+            packets_estimated: backend == Backend::Flow,
             sim_time_us: run.sim_time_us,
             last_completion_us: self.last_completion_us,
             peak_rss_mb: peak_rss_mb(),
@@ -380,6 +385,7 @@ pub fn run_on(
         events_per_s: events as f64 / wall,
         packets_forwarded: fwd,
         packets_per_s: fwd as f64 / wall,
+        packets_estimated: backend == Backend::Flow,
         sim_time_us: sim.net.now().as_us_f64(),
         last_completion_us: last as f64 / 1e6,
         peak_rss_mb: rss,
