@@ -189,3 +189,14 @@ fn impossible_fat_trees_say_what_to_change() {
     let e = bad("k = 4\nhosts_per_edge = 3\nedge_radix = 4\nhost_link_gbps = 100\n");
     assert!(e.contains("topology.edge_radix = 4"), "{e}");
 }
+
+#[test]
+fn a_fat_tree_too_large_names_its_host_count_in_whole_hosts() {
+    // k = 128: 128 x 64 x 64 = 524,288 hosts (it printed "5.243e+05").
+    let e =
+        FabricSpec::from_toml("[topology]\nkind = \"fat_tree\"\nk = 128\nhost_link_gbps = 100\n")
+            .and_then(|s| Topology::build(&s).map(|_| ()))
+            .unwrap_err()
+            .to_string();
+    assert!(e.contains("has 524288 hosts, over the 65536"), "{e}");
+}

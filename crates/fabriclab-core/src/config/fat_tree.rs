@@ -100,14 +100,14 @@ impl FatTreeSpec {
             ));
         }
         if self.hosts() > MAX_HOSTS {
-            // k^3 / 4 in floating point: the integer product saturates.
-            let hosts = self.k as f64 * (self.k / 2) as f64 * self.hosts_per_edge() as f64;
+            // k^3 / 4 in 128 bits: the 64-bit product saturates.
+            let hosts = self.k as u128 * (self.k / 2) as u128 * self.hosts_per_edge() as u128;
             return fabric_err(format!(
                 "a fat tree with k = {} and {} hosts per edge has {} hosts, over the {MAX_HOSTS} \
                  the builder makes; lower k or hosts_per_edge",
                 self.k,
                 self.hosts_per_edge(),
-                crate::numfmt::fmt_g(hosts, 4)
+                hosts
             ));
         }
         super::positive_rate("topology.host_link_gbps", self.host_link_gbps)?;
