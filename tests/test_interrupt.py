@@ -153,3 +153,17 @@ def test_nccl_tests_stopped_before_a_size_completed_prints_no_summary() -> None:
     r, took = _interrupt(cmd, 0.5, ready_err="simulated")
     assert r.returncode == 130, (r.returncode, r.stderr[-500:])
     assert "Avg bus bandwidth" not in r.stdout and "Out of bounds" not in r.stdout, r.stdout
+
+
+def test_ctrl_c_prints_the_flows_done_and_under_way() -> None:
+    """A stopped flows run used to print nothing: the flows that had
+    finished were lost with it."""
+    many = [f"--flow=h{i}:h{i + 8}:2000M" for i in range(1, 8)]
+    cmd = [sys.executable, "-m", "fabriclab.cli", "flows", "--fabric", "heps", "--flow", "h9:h6:1M", *many]
+    r, took = _interrupt(cmd, 1.0, ready_err="flows")
+    assert r.returncode == 130, (r.returncode, r.stderr[-500:])
+    assert took < 3.0, took
+    assert r.stderr.splitlines()[-1] == "fabriclab: interrupted; the output above is what completed"
+    rows = [ln.split() for ln in r.stdout.splitlines() if ln.startswith("h9 ")]
+    assert rows and rows[0][1] == "h6", r.stdout
+    assert "Traceback" not in r.stderr

@@ -436,6 +436,10 @@ def flows(
     their retries: time_ps, qp, host, peer, retries, failed_wrs, and cause:
     why the peer stopped answering, as far as the fabric can tell) and
     ``flow_stats`` (the flow backend's figures, or None).
+
+    Stopped by Ctrl-C, it raises ``KeyboardInterrupt`` with ``result``:
+    this Result as the run stood (outcome "Interrupted"; the flows not
+    done have no completion time).
     """
     label = fabric_label(fabric)
     fabric = with_backend(fabric, backend)
@@ -444,16 +448,19 @@ def flows(
         # Nothing to run: the run would end at once, "Drained", with an
         # empty table (a bad-input hunt).
         raise InvalidArgumentError("flows: give at least one flow, e.g. Flow('h0', 'h4', 1 << 20)")
-    out = json.loads(
-        _core.flows(
-            fabric_arg(fabric),
-            dumps(fl),
-            as_seed(seed),
-            None if sample_us is None else as_float("sample_us", sample_us),
-            None if limit_us is None else as_float("limit_us", limit_us),
-            progress_callback("flows", progress),
-        )
+    args = (
+        fabric_arg(fabric),
+        dumps(fl),
+        as_seed(seed),
+        None if sample_us is None else as_float("sample_us", sample_us),
+        None if limit_us is None else as_float("limit_us", limit_us),
+        progress_callback("flows", progress),
     )
+    # Stopped (Ctrl-C), the interrupt carries the flows as they stood.
+    return run_stoppable(lambda: _core.flows(*args), lambda out: _flows_result(out, label))
+
+
+def _flows_result(out: dict[str, Any], label: str | None) -> Result:
     fdf = frame(out["flows"], FLOW_COLUMNS[:-1])
     # A time or NaN (not None), as sweeps' tables have it.
     fdf["failed_ps"] = fdf["failed_ps"].astype("float64")

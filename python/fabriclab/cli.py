@@ -487,7 +487,16 @@ def _cmd_flows(a: argparse.Namespace) -> None:
     if a.telemetry:  # the files, before the run rather than after it
         for what in ("ports", "qps"):
             check_out_path(f"{a.telemetry}.{what}.csv", "--telemetry", inputs=command_inputs(a))
-    res = api.flows(a.flow, fabric=a.fabric, seed=a.seed, sample_us=sample_us, limit_us=a.limit_us, progress=not a.quiet)
+    try:
+        res = api.flows(a.flow, fabric=a.fabric, seed=a.seed, sample_us=sample_us, limit_us=a.limit_us, progress=not a.quiet)
+    except KeyboardInterrupt as e:
+        # Stopped: the flows as they stood (those done with their times,
+        # the others without), then main says the run stopped.
+        part = getattr(e, "result", None)
+        if isinstance(part, Result):
+            _print_flows(part, a.counters)
+            e.printed = True  # type: ignore[attr-defined]
+        raise
     _print_flows(res, a.counters)
     print_notes(res)
     if a.telemetry:
@@ -852,6 +861,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         done = _partial_text(e)
         if done:
             print(done, end="" if done.endswith("\n") else "\n", flush=True)
+        if done or getattr(e, "printed", False):
+            sys.stdout.flush()
             print(f"{PROG}: interrupted; the output above is what completed", file=sys.stderr)
         else:
             print(f"{PROG}: interrupted", file=sys.stderr)
