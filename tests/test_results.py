@@ -44,12 +44,12 @@ HAS_WALL = {"imb", "osu", "cbench", "hpl", "nccl"}
 EXTRAS = {
     "perftest": {"test", "out_json", "qps_table", "options", "mtu", "tx_depth", "iters"},
     "flows": {"deadlocks", "deadlock_error", "stall_error", "notes", "qp_failures", "flow_stats"},
-    "imb": {"mpi", "lowered", "iperf_text", "tcp"},
-    "osu": {"mpi", "lowered", "iperf_text", "tcp", "test"},
-    "cbench": {"mpi", "lowered", "iperf_text", "tcp", "test", "rotations", "summary"},
-    "hpl": {"mpi", "iperf_text", "tcp", "samples", "settings", "rank_hosts", "report"},
+    "imb": {"mpi", "lowered", "iperf_text", "tcp", "notes"},
+    "osu": {"mpi", "lowered", "iperf_text", "tcp", "test", "notes"},
+    "cbench": {"mpi", "lowered", "iperf_text", "tcp", "test", "rotations", "summary", "notes"},
+    "hpl": {"mpi", "iperf_text", "tcp", "samples", "settings", "rank_hosts", "report", "notes"},
     "fio": {"json"},
-    "nccl": {"mpi", "lowered", "iperf_text", "tcp", "test", "avg_busbw", "nranks"},
+    "nccl": {"mpi", "lowered", "iperf_text", "tcp", "test", "avg_busbw", "nranks", "notes"},
     "iperf": {"json", "sums", "server_intervals", "sum_sent", "sum_received", "end_streams", "congestion", "tcp", "tcp_table", "options"},
 }
 
