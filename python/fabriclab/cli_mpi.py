@@ -78,7 +78,8 @@ def _job_opts(p: argparse.ArgumentParser, default_fabric: str, background: Calla
             dest="max_volume",
             type=int,
             metavar="BYTES",
-            help="simulation budget: fewer repetitions where one size would move more than BYTES in all (default 1 GiB; 0 = the tool's counts)",
+            help="simulation budget: fewer repetitions where one size would move more than BYTES in all, each message "
+            "counting at least 64 B (default 1 GiB; 0 = the tool's counts)",
         )
     background_opts(p, background)
     telemetry_opts(p)

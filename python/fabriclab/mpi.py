@@ -325,8 +325,8 @@ def imb(
     collective (``{"allreduce": "ring"}``); ``library`` picks the selection
     rules (``"openmpi"`` or ``"mpich"``; default the fabric's).
     ``max_volume`` is the simulator's budget: fewer repetitions where one
-    message length would move more bytes than this through the fabric
-    (default 1 GiB; 0 keeps IMB's counts; the ``reps`` column shows what
+    message length would move more bytes than this through the fabric,
+    each message counting at least 64 B (default 1 GiB; 0 keeps IMB's counts; the ``reps`` column shows what
     ran, and ``res.extras["lowered"]`` lists each measurement it lowered as
     ``{label, asked, ran}``; the CLI says so on stderr). ``background`` is other traffic during the run (:class:`Flow`
     objects or dicts, usually with ``repeat=True``); ``background_iperf``

@@ -10,7 +10,7 @@ use fabriclab_core::mpi::coll::{
     build, build_tuned, expected, initial, reduce_scatter_block, Coll, CollArgs, Tuning, ALL,
 };
 use fabriclab_core::mpi::interp::{run, RedOp};
-use fabriclab_core::mpi::sched::{Op, Rank, Schedule};
+use fabriclab_core::mpi::sched::{Op, Rank, Schedule, MIN_MESSAGE_BYTES};
 use fabriclab_core::Error;
 
 const SIZES: [u32; 11] = [1, 2, 3, 4, 5, 7, 8, 12, 16, 31, 32];
@@ -460,4 +460,23 @@ fn bad_requests_are_invalid_arguments_that_say_what_to_use() {
             );
         }
     }
+}
+
+#[test]
+fn a_budget_counts_each_message_as_at_least_a_minimum_frame() {
+    // Linear all-to-all of 1 B on 512 ranks: 261,632 messages a
+    // repetition, each counted as a 64 B frame (16.7 MB): 64 repetitions
+    // fit in 1 GiB. Counted as their bytes, 4,104 fitted, so the tools'
+    // 1,000 all ran (261 M messages).
+    let s = build(&args(Coll::Alltoall, 512, 1, 0), "linear").unwrap();
+    assert_eq!(s.bytes_sent(), 512 * 511);
+    assert_eq!(s.budget_bytes(MIN_MESSAGE_BYTES), 512 * 511 * 64);
+    assert_eq!(s.reps_within(1000, 1 << 30, MIN_MESSAGE_BYTES), 64);
+    // Counted by bytes alone (nccl-tests), all 1,000 fit.
+    assert_eq!(s.reps_within(1000, 1 << 30, 0), 1000);
+    // Large messages count their bytes: 64 KiB to each of 31 peers from
+    // 32 ranks is 65 MB a repetition, 16 of them in 1 GiB.
+    let big = build(&args(Coll::Alltoall, 32, 65536, 0), "linear").unwrap();
+    assert_eq!(big.budget_bytes(MIN_MESSAGE_BYTES), big.bytes_sent());
+    assert_eq!(big.reps_within(1000, 1 << 30, MIN_MESSAGE_BYTES), 16);
 }

@@ -396,7 +396,9 @@ pub fn run(
                 };
                 let reps = match o.tuning.max_volume() {
                     0 => imb_reps,
-                    cap => scheds[0].reps_within(imb_reps, cap),
+                    cap => {
+                        scheds[0].reps_within(imb_reps, cap, crate::mpi::sched::MIN_MESSAGE_BYTES)
+                    }
                 };
                 if reps < imb_reps {
                     plan.lowered.push(Lowered {

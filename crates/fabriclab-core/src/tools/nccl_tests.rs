@@ -545,7 +545,7 @@ pub fn run(
         fluid_calls.push(fluid.then_some(call));
         let ran = match o.max_volume.unwrap_or(MAX_VOLUME) {
             0 => iters,
-            cap => sc.reps_within(iters, cap),
+            cap => sc.reps_within(iters, cap, 0),
         };
         if ran < iters {
             lowered.push(Lowered {

@@ -304,7 +304,7 @@ pub fn run(
         let (iters, skip) = match o.tuning.max_volume() {
             0 => (iters, skip),
             cap => {
-                let n = s.reps_within(iters, cap);
+                let n = s.reps_within(iters, cap, crate::mpi::sched::MIN_MESSAGE_BYTES);
                 (n, skip.min(n))
             }
         };
