@@ -1,11 +1,12 @@
 //! Stopping a run from outside (its own test binary: the flag is
 //! process-wide and would stop the other tests' runs).
 
+mod common;
+use common::flows_outcome;
 use fabriclab_core::config::preset;
 use fabriclab_core::interrupt;
-use fabriclab_core::net::Net;
-use fabriclab_core::sim::{Outcome, Sim};
-use fabriclab_core::traffic::flows::{FlowSpec, Flows};
+use fabriclab_core::sim::Outcome;
+use fabriclab_core::traffic::flows::FlowSpec;
 
 fn flows() -> Vec<FlowSpec> {
     (1..16)
@@ -16,14 +17,7 @@ fn flows() -> Vec<FlowSpec> {
 #[test]
 fn a_requested_stop_ends_every_run_until_it_is_taken() {
     let spec = preset("heps").unwrap();
-    let run = || {
-        let net = Net::new(&spec, 1).unwrap();
-        let app = Flows::new(&net, &flows()).unwrap();
-        let mut sim = Sim::new(net);
-        sim.add_app(Box::new(app));
-        let o = sim.run(None);
-        (o, sim.net.events_processed())
-    };
+    let run = || flows_outcome(&spec, &flows());
     let (whole, events) = run();
     assert_eq!(whole, Outcome::Finished);
     assert!(events > 100_000, "{events}");

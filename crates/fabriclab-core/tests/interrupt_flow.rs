@@ -4,11 +4,12 @@
 //! events stops at once (it used to take tens of seconds). Its own test
 //! binary: the interrupt hook is process-wide.
 
+mod common;
+use common::flows_outcome;
 use fabriclab_core::config::{preset, Backend};
 use fabriclab_core::interrupt;
-use fabriclab_core::net::Net;
-use fabriclab_core::sim::{Outcome, Sim};
-use fabriclab_core::traffic::flows::{FlowSpec, Flows};
+use fabriclab_core::sim::Outcome;
+use fabriclab_core::traffic::flows::FlowSpec;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 static POLLS: AtomicU64 = AtomicU64::new(0);
@@ -31,14 +32,7 @@ fn a_stop_on_the_flow_backend_is_taken_at_the_next_event() {
             f
         })
         .collect();
-    let run = || {
-        let net = Net::new(&spec, 1).unwrap();
-        let app = Flows::new(&net, &flows).unwrap();
-        let mut sim = Sim::new(net);
-        sim.add_app(Box::new(app));
-        let o = sim.run(None);
-        (o, sim.net.events_processed())
-    };
+    let run = || flows_outcome(&spec, &flows);
     let (whole, events) = run();
     assert_eq!(whole, Outcome::Finished);
     assert!(events > 400, "{events}");

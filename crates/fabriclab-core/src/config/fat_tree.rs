@@ -100,8 +100,14 @@ impl FatTreeSpec {
             ));
         }
         if self.hosts() > MAX_HOSTS {
-            // k^3 / 4 in 128 bits: the 64-bit product saturates.
-            let hosts = self.k as u128 * (self.k / 2) as u128 * self.hosts_per_edge() as u128;
+            // k^3 / 4 in 128 bits: the 64-bit product saturates. Whole
+            // hosts, but for counts no fabric comes near (k = 2^31: 2^91).
+            let n = self.k as u128 * (self.k / 2) as u128 * self.hosts_per_edge() as u128;
+            let hosts = if n < 1_000_000_000_000_000 {
+                n.to_string()
+            } else {
+                crate::numfmt::fmt_g(n as f64, 4)
+            };
             return fabric_err(format!(
                 "a fat tree with k = {} and {} hosts per edge has {} hosts, over the {MAX_HOSTS} \
                  the builder makes; lower k or hosts_per_edge",

@@ -43,6 +43,17 @@ pub fn run_flows(spec: &FabricSpec, flows: &[FlowSpec], seed: u64) -> (Sim, Vec<
     (sim, res)
 }
 
+/// Run a set of flows (seed 1) to whatever end; returns how it ended and
+/// the events processed (for stops from outside).
+pub fn flows_outcome(spec: &FabricSpec, flows: &[FlowSpec]) -> (Outcome, u64) {
+    let net = Net::new(spec, 1).unwrap();
+    let app = Flows::new(&net, flows).unwrap();
+    let mut sim = Sim::new(net);
+    sim.add_app(Box::new(app));
+    let o = sim.run(None);
+    (o, sim.net.events_processed())
+}
+
 /// Incast of `n` senders (h1..hn) onto h0, `bytes` each.
 pub fn incast(n: u32, bytes: u64) -> Vec<FlowSpec> {
     (1..=n)
