@@ -129,8 +129,9 @@ impl Net {
             );
         }
         if self.flow.is_some() {
-            return "the flow backend stalled with work unfinished, which it should not: \
-                    please report the fabric and workload"
+            return "the flow backend stalled with work unfinished and no link down, an error \
+                    of fabriclab's flow model rather than of the input: --backend packet runs \
+                    the same input"
                 .into();
         }
         let lost: u64 = self
