@@ -124,11 +124,17 @@ class TransportRetryError(RunFailedError):
     counters_json: str = ""
 
     def _counters(self) -> dict[str, Any] | None:
+        """The counters, parsed once (the JSON may hold a row per port of a
+        large fabric)."""
         if not self.counters_json:
             return None
-        import json
+        parsed = self.__dict__.get("_parsed")
+        if parsed is None or parsed[0] is not self.counters_json:
+            import json
 
-        c: dict[str, Any] = json.loads(self.counters_json)
+            parsed = (self.counters_json, json.loads(self.counters_json))
+            self.__dict__["_parsed"] = parsed
+        c: dict[str, Any] = parsed[1]
         return c
 
     @property
