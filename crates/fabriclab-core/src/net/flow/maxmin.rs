@@ -54,7 +54,8 @@ pub(crate) struct MaxMin {
     l_mark: Vec<u32>,
     l_res: Vec<f64>,
     l_n: Vec<u32>,
-    l_ver: Vec<u32>,
+    /// Per link: the key of its live entry in the fill's heap.
+    l_key: Vec<u64>,
     fill_round: u32,
     /// Per link: the fastest flow's rate (an upper bound while stale).
     l_max: Vec<f64>,
@@ -82,7 +83,7 @@ impl MaxMin {
             l_mark: vec![0; n],
             l_res: vec![0.0; n],
             l_n: vec![0; n],
-            l_ver: vec![0; n],
+            l_key: vec![0; n],
             l_max: vec![0.0; n],
             l_nmax: vec![0; n],
             max_stale: vec![false; n],
@@ -298,25 +299,35 @@ impl MaxMin {
                 self.l_flows[li].push(f);
             }
         }
+        // Freezing a flow at the lowest share s takes s off each of its
+        // other links, whose share res / n was at least s, so their shares
+        // rise ((res - s) / (n - 1) >= res / n). A link's live heap entry
+        // (its key in `l_key`) is therefore a lower bound of its share: one
+        // popped below its share is pushed back at its share, one popped at
+        // its share is the least (ties by link index), which is the order
+        // re-keying every touched link gives, with far fewer heap entries.
+        // Rounding can lower a share by an ulp; such a link is pushed at
+        // once, superseding its entry, so the order stays exactly that.
         let mut heap = BinaryHeap::with_capacity(links.len());
         for &l in links.iter() {
             let li = l as usize;
             self.l_n[li] = self.l_flows[li].len() as u32;
             self.l_res[li] = (self.cap_bps[li] - self.alloc_bps[li]).max(0.0);
-            self.l_ver[li] = self.l_ver[li].wrapping_add(1);
-            heap.push(Reverse((
-                share_key(self.l_res[li], self.l_n[li]),
-                l,
-                self.l_ver[li],
-            )));
+            self.l_key[li] = share_key(self.l_res[li], self.l_n[li]);
+            heap.push(Reverse((self.l_key[li], l)));
         }
-        let mut touched: Vec<u32> = Vec::new();
-        while let Some(Reverse((key, l, ver))) = heap.pop() {
+        while let Some(Reverse((key, l))) = heap.pop() {
             let li = l as usize;
-            if ver != self.l_ver[li] || self.l_n[li] == 0 {
+            if self.l_n[li] == 0 || key != self.l_key[li] {
+                continue; // done, or superseded by a lower entry
+            }
+            let now = share_key(self.l_res[li], self.l_n[li]);
+            if now > key {
+                self.l_key[li] = now;
+                heap.push(Reverse((now, l)));
                 continue;
             }
-            let share = f64::from_bits(key);
+            let share = f64::from_bits(now);
             for i in 0..self.l_flows[li].len() {
                 let f = self.l_flows[li][i];
                 if self.frozen[f as usize] == round {
@@ -331,28 +342,17 @@ impl MaxMin {
                     if l2 != l {
                         self.l_res[l2i] = (self.l_res[l2i] - share).max(0.0);
                         self.l_n[l2i] -= 1;
-                        touched.push(l2);
+                        if self.l_n[l2i] > 0 {
+                            let k2 = share_key(self.l_res[l2i], self.l_n[l2i]);
+                            if k2 < self.l_key[l2i] {
+                                self.l_key[l2i] = k2;
+                                heap.push(Reverse((k2, l2)));
+                            }
+                        }
                     }
                 }
             }
             self.l_n[li] = 0;
-            for &l2 in &touched {
-                let l2i = l2 as usize;
-                self.l_ver[l2i] = self.l_ver[l2i].wrapping_add(1);
-            }
-            touched.sort_unstable();
-            touched.dedup();
-            for &l2 in &touched {
-                let l2i = l2 as usize;
-                if self.l_n[l2i] > 0 {
-                    heap.push(Reverse((
-                        share_key(self.l_res[l2i], self.l_n[l2i]),
-                        l2,
-                        self.l_ver[l2i],
-                    )));
-                }
-            }
-            touched.clear();
         }
         // Keep each link's fastest rate: a rise is taken at once, a fall of
         // the fastest flow leaves it to be recomputed when asked.
