@@ -20,6 +20,13 @@
 //! earliest pending one are processed together, with one rate
 //! recomputation (0 = every completion on its own). Each completion keeps
 //! its own time; the other flows' rates are updated up to one quantum late.
+//!
+//! `flow_small_bytes`: a WRITE or SEND of one packet with at most this much
+//! payload (256 B by default) is sent as a packet outside the max-min solve
+//! (`net/flow/small.rs`): it waits its turn at the NIC behind the QPs with
+//! data and crosses the path by the packet engine's per-hop arithmetic,
+//! small packets queueing behind each other at each port; its bandwidth is
+//! left out of the fluid shares. 0: every message is a flow.
 
 use crate::error::{fabric_err, Result};
 use serde::{Deserialize, Serialize};
@@ -64,16 +71,24 @@ pub struct SimSpec {
     pub backend: Backend,
     /// Flow backend: completions within this many ns are batched.
     pub flow_quantum_ns: f64,
+    /// Flow backend: a message of one packet with at most this many bytes
+    /// of payload is sent as a packet outside the fluid model (0: every
+    /// message is a flow).
+    pub flow_small_bytes: u64,
 }
 
 /// Default batching quantum of the flow backend, ns.
 pub const DEFAULT_FLOW_QUANTUM_NS: f64 = 10.0;
+
+/// Default payload limit of the flow backend's small messages, bytes.
+pub const DEFAULT_FLOW_SMALL_BYTES: u64 = 256;
 
 impl Default for SimSpec {
     fn default() -> Self {
         SimSpec {
             backend: Backend::Packet,
             flow_quantum_ns: DEFAULT_FLOW_QUANTUM_NS,
+            flow_small_bytes: DEFAULT_FLOW_SMALL_BYTES,
         }
     }
 }
@@ -88,6 +103,12 @@ impl SimSpec {
         if !(q.is_finite() && (0.0..=1e9).contains(&q)) {
             return fabric_err(format!(
                 "sim.flow_quantum_ns must be between 0 and 1e9 ns, got {q}"
+            ));
+        }
+        if self.flow_small_bytes > 4096 {
+            return fabric_err(format!(
+                "sim.flow_small_bytes must be between 0 and 4096 B (one packet), got {}",
+                self.flow_small_bytes
             ));
         }
         Ok(())

@@ -441,8 +441,12 @@ impl Net {
             });
             let mut fnet = Box::new(flow::FlowNet::new(
                 caps,
-                Time::from_ns_f64(spec.sim.flow_quantum_ns),
-                iwarp,
+                flow::FlowOptions {
+                    quantum: Time::from_ns_f64(spec.sim.flow_quantum_ns),
+                    iwarp,
+                    small_bytes: spec.sim.flow_small_bytes,
+                    arbitration: spec.nic.qp_arbitration,
+                },
             ));
             if audit::enabled_by_env() {
                 fnet.enable_audit();

@@ -1,12 +1,15 @@
-//! The flow-level backend: every message is a fluid flow at its max-min
-//! fair share of the links on the path the packet engine would route it.
+//! The flow-level backend: every message (but the smallest, `small.rs`)
+//! is a fluid flow at its max-min fair share of the links on the path the
+//! packet engine would route it.
 //!
 //! What it models, per RC queue pair (the same `Net::connect` / `post` API
 //! and `AppEvent`s as the packet engine, so every workload runs on it):
 //! - the path: the packet engine's routing tables and ECMP hash with the
 //!   QP's UDP source port drawn from the same seeded stream (so the same
-//!   collisions), D-mod-K on InfiniBand, least-loaded minimal next hop at
-//!   flow start under adaptive routing;
+//!   collisions; the MPI layer's ports are keyed by job and rank pair,
+//!   `Net::connect_keyed`, so they do not depend on the order in which
+//!   timing makes it connect), D-mod-K on InfiniBand, least-loaded
+//!   minimal next hop at flow start under adaptive routing;
 //! - the size on the wire: every packet's headers and framing as the
 //!   packet engine builds them (`Params::wire_bytes`, iWARP's FPDUs), so a
 //!   link's capacity is shared in wire bytes and goodput follows;
@@ -15,6 +18,10 @@
 //!   NIC's limit. A message that is ready when the previous one ends
 //!   continues its flow (same path, same share: the rates of ending one
 //!   flow and starting the next at the same instant, without the solve);
+//! - a WRITE or SEND of one packet of at most `[sim] flow_small_bytes`
+//!   (256 B by default: MPI's protocol headers, small eager messages) is
+//!   sent as a packet outside the max-min solve, after its turn at the
+//!   NIC behind the QPs with data (`small.rs`);
 //! - a READ's request, like an ACK, takes no bandwidth: it leaves when it
 //!   reaches the head of its QP and crosses the path as one packet on idle
 //!   ports; the response is queued on the responder's QP when the request
@@ -48,6 +55,7 @@
 mod audit;
 pub(crate) mod limits;
 mod maxmin;
+mod small;
 mod tcp;
 
 pub(crate) use maxmin::MaxMin;
@@ -257,6 +265,9 @@ pub struct FlowStats {
     /// Link failures and repairs approximated (capacity 0, re-routing at
     /// convergence; nothing lost or retransmitted).
     pub link_events_approximated: u64,
+    /// Small messages sent as packets outside the fluid model (`small.rs`,
+    /// `[sim] flow_small_bytes`).
+    pub small: u64,
 }
 
 /// State of the flow backend.
@@ -287,6 +298,27 @@ pub(crate) struct FlowNet {
     pub beyond_clock: bool,
     /// The audit's books (`audit.rs`), when the audit is on.
     pub(crate) audit: Option<Box<audit::FlowAudit>>,
+    /// Messages of one packet with at most this payload go outside the
+    /// fluid model (`small.rs`; 0: none).
+    small_bytes: u64,
+    /// Per port: the turns (start, end of serialisation) given to small
+    /// packets that are not over, in time order (`small.rs`).
+    small_turns: Vec<Vec<(Time, Time)>>,
+    /// The NICs' send arbitration (`[nic] qp_arbitration`), for a small
+    /// packet's wait for its turn.
+    arbitration: crate::config::QpArbitration,
+}
+
+/// How the flow backend runs (`[sim]`, `[nic]`).
+pub(crate) struct FlowOptions {
+    /// Completions within this time of each other are batched.
+    pub quantum: Time,
+    /// iWARP framing (MULPDU, VLAN tag, TCP timestamps), on iWARP fabrics.
+    pub iwarp: Option<(u32, bool, bool)>,
+    /// `[sim] flow_small_bytes`.
+    pub small_bytes: u64,
+    /// `[nic] qp_arbitration`.
+    pub arbitration: crate::config::QpArbitration,
 }
 
 /// The latest time a flow may end at: half the clock's range (106 days),
@@ -329,24 +361,27 @@ fn cap_bps_of(cap_bps: &[f64], i: usize) -> f64 {
 }
 
 impl FlowNet {
-    pub fn new(cap_bps: Vec<f64>, quantum: Time, iwarp: Option<(u32, bool, bool)>) -> FlowNet {
+    pub fn new(cap_bps: Vec<f64>, o: FlowOptions) -> FlowNet {
         FlowNet {
+            small_turns: vec![Vec::new(); cap_bps.len()],
             mm: MaxMin::new(cap_bps),
             qps: Vec::new(),
             flows: Vec::new(),
             heap: BinaryHeap::new(),
             tick_at: Time::NEVER,
-            quantum,
+            quantum: o.quantum,
             dirty: false,
             changed: Vec::new(),
             stats: FlowStats::default(),
-            iwarp,
+            iwarp: o.iwarp,
             later: Vec::new(),
             later_free: Vec::new(),
             tcp_qps: Vec::new(),
             continue_flows: true,
             beyond_clock: false,
             audit: None,
+            small_bytes: o.small_bytes,
+            arbitration: o.arbitration,
         }
     }
 
@@ -856,6 +891,15 @@ impl Net {
                     // All of an entry's requests leave together.
                     fnet.qps[q as usize].msgs.pop_front();
                     self.flow_read_request(q, m, t);
+                }
+                Some(m) if m.ready <= t && self.flow_is_small(q, &m) => {
+                    // Sent as a packet; the QP's next message follows it
+                    // out of the host.
+                    if let Some(out) = self.flow_small_send(q, t, ended) {
+                        self.flow_release(q, ended, out);
+                        return;
+                    }
+                    break; // a link of its path is down: a flow waits there
                 }
                 Some(m) if m.ready <= t => break,
                 _ => {

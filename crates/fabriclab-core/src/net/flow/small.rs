@@ -1,0 +1,153 @@
+//! Small messages on the flow backend: one packet of at most
+//! `[sim] flow_small_bytes` of payload (MPI's request-to-send and
+//! completion headers, small eager messages, a perftest's small writes)
+//! is sent as a packet, outside the max-min solve.
+//!
+//! Why: as a fluid flow such a message starts and ends a flow of a few
+//! nanoseconds, and each start and end re-solves the rates of every flow
+//! that shares a link with it. Under an MPI all-to-all with every
+//! rendezvous in flight (Open MPI's linear algorithm) two thirds of the
+//! flows were these headers, and nearly every event refilled hundreds of
+//! flows. Their bandwidth is negligible beside the data they announce (a
+//! header of 40 B is 0.2 % of a 64 KiB rendezvous' wire bytes), so
+//! leaving it out of the fluid changes the other flows' rates by no more
+//! than that.
+//!
+//! What it models, at the head of its QP (the messages before it on the
+//! QP have left):
+//! - the wait for its turn at the NIC: the packet engine's NIC serves the
+//!   QPs that have data packet by packet (`ready.rs`); a QP that becomes
+//!   ready waits, under `ring`, for the packet on the wire (half of one on
+//!   average) and one packet of every other QP with data: (n - 1/2) full
+//!   packets at the host port's rate, n the other flows on the host port;
+//!   under `cyclic`, about half a round: n / 2 packets;
+//! - then the packet engine's per-hop arithmetic (serialisation,
+//!   cut-through or store and forward, switch latency, propagation), each
+//!   port serving the small packets first come first served: a port busy
+//!   with one delays the next (an incast of small messages queues at the
+//!   port into its host). Each port keeps the turns (start and end of
+//!   serialisation) given to small packets that are not over yet, and a
+//!   packet takes the first gap between them, from when it comes in, that
+//!   holds it;
+//! - `Received` the NIC's receive latency after its last bit is in, and
+//!   `Completed` when its ACK is back, as for a flow; the QP's next
+//!   message starts when its last bit has left the host.
+//!
+//! Left out: the fluid flows' packets in the switches' queues (the flow
+//! backend has no queues), PFC pauses of the host port, and the small
+//! packets' bandwidth in the fluid flows' shares. A port's turns are
+//! given as the packets are sent, which is not always the order in which
+//! they reach it: a turn is never moved for a packet sent later, which
+//! takes a gap before it only if it fits there whole.
+
+use super::{count_ports, Msg, MsgKind};
+use crate::config::QpArbitration;
+use crate::net::verbs::{AppEvent, OpKind};
+use crate::net::{Net, QpId};
+use crate::units::Time;
+use crate::wire::Ext;
+
+impl Net {
+    /// Whether message `m` of QP `q` goes as a small packet: a WRITE or
+    /// SEND of one packet with at most `flow_small_bytes` of payload on an
+    /// RDMA QP (TCP and iWARP keep their flows: their framing and byte
+    /// stream are the flows').
+    pub(super) fn flow_is_small(&self, q: u32, m: &Msg) -> bool {
+        let fnet = self.flow.as_ref().expect("flow backend");
+        matches!(m.kind, MsgKind::Write | MsgKind::Send)
+            && m.bytes <= fnet.small_bytes
+            && m.bytes <= self.p.mtu as u64
+            && fnet.iwarp.is_none()
+            && fnet.qps[q as usize].tcp == u32::MAX
+    }
+
+    /// Send QP `q`'s head message, small (`flow_is_small`) and ready at
+    /// `t`, its own flow `ended` (if any) having just ended: returns when
+    /// its last bit has left the host, or None (the message stays queued)
+    /// when a link of its path is down, where it waits as a flow would.
+    pub(super) fn flow_small_send(&mut self, q: u32, t: Time, ended: Option<u32>) -> Option<Time> {
+        let fnet = self.flow.as_ref().expect("flow backend");
+        let m = *fnet.qps[q as usize]
+            .msgs
+            .front()
+            .expect("a message is ready");
+        let (wire, _, npkts) = self.flow_wire(m.kind, m.bytes);
+        debug_assert_eq!(npkts, 1, "a small message is one packet");
+        let full = self.p.wire_bytes(self.p.mtu, Ext::None) as u64;
+        let rr = fnet.arbitration;
+        let (out, arrive) = self.with_path(q, |net, path| {
+            let fnet = net.flow.as_mut().expect("flow backend");
+            if path.iter().any(|&p| fnet.mm.cap_bps(p) <= 0.0) {
+                return None;
+            }
+            // Its turn at the NIC: one packet of each other QP with data.
+            let others = fnet.mm.flows_on(path[0]) as u64 - ended.is_some() as u64;
+            let round = net.ports[path[0] as usize].rate.tx_time(full).0;
+            let wait_ps = match (others, rr) {
+                (0, _) => 0,
+                (n, QpArbitration::Ring) => round * (2 * n - 1) / 2,
+                (n, QpArbitration::Cyclic) => round * n / 2,
+            };
+            let (mut now, mut rx_end) = (t + Time(wait_ps), t);
+            let mut out = t;
+            let now_ev = net.now();
+            for (k, &pi) in path.iter().enumerate() {
+                let fnet = net.flow.as_mut().expect("flow backend");
+                let mut turns = std::mem::take(&mut fnet.small_turns[pi as usize]);
+                let done = turns.partition_point(|&(_, e)| e <= now_ev);
+                turns.drain(..done);
+                // The first gap between the turns given, from its arrival,
+                // that holds its serialisation.
+                let (mut start, mut i) = (now, 0);
+                let (tx_end, end, arrive) = loop {
+                    while i < turns.len() && turns[i].1 <= start {
+                        i += 1;
+                    }
+                    let hop = net.flow_hop(pi, path.get(k + 1).copied(), start, rx_end, wire);
+                    if i == turns.len() || hop.0 <= turns[i].0 {
+                        turns.insert(i, (start, hop.0));
+                        break hop;
+                    }
+                    start = start.max(turns[i].1);
+                    i += 1;
+                };
+                net.flow.as_mut().expect("flow backend").small_turns[pi as usize] = turns;
+                if k == 0 {
+                    out = tx_end;
+                }
+                (now, rx_end) = (arrive, end);
+            }
+            count_ports(&mut net.ports, path.iter().copied(), wire, 1);
+            Some((out, now))
+        })?;
+        let fnet = self.flow.as_mut().expect("flow backend");
+        super::pop_one(&mut fnet.qps[q as usize].msgs);
+        fnet.stats.small += 1;
+        let (peer, app) = (fnet.qps[q as usize].peer_qp, fnet.qps[q as usize].app);
+        let peer_app = fnet.qps[peer as usize].app;
+        let c = &mut fnet.qps[q as usize].counters;
+        c.tx_payload_bytes += m.bytes;
+        c.tx_packets += 1;
+        fnet.qps[peer as usize].counters.rx_payload_bytes += m.bytes;
+        let op = if m.kind == MsgKind::Write {
+            OpKind::Write
+        } else {
+            OpKind::Send
+        };
+        let nic_rx = self.p.nic_rx;
+        self.deliver(
+            arrive + nic_rx,
+            peer_app,
+            AppEvent::Received {
+                qp: QpId(peer),
+                token: m.token,
+                bytes: m.bytes,
+                op,
+            },
+        );
+        let ack = self.p.wire_bytes(0, Ext::Aeth);
+        let acked = self.flow_ack_arrival(q, arrive + nic_rx, ack);
+        self.flow_message_done(q, app, m, (1, m.bytes), op, acked + nic_rx);
+        Some(out)
+    }
+}

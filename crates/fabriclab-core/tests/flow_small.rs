@@ -1,0 +1,138 @@
+//! The flow backend's small messages (`net/flow/small.rs`): one packet of
+//! at most `[sim] flow_small_bytes` goes as a packet outside the fluid
+//! solve. Pinned against the packet engine (an incast of small messages
+//! queues at the port into the host, packet for packet) and against hand
+//! arithmetic (the wait for a NIC's turn behind the QPs with data).
+
+mod common;
+use common::*;
+use fabriclab_core::config::{Backend, FabricSpec, QpArbitration};
+use fabriclab_core::traffic::flows::FlowSpec;
+use fabriclab_core::units::Rate;
+use fabriclab_core::wire::{roce_wire_bytes, Ext};
+
+fn flow_backend(mut spec: FabricSpec) -> FabricSpec {
+    spec.sim.backend = Backend::Flow;
+    spec
+}
+
+fn small(src: &str, dst: &str, bytes: u64, start_us: f64) -> FlowSpec {
+    let mut f = flow(src, dst, bytes);
+    f.start_us = start_us;
+    f
+}
+
+#[test]
+fn an_incast_of_small_messages_queues_into_the_host_as_on_the_packet_engine() {
+    // Eight hosts each WRITE 64 B to h0 at once: the switch port into h0
+    // sends them back to back, one wire time apart.
+    let spec = one_switch(9, "");
+    let flows: Vec<FlowSpec> = (1..9)
+        .map(|s| small(&format!("h{s}"), "h0", 64, 0.0))
+        .collect();
+    let (_, packet) = run_flows(&spec, &flows, 1);
+    let (sim, fluid) = run_flows(&flow_backend(spec.clone()), &flows, 1);
+    let sorted = |r: &[fabriclab_core::traffic::flows::FlowResult]| {
+        let mut v: Vec<u64> = r.iter().map(|x| x.delivered_ps.unwrap()).collect();
+        v.sort_unstable();
+        v
+    };
+    let (p, f) = (sorted(&packet), sorted(&fluid));
+    assert_eq!(p, f, "delivered, ps");
+    let wire = roce_wire_bytes(64, Ext::Reth, false) as u64;
+    let gap = Rate::from_gbps_f64(100.0).tx_time(wire).0;
+    for w in f.windows(2) {
+        assert_eq!(w[1] - w[0], gap, "one {wire} B packet apart at 100G");
+    }
+    let stats = sim.net.flow_stats().unwrap();
+    assert_eq!((stats.small, stats.flows, stats.solves), (8, 0, 0));
+}
+
+/// When h0's 64 B SEND to h3 is delivered, posted at 20 us while h0
+/// sends long WRITEs to `busy` other hosts (all at their share of h0's
+/// port), on the flow backend with `arbitration`; and alone.
+fn send_behind(busy: u32, arbitration: QpArbitration, small_bytes: u64) -> (u64, u64, u64) {
+    let mut spec = flow_backend(one_switch(8, ""));
+    spec.nic.qp_arbitration = arbitration;
+    spec.sim.flow_small_bytes = small_bytes;
+    let mut s = small("h0", "h3", 64, 20.0);
+    s.op = "send".into();
+    let mut flows: Vec<FlowSpec> = (0..busy)
+        .map(|i| flow("h0", &format!("h{}", 4 + i), 4 << 20))
+        .collect();
+    flows.push(s.clone());
+    let (sim, loaded) = run_flows(&spec, &flows, 1);
+    let (_, alone) = run_flows(&spec, &[s], 1);
+    let small_sent = sim.net.flow_stats().unwrap().small;
+    (
+        loaded.last().unwrap().delivered_ps.unwrap(),
+        alone[0].delivered_ps.unwrap(),
+        small_sent,
+    )
+}
+
+#[test]
+fn a_small_message_waits_its_turn_at_the_nic_behind_the_qps_with_data() {
+    let spec = one_switch(8, "");
+    let full = roce_wire_bytes(spec.nic.roce_mtu, Ext::None, false) as u64;
+    let round = Rate::from_gbps_f64(100.0).tx_time(full).0;
+    // `ring`: the packet on the wire (half of one) and one of every other
+    // QP: (n - 1/2) full packets; `cyclic`: half a round, n / 2.
+    for n in [1u32, 3] {
+        let (loaded, alone, sent) = send_behind(n, QpArbitration::Ring, 256);
+        assert_eq!(sent, 1);
+        assert_eq!(
+            loaded - alone,
+            round * (2 * n as u64 - 1) / 2,
+            "ring, {n} busy"
+        );
+        let (loaded, alone, _) = send_behind(n, QpArbitration::Cyclic, 256);
+        assert_eq!(loaded - alone, round * n as u64 / 2, "cyclic, {n} busy");
+    }
+    // With nothing else on the port it goes at once: the idle time.
+    let (loaded, alone, _) = send_behind(0, QpArbitration::Ring, 256);
+    assert_eq!(loaded, alone);
+    // flow_small_bytes = 0: a flow at its fair share, not a packet.
+    let (loaded, alone, sent) = send_behind(3, QpArbitration::Ring, 0);
+    assert_eq!(sent, 0);
+    let wire = roce_wire_bytes(64, Ext::None, false) as u64;
+    let share =
+        Rate::from_gbps_f64(25.0).tx_time(wire).0 - Rate::from_gbps_f64(100.0).tx_time(wire).0;
+    assert_eq!(loaded - alone, share, "64 B at a quarter of the link");
+}
+
+#[test]
+fn a_message_over_the_limit_or_of_two_packets_stays_a_flow() {
+    let spec = flow_backend(one_switch(2, ""));
+    let mtu = spec.nic.roce_mtu as u64;
+    for (limit, bytes, sent) in [
+        (256, 256, 1),
+        (256, 257, 0),
+        (4096, mtu, 1),
+        (4096, mtu + 1, 0),
+    ] {
+        let mut s = spec.clone();
+        s.sim.flow_small_bytes = limit;
+        let (sim, _) = run_flows(&s, &[flow("h0", "h1", bytes)], 1);
+        let st = sim.net.flow_stats().unwrap();
+        assert_eq!(
+            (st.small, st.flows),
+            (sent, 1 - sent),
+            "{bytes} B, limit {limit}"
+        );
+    }
+}
+
+#[test]
+fn a_limit_beyond_one_packet_is_refused_with_the_range() {
+    let e = FabricSpec::from_toml(
+        "[topology]\nkind = \"leaf_spine\"\nspines = 0\nleaves = 1\nhosts_per_leaf = 2\nhost_link_gbps = 100\nuplink_gbps = 100\n\
+         [sim]\nbackend = \"flow\"\nflow_small_bytes = 5000\n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("sim.flow_small_bytes must be between 0 and 4096 B"),
+        "{e}"
+    );
+}
