@@ -16,6 +16,14 @@ pub fn splitmix64(mut x: u64) -> u64 {
     x ^ (x >> 31)
 }
 
+/// A 64-bit key of `parts` (e.g. a job and a rank pair), mixed so that
+/// keys of nearby parts share no bits.
+pub fn key_of(parts: &[u64]) -> u64 {
+    parts
+        .iter()
+        .fold(0x6A09_E667_F3BC_C908, |h, &p| splitmix64(h ^ splitmix64(p)))
+}
+
 /// A xoshiro256** stream.
 #[derive(Clone, Debug)]
 pub struct Rng {

@@ -262,6 +262,45 @@ fn ecmp_paths_are_the_packet_engines() {
 }
 
 #[test]
+fn keyed_connections_take_the_same_paths_whatever_the_order_and_backend() {
+    // The MPI layer connects rank pairs in an order its timing decides,
+    // which differs between the backends: keyed ports do not depend on it.
+    let spec = preset("bench-a2a-32").unwrap();
+    let pairs: Vec<(u32, u32)> = (0..32)
+        .flat_map(|a| (a + 1..32).map(move |b| (a, b)))
+        .collect();
+    let paths = |spec: &FabricSpec, seed: u64, reversed: bool| {
+        let mut net = Net::new(spec, seed).unwrap();
+        let mut order = pairs.clone();
+        if reversed {
+            order.reverse();
+        }
+        let mut out: Vec<_> = order
+            .iter()
+            .map(|&(a, b)| {
+                let key = fabriclab_core::rng::key_of(&[9, a as u64, b as u64]);
+                let (qa, qb) = net.connect_keyed(a, b, 0, None, key).unwrap();
+                ((a, b), net.qp_path(qa), net.qp_path(qb))
+            })
+            .collect();
+        out.sort();
+        out
+    };
+    let first = paths(&spec, 3, false);
+    assert_eq!(first, paths(&spec, 3, true), "order");
+    assert_eq!(
+        first,
+        paths(&flow_backend(spec.clone()), 3, true),
+        "backend"
+    );
+    // The seed still moves them; and the pairs spread over the spines.
+    assert_ne!(first, paths(&spec, 4, false), "seed");
+    let spines: std::collections::BTreeSet<_> =
+        first.iter().filter_map(|p| p.1.get(1).cloned()).collect();
+    assert!(spines.len() > 1, "{spines:?}");
+}
+
+#[test]
 fn throughput_bound_all_to_all_agrees_with_the_packet_engine_within_10_percent() {
     let mut spec = preset("bench-a2a-32").unwrap();
     spec.cc.algorithm = fabriclab_core::config::CcAlgorithm::None;

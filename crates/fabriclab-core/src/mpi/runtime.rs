@@ -665,9 +665,12 @@ impl Runtime {
         let (lo_host, hi_host) = if lo_is_from { (ha, hb) } else { (hb, ha) };
         let me = self.me;
         let counters = &mut self.counters;
+        // Ports keyed by the job and the pair, not by the order in which
+        // timing makes the pairs connect: the same paths on both backends.
         let (qlo, qhi) = *self.conns.entry(key).or_insert_with(|| {
             counters.qps += 2;
-            net.connect(lo_host, hi_host, me, me, None)
+            let k = crate::rng::key_of(&[me as u64, key.0 as u64, key.1 as u64]);
+            net.connect_keyed(lo_host, hi_host, me, None, k)
                 .expect("hosts of the job")
         });
         if lo_is_from {

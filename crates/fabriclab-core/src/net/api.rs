@@ -11,6 +11,7 @@ use super::qp::{Qp, QpSched};
 use super::verbs::{AppEvent, OpKind, QpFailure, QpId};
 use super::{Ev, Net, PortCounters, QpCounters};
 use crate::error::{arg_err, Result};
+use crate::rng::{splitmix64, Rng};
 use crate::units::{Rate, Time};
 
 /// Pending workload events, delivered through the event queue.
@@ -128,6 +129,28 @@ impl Net {
         self.connect_via(a, b, app_a, app_b, prio, (None, None))
     }
 
+    /// [`Net::connect`], with the two UDP source ports drawn from the run
+    /// seed and `key` instead of from the order of connections: a workload
+    /// that connects lazily, in an order its timing decides (the MPI
+    /// layer, on first use of a rank pair), gets the same ports, so the
+    /// same ECMP paths, on both backends and whatever the order. `key`
+    /// names the connection (e.g. the job and the rank pair); two
+    /// connections with one key share their ports.
+    pub fn connect_keyed(
+        &mut self,
+        a: u32,
+        b: u32,
+        app: u32,
+        prio: Option<u8>,
+        key: u64,
+    ) -> Result<(QpId, QpId)> {
+        let prio = self.check_pair(a, b, prio)?;
+        let mut rng = Rng::new(self.seed, splitmix64(key) | 1 << 63);
+        let sa = 49152 + (rng.next_u64() % 16384) as u16;
+        let sb = 49152 + (rng.next_u64() % 16384) as u16;
+        self.connect_ports(a, b, (app, app), prio, (sa, sb), (None, None))
+    }
+
     /// [`Net::connect`], with the paths pinned through switches: `via.0`
     /// for what `a` sends (its sends and WRITEs, its READ requests, the
     /// ACKs of `b`'s data), `via.1` for what `b` sends. A pinned QP's UDP
@@ -146,6 +169,16 @@ impl Net {
         prio: Option<u8>,
         via: (Option<u32>, Option<u32>),
     ) -> Result<(QpId, QpId)> {
+        let prio = self.check_pair(a, b, prio)?;
+        let sa = 49152 + (self.rng_qp.next_u64() % 16384) as u16;
+        let sb = 49152 + (self.rng_qp.next_u64() % 16384) as u16;
+        self.connect_ports(a, b, (app_a, app_b), prio, (sa, sb), via)
+    }
+
+    /// Hosts `a` and `b` can be connected on priority `prio` (default:
+    /// the data priority): the priority, or an error that says what to
+    /// change.
+    fn check_pair(&self, a: u32, b: u32, prio: Option<u8>) -> Result<u8> {
         let n = self.n_hosts();
         if a >= n || b >= n {
             return arg_err(format!(
@@ -163,10 +196,23 @@ impl Net {
         if prio > 7 {
             return arg_err(format!("priority {prio} is out of range 0..7"));
         }
+        Ok(prio)
+    }
+
+    /// Connect hosts `a` and `b` (checked by `check_pair`) with UDP
+    /// source ports `sa` and `sb`, moved on to pass through `via`'s
+    /// switches.
+    fn connect_ports(
+        &mut self,
+        a: u32,
+        b: u32,
+        (app_a, app_b): (u32, u32),
+        prio: u8,
+        (mut sa, mut sb): (u16, u16),
+        via: (Option<u32>, Option<u32>),
+    ) -> Result<(QpId, QpId)> {
         let qa = self.qps.len() as u32;
         let qb = qa + 1;
-        let mut sa = 49152 + (self.rng_qp.next_u64() % 16384) as u16;
-        let mut sb = 49152 + (self.rng_qp.next_u64() % 16384) as u16;
         if let Some(sw) = via.0 {
             sa = self.sport_through(a, b, sa, sw)?;
         }

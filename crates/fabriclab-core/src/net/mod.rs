@@ -208,6 +208,8 @@ pub struct Net {
     pub(crate) pkts: PacketPool,
     pub(crate) mailbox: api::Mailbox,
     pub(crate) rng_qp: Rng,
+    /// The run seed (keyed QP source ports, `Net::connect_keyed`).
+    pub(crate) seed: u64,
     pub(crate) packets_forwarded: u64,
     /// Frames of lossless priorities dropped because an ingress port's PFC
     /// headroom overflowed: (frames, wire bytes, the first such port).
@@ -490,6 +492,7 @@ impl Net {
             pkts: PacketPool::default(),
             mailbox: Default::default(),
             rng_qp: Rng::new(seed, 7),
+            seed,
             packets_forwarded: 0,
             headroom_drops: (0, 0, 0),
             telemetry: Default::default(),
