@@ -1202,6 +1202,35 @@ impl Net {
         }
     }
 
+    /// WRITE or SEND messages of QP `q`, `m` the last, `count` of them
+    /// with `payload` bytes, whose last bit reached the peer's host at
+    /// `arrive`: `Received` the NIC's receive latency later, `Completed`
+    /// when the ACK (no bandwidth) is back.
+    fn flow_delivered(&mut self, q: u32, m: Msg, (count, payload): (u32, u64), arrive: Time) {
+        let fnet = self.flow.as_ref().expect("flow backend");
+        let (peer, app) = (fnet.qps[q as usize].peer_qp, fnet.qps[q as usize].app);
+        let peer_app = fnet.qps[peer as usize].app;
+        let op = if m.kind == MsgKind::Write {
+            OpKind::Write
+        } else {
+            OpKind::Send
+        };
+        let nic_rx = self.p.nic_rx;
+        self.deliver(
+            arrive + nic_rx,
+            peer_app,
+            AppEvent::Received {
+                qp: QpId(peer),
+                token: m.token,
+                bytes: m.bytes,
+                op,
+            },
+        );
+        let ack = self.p.wire_bytes(0, Ext::Aeth);
+        let acked = self.flow_ack_arrival(q, arrive + nic_rx, ack);
+        self.flow_message_done(q, app, m, (count, payload), op, acked + nic_rx);
+    }
+
     /// Flow `f` has sent its last byte at `at`: count it, tell the
     /// workloads, start the QP's next message.
     fn flow_complete(&mut self, f: u32, at: Time) {
@@ -1215,9 +1244,9 @@ impl Net {
         let (q, m) = (fl.qp, fl.msg);
         // Less what was counted on the paths it left.
         let (wire, npkts) = (fl.wire_bytes - fl.counted_wire, fl.npkts - fl.counted_pkts);
-        let (peer, app, peer_app) = {
+        let (peer, peer_app) = {
             let qp = &fnet.qps[q as usize];
-            (qp.peer_qp, qp.app, fnet.qps[qp.peer_qp as usize].app)
+            (qp.peer_qp, fnet.qps[qp.peer_qp as usize].app)
         };
         let Net { flow, ports, .. } = self;
         let mm = &flow.as_ref().expect("flow backend").mm;
@@ -1238,24 +1267,7 @@ impl Net {
         }
         match m.kind {
             MsgKind::Write | MsgKind::Send => {
-                let op = if m.kind == MsgKind::Write {
-                    OpKind::Write
-                } else {
-                    OpKind::Send
-                };
-                self.deliver(
-                    arrive + nic_rx,
-                    peer_app,
-                    AppEvent::Received {
-                        qp: QpId(peer),
-                        token: m.token,
-                        bytes: m.bytes,
-                        op,
-                    },
-                );
-                let ack = self.p.wire_bytes(0, Ext::Aeth);
-                let acked = self.flow_ack_arrival(q, arrive + nic_rx, ack);
-                self.flow_message_done(q, app, m, (count, payload), op, acked + nic_rx);
+                self.flow_delivered(q, m, (count, payload), arrive);
             }
             MsgKind::ReadResp => self.flow_message_done(
                 peer,

@@ -42,8 +42,7 @@
 
 use super::{count_ports, Msg, MsgKind};
 use crate::config::QpArbitration;
-use crate::net::verbs::{AppEvent, OpKind};
-use crate::net::{Net, QpId};
+use crate::net::Net;
 use crate::units::Time;
 use crate::wire::Ext;
 
@@ -123,31 +122,12 @@ impl Net {
         let fnet = self.flow.as_mut().expect("flow backend");
         super::pop_one(&mut fnet.qps[q as usize].msgs);
         fnet.stats.small += 1;
-        let (peer, app) = (fnet.qps[q as usize].peer_qp, fnet.qps[q as usize].app);
-        let peer_app = fnet.qps[peer as usize].app;
+        let peer = fnet.qps[q as usize].peer_qp;
         let c = &mut fnet.qps[q as usize].counters;
         c.tx_payload_bytes += m.bytes;
         c.tx_packets += 1;
         fnet.qps[peer as usize].counters.rx_payload_bytes += m.bytes;
-        let op = if m.kind == MsgKind::Write {
-            OpKind::Write
-        } else {
-            OpKind::Send
-        };
-        let nic_rx = self.p.nic_rx;
-        self.deliver(
-            arrive + nic_rx,
-            peer_app,
-            AppEvent::Received {
-                qp: QpId(peer),
-                token: m.token,
-                bytes: m.bytes,
-                op,
-            },
-        );
-        let ack = self.p.wire_bytes(0, Ext::Aeth);
-        let acked = self.flow_ack_arrival(q, arrive + nic_rx, ack);
-        self.flow_message_done(q, app, m, (1, m.bytes), op, acked + nic_rx);
+        self.flow_delivered(q, m, (1, m.bytes), arrive);
         Some(out)
     }
 }
