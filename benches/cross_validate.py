@@ -8,8 +8,9 @@ FILE`` it also writes the table, with how it was made, to FILE::
     python benches/cross_validate.py --quick          # the small cases only
 
 Cases: all-to-all and permutation traffic on 1:1, 2:1 and 4:1 leaf-spines
-and fat trees, IMB Alltoall / Allgather / Allreduce from 64 KiB, OSU
-latency, Cbench rotate and HPL; without congestion control (where the
+and fat trees, IMB Alltoall / Allgather / Allreduce from 64 KiB and
+Allreduce of small messages, OSU latency and Open MPI's linear all-to-all
+(every rendezvous in flight at once), Cbench rotate and HPL; without congestion control (where the
 fluid model should hold) and, for contrast, with DCQCN and on an incast
 (where it cannot: the packet engine's queues and rate control matter).
 """
@@ -66,11 +67,24 @@ def flows_metric(flows: list[fabriclab.Flow], fab: Any) -> Callable[[str], list[
     return run
 
 
-def imb_metric(bench: str, fab: Any, np: int) -> Callable[[str], list[tuple[str, float]]]:
+def imb_metric(
+    bench: str, fab: Any, np: int, msglog: tuple[int, int] = (16, 20), sizes: tuple[int, ...] | None = None
+) -> Callable[[str], list[tuple[str, float]]]:
     def run(backend: str) -> list[tuple[str, float]]:
-        res = fabriclab.imb([bench], fabric=fab, np=np, npmin=np, msglog=(16, 20), backend=backend)
+        res = fabriclab.imb([bench], fabric=fab, np=np, npmin=np, msglog=msglog, backend=backend)
         df = res.df
-        return [(f"{bench} {int(r.bytes)} B t_avg, us", float(r.t_avg_us)) for r in df.itertuples() if r.bytes >= 65536]
+        keep = (lambda b: b in sizes) if sizes else (lambda b: b >= 65536)
+        return [(f"{bench} {int(r.bytes)} B t_avg, us", float(r.t_avg_us)) for r in df.itertuples() if keep(int(r.bytes))]
+
+    return run
+
+
+def osu_alltoall_linear(fab: Any, np: int, nbytes: int) -> Callable[[str], list[tuple[str, float]]]:
+    def run(backend: str) -> list[tuple[str, float]]:
+        res = fabriclab.osu(
+            "osu_alltoall", np=np, fabric=fab, sizes=(nbytes, nbytes), algorithm="linear", backend=backend
+        )
+        return [(f"osu_alltoall {nbytes} B avg, us", float(res.df["avg_us"].iloc[0]))]
 
     return run
 
@@ -126,6 +140,16 @@ def cases(quick: bool) -> list[tuple[str, str, Callable[[str], list[tuple[str, f
         ("a2a 128 KiB, fat tree k = 8, 128 hosts", "fluid", flows_metric(a2a(128, 128 << 10), fabric(no_cc("fat-tree")))),
         ("Cbench rotate np 16, sandia-ib", "fluid", cbench_rotate("sandia-ib", 16)),
         ("HPL N 16384 NB 192 2x4, eantc-hpc, no CC", "fluid", hpl_metric(eantc)),
+        (
+            "IMB Allreduce np 32 small messages, eantc-hpc, no CC",
+            "fluid",
+            imb_metric("Allreduce", eantc, 32, (0, 15), (8, 256, 2048, 32768)),
+        ),
+        (
+            "OSU Alltoall linear np 32, fat tree k = 8, no CC",
+            "fluid",
+            osu_alltoall_linear(fabric(no_cc("fat-tree")), 32, 65536),
+        ),
     ]
 
 
