@@ -7,8 +7,10 @@
 mod common;
 use common::*;
 use fabriclab_core::config::{Backend, FabricSpec, QpArbitration};
+use fabriclab_core::net::{AppEvent, Net, OpKind, QpId};
+use fabriclab_core::sim::{App, Outcome, Sim};
 use fabriclab_core::traffic::flows::FlowSpec;
-use fabriclab_core::units::Rate;
+use fabriclab_core::units::{Rate, Time};
 use fabriclab_core::wire::{roce_wire_bytes, Ext};
 
 fn flow_backend(mut spec: FabricSpec) -> FabricSpec {
@@ -135,4 +137,88 @@ fn a_limit_beyond_one_packet_is_refused_with_the_range() {
         e.contains("sim.flow_small_bytes must be between 0 and 4096 B"),
         "{e}"
     );
+}
+
+/// h0 keeps its port busy with WRITEs to h1-h6; on its QP to h7 it posts
+/// a 64 B SEND at 20 us, an 8 B READ at 20.8 us (after the SEND reached the
+/// NIC, before its turn) and another 64 B SEND at 20.9 us.
+struct InOrder {
+    qp: Option<QpId>,
+    /// (token, when completed, ps)
+    completed: Vec<(u64, u64)>,
+}
+
+impl App for InOrder {
+    fn start(&mut self, net: &mut Net, me: u32) {
+        for d in 1..7 {
+            let (a, _) = net.connect(0, d, me, me, None).unwrap();
+            net.post(a, OpKind::Write, 4 << 20, 100 + d as u64).unwrap();
+        }
+        self.qp = Some(net.connect(0, 7, me, me, None).unwrap().0);
+        for (k, at_ns) in [(1, 20_000), (2, 20_800), (3, 20_900)] {
+            net.set_app_timer(me, Time::ns(at_ns), k);
+        }
+    }
+    fn on_event(&mut self, net: &mut Net, _me: u32, ev: AppEvent) {
+        let qp = self.qp.unwrap();
+        match ev {
+            AppEvent::Timer { token: 2 } => net.post(qp, OpKind::Read, 8, 2).unwrap(),
+            AppEvent::Timer { token } => net.post(qp, OpKind::Send, 64, token).unwrap(),
+            AppEvent::Completed { token, .. } if token < 100 => {
+                self.completed.push((token, net.now().0))
+            }
+            _ => {}
+        }
+    }
+    fn done(&self) -> bool {
+        self.completed.len() == 3
+    }
+}
+
+#[test]
+fn what_is_posted_behind_a_small_message_waiting_for_its_turn_does_not_overtake_it() {
+    // The SEND waits 5.5 packets of 4 KiB (1.8 us) for its turn at the NIC;
+    // the READ and the second SEND, posted meanwhile, leave after it (the
+    // QP stays busy until then), so it completes first. Left free: the READ
+    // against the second SEND (the packet engine's READ request also waits
+    // a turn at the NIC, where the flow backend's leaves at once).
+    let mut runs = Vec::new();
+    for backend in [Backend::Packet, Backend::Flow] {
+        let mut spec = one_switch(8, "[nic]\nroce_mtu = 4096\n");
+        spec.sim.backend = backend;
+        let mut sim = Sim::new(Net::new(&spec, 1).unwrap());
+        let id = sim.add_app(Box::new(InOrder {
+            qp: None,
+            completed: Vec::new(),
+        }));
+        assert_eq!(sim.run(None), Outcome::Finished);
+        let mut done = sim.app::<InOrder>(id).unwrap().completed.clone();
+        assert_eq!(done[0].0, 1, "{}: {done:?}", backend.name());
+        done.sort_unstable();
+        runs.push(done);
+    }
+    // The first SEND within 3 % of the packet engine. The READ and the
+    // second SEND are 6-7 % early on the flow backend: there the READ
+    // request leaves at once, on the packet engine it waits a turn too.
+    for (p, f) in runs[0].iter().zip(&runs[1]).filter(|(p, _)| p.0 == 1) {
+        let rel = (f.1 as f64 / p.1 as f64 - 1.0).abs();
+        assert!(
+            rel < 0.03,
+            "token {}: flow {} ps, packet {} ps",
+            p.0,
+            f.1,
+            p.1
+        );
+    }
+}
+
+#[test]
+fn a_limit_of_zero_makes_every_message_a_flow_even_of_zero_bytes() {
+    for (limit, sent) in [(0, 0), (256, 1)] {
+        let mut spec = flow_backend(one_switch(2, ""));
+        spec.sim.flow_small_bytes = limit;
+        let (sim, r) = run_flows(&spec, &[flow("h0", "h1", 0)], 1);
+        assert!(r[0].completed_ps.is_some());
+        assert_eq!(sim.net.flow_stats().unwrap().small, sent, "limit {limit}");
+    }
 }

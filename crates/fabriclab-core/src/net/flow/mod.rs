@@ -896,7 +896,15 @@ impl Net {
                     // Sent as a packet; the QP's next message follows it
                     // out of the host.
                     if let Some(out) = self.flow_small_send(q, t, ended) {
-                        self.flow_release(q, ended, out);
+                        // The QP stays busy until the packet is out, so
+                        // that nothing posted meanwhile overtakes it.
+                        let fnet = self.flow.as_mut().expect("flow backend");
+                        if let Some(f) = ended {
+                            fnet.mm.remove(f);
+                            fnet.dirty = true;
+                        }
+                        fnet.qps[q as usize].flow = u32::MAX;
+                        self.q.schedule(out, Ev::FlowStart(q));
                         return;
                     }
                     break; // a link of its path is down: a flow waits there

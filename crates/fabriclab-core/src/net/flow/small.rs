@@ -20,7 +20,9 @@
 //!   ready waits, under `ring`, for the packet on the wire (half of one on
 //!   average) and one packet of every other QP with data: (n - 1/2) full
 //!   packets at the host port's rate, n the other flows on the host port;
-//!   under `cyclic`, about half a round: n / 2 packets;
+//!   under `cyclic`, about half a round: n / 2 packets; right after its
+//!   QP's own last packet (the message before it ended a flow), a whole
+//!   round under either rule: n packets;
 //! - then the packet engine's per-hop arithmetic (serialisation,
 //!   cut-through or store and forward, switch latency, propagation), each
 //!   port serving the small packets first come first served: a port busy
@@ -30,8 +32,10 @@
 //!   packet takes the first gap between them, from when it comes in, that
 //!   holds it;
 //! - `Received` the NIC's receive latency after its last bit is in, and
-//!   `Completed` when its ACK is back, as for a flow; the QP's next
-//!   message starts when its last bit has left the host.
+//!   `Completed` when its ACK is back, as for a flow; the QP stays busy
+//!   until its last bit has left the host, so that nothing posted on it
+//!   meanwhile (a READ request, another small message with a shorter wait)
+//!   overtakes it.
 //!
 //! Left out: the fluid flows' packets in the switches' queues (the flow
 //! backend has no queues), PFC pauses of the host port, and the small
@@ -53,7 +57,8 @@ impl Net {
     /// stream are the flows').
     pub(super) fn flow_is_small(&self, q: u32, m: &Msg) -> bool {
         let fnet = self.flow.as_ref().expect("flow backend");
-        matches!(m.kind, MsgKind::Write | MsgKind::Send)
+        fnet.small_bytes > 0
+            && matches!(m.kind, MsgKind::Write | MsgKind::Send)
             && m.bytes <= fnet.small_bytes
             && m.bytes <= self.p.mtu as u64
             && fnet.iwarp.is_none()
@@ -79,13 +84,17 @@ impl Net {
             if path.iter().any(|&p| fnet.mm.cap_bps(p) <= 0.0) {
                 return None;
             }
+            net.flow_audit_path(q, path);
+            let fnet = net.flow.as_mut().expect("flow backend");
             // Its turn at the NIC: one packet of each other QP with data.
             let others = fnet.mm.flows_on(path[0]) as u64 - ended.is_some() as u64;
             let round = net.ports[path[0] as usize].rate.tx_time(full).0;
-            let wait_ps = match (others, rr) {
-                (0, _) => 0,
-                (n, QpArbitration::Ring) => round * (2 * n - 1) / 2,
-                (n, QpArbitration::Cyclic) => round * n / 2,
+            let wait_ps = match (others, rr, ended) {
+                (0, _, _) => 0,
+                // Its own last packet just left: behind all the others.
+                (n, _, Some(_)) => round * n,
+                (n, QpArbitration::Ring, None) => round * (2 * n - 1) / 2,
+                (n, QpArbitration::Cyclic, None) => round * n / 2,
             };
             let (mut now, mut rx_end) = (t + Time(wait_ps), t);
             let mut out = t;
