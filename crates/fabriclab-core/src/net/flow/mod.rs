@@ -893,17 +893,11 @@ impl Net {
                     self.flow_read_request(q, m, t);
                 }
                 Some(m) if m.ready <= t && self.flow_is_small(q, &m) => {
-                    // Sent as a packet; the QP's next message follows it
-                    // out of the host.
+                    // Sent as a packet. The QP stays busy until it is out
+                    // of the host, so that nothing posted meanwhile
+                    // overtakes it.
                     if let Some(out) = self.flow_small_send(q, t, ended) {
-                        // The QP stays busy until the packet is out, so
-                        // that nothing posted meanwhile overtakes it.
-                        let fnet = self.flow.as_mut().expect("flow backend");
-                        if let Some(f) = ended {
-                            fnet.mm.remove(f);
-                            fnet.dirty = true;
-                        }
-                        fnet.qps[q as usize].flow = u32::MAX;
+                        self.flow_leave(q, ended);
                         self.q.schedule(out, Ev::FlowStart(q));
                         return;
                     }
@@ -960,17 +954,23 @@ impl Net {
     /// the QP's next message starts a flow when ready (not before `t`) or
     /// the QP goes idle.
     fn flow_release(&mut self, q: u32, ended: Option<u32>, t: Time) {
+        self.flow_leave(q, ended);
+        let fnet = self.flow.as_mut().expect("flow backend");
+        let qp = &mut fnet.qps[q as usize];
+        match qp.msgs.front() {
+            Some(next) => self.q.schedule(next.ready.max(t), Ev::FlowStart(q)),
+            None => qp.busy = false,
+        }
+    }
+
+    /// QP `q` has no flow: `ended` (if any) leaves the links.
+    fn flow_leave(&mut self, q: u32, ended: Option<u32>) {
         let fnet = self.flow.as_mut().expect("flow backend");
         if let Some(f) = ended {
             fnet.mm.remove(f);
             fnet.dirty = true;
         }
-        let qp = &mut fnet.qps[q as usize];
-        qp.flow = u32::MAX;
-        match qp.msgs.front() {
-            Some(next) => self.q.schedule(next.ready.max(t), Ev::FlowStart(q)),
-            None => qp.busy = false,
-        }
+        fnet.qps[q as usize].flow = u32::MAX;
     }
 
     /// Take QP `q`'s head message (ready by `t`) as a flow's load; READ

@@ -80,14 +80,13 @@ impl Net {
         let full = self.p.wire_bytes(self.p.mtu, Ext::None) as u64;
         let rr = fnet.arbitration;
         let (out, arrive) = self.with_path(q, |net, path| {
-            let fnet = net.flow.as_mut().expect("flow backend");
-            if path.iter().any(|&p| fnet.mm.cap_bps(p) <= 0.0) {
+            let mm = &net.flow.as_ref().expect("flow backend").mm;
+            if path.iter().any(|&p| mm.cap_bps(p) <= 0.0) {
                 return None;
             }
-            net.flow_audit_path(q, path);
-            let fnet = net.flow.as_mut().expect("flow backend");
             // Its turn at the NIC: one packet of each other QP with data.
-            let others = fnet.mm.flows_on(path[0]) as u64 - ended.is_some() as u64;
+            let others = mm.flows_on(path[0]) as u64 - ended.is_some() as u64;
+            net.flow_audit_path(q, path);
             let round = net.ports[path[0] as usize].rate.tx_time(full).0;
             let wait_ps = match (others, rr, ended) {
                 (0, _, _) => 0,
