@@ -660,3 +660,46 @@ fn a_call_of_no_elements_costs_nothing_in_every_program() {
         assert_eq!((row.count, row.time_us), (0, 0.0), "{test}");
     }
 }
+
+#[test]
+fn nccl_connections_take_the_same_ecmp_paths_on_both_backends() {
+    // The packet runtime connects a channel on its first message, the flow
+    // backend's fluid cost in call-plan order: keyed source ports give
+    // both the same paths, so the same spine ports carry the data (the
+    // flow backend charges no ACK bandwidth: data ports carry megabytes,
+    // ACK-only ones kilobytes). Servers of 4 GPUs on a leaf-spine of 4
+    // spines x 4 links: the rings cross the spines.
+    let uplinks = |backend: &str, test: &str| {
+        let mut spec = FabricSpec::from_toml(
+            "[gpu]\ngpus_per_server = 4\nnvlink_gbps = 3600\n\
+             [topology]\nkind = \"leaf_spine\"\nspines = 4\nleaves = 4\nhosts_per_leaf = 4\n\
+             host_link_gbps = 100\nuplink_gbps = 100\nlinks_per_pair = 4\n[nic]\nroce_mtu = 4096\n",
+        )
+        .unwrap();
+        spec.sim.backend = config::Backend::parse(backend).unwrap();
+        let mut o = opts(test, 4, 8 << 20);
+        o.iters = Some(1);
+        o.nccl.algo = Some("ring".into());
+        o.nccl.min_nchannels = Some(8);
+        let r = nccl_tests::run(&spec, &o, 7, None).unwrap();
+        let used: std::collections::BTreeSet<(String, u32)> = r
+            .run
+            .ports
+            .iter()
+            .filter(|p| p.node.starts_with("spine") && p.counters.tx_bytes > 1 << 20)
+            .map(|p| (p.node.clone(), p.port))
+            .collect();
+        used
+    };
+    for test in ["all_reduce_perf", "all_gather_perf"] {
+        let packet = uplinks("packet", test);
+        let flow = uplinks("flow", test);
+        println!(
+            "{test}: {} and {} spine ports carry data",
+            packet.len(),
+            flow.len()
+        );
+        assert!(packet.len() > 2 && packet.len() < 64, "{packet:?}");
+        assert_eq!(packet, flow, "{test}");
+    }
+}

@@ -424,8 +424,7 @@ impl NcclRuntime {
                 .entry((a, b, ch))
                 .or_insert_with(|| {
                     counters.qps += 2;
-                    net.connect(a, b, *me, *me, None)
-                        .expect("hosts of the communicator")
+                    connect_channel(net, *me, a, b, ch)
                 })
                 .0
         };
@@ -826,10 +825,10 @@ impl NcclRuntime {
     /// The RC connection of this communicator from NIC host `ha` to `hb`
     /// for `tag`: its QP at `ha` and its QP at `hb`.
     fn qp(&mut self, net: &mut Net, ha: u32, hb: u32, tag: u32) -> (QpId, QpId) {
+        let me = self.me;
         *self.conns.entry((ha, hb, tag)).or_insert_with(|| {
             self.counters.qps += 2;
-            net.connect(ha, hb, self.me, self.me, None)
-                .expect("hosts of the communicator")
+            connect_channel(net, me, ha, hb, tag)
         })
     }
 
@@ -1231,6 +1230,18 @@ impl Executor for NcclRuntime {
     fn counters(&self) -> MpiCounters {
         self.counters.clone()
     }
+}
+
+/// The RC connection of communicator `me` from NIC host `ha` to `hb` for
+/// channel `ch`. Its UDP source ports come from the seed and this key, not
+/// from the order in which the connections are made: the packet runtime
+/// connects a channel on its first message, the fluid cost in call-plan
+/// order, and both must take the same ECMP paths.
+fn connect_channel(net: &mut Net, me: u32, ha: u32, hb: u32, ch: u32) -> (QpId, QpId) {
+    const NCCL: u64 = 0x4E43_434C; // keeps these keys apart from MPI's
+    let key = crate::rng::key_of(&[NCCL, me as u64, ha as u64, hb as u64, ch as u64]);
+    net.connect_keyed(ha, hb, me, None, key)
+        .expect("hosts of the communicator")
 }
 
 #[cfg(test)]
