@@ -26,7 +26,9 @@
 //! (`net/flow/small.rs`): it waits its turn at the NIC behind the QPs with
 //! data and crosses the path by the packet engine's per-hop arithmetic,
 //! small packets queueing behind each other at each port; its bandwidth is
-//! left out of the fluid shares. 0: every message is a flow.
+//! left out of the fluid shares. 0: every message is a flow. (READ
+//! requests, which carry no payload, are sent that way whatever the
+//! value, except on iWARP.)
 
 use crate::error::{fabric_err, Result};
 use serde::{Deserialize, Serialize};

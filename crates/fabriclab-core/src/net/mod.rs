@@ -115,6 +115,9 @@ pub enum Ev {
     EcnTick(PortIdx, u8),
     /// Flow backend: a QP's next message starts as a fluid flow.
     FlowStart(u32),
+    /// Flow backend: a QP's packet (a small message, READ requests) has
+    /// left its host; its next message goes, a NIC round behind it.
+    FlowNext(u32),
     /// Flow backend: completions are due; rates are recomputed.
     FlowTick,
     /// Flow backend: an action due now (a slot of `FlowNet::later`: READ
@@ -565,7 +568,8 @@ impl Net {
             Ev::IwarpRelease(qp) => self.on_iwarp_release(qp),
             Ev::Link(link, step) => self.on_link(link, step),
             Ev::EcnTick(port, prio) => self.on_ecn_tick(port, prio),
-            Ev::FlowStart(qp) => self.on_flow_start(qp),
+            Ev::FlowStart(qp) => self.on_flow_start(qp, false),
+            Ev::FlowNext(qp) => self.on_flow_start(qp, true),
             Ev::FlowTick => self.on_flow_tick(),
             Ev::FlowLater(slot) => self.on_flow_later(slot),
             Ev::PfcCheck => self.on_pfc_check(),

@@ -1,7 +1,9 @@
 //! Small messages on the flow backend: one packet of at most
 //! `[sim] flow_small_bytes` of payload (MPI's request-to-send and
 //! completion headers, small eager messages, a perftest's small writes)
-//! is sent as a packet, outside the max-min solve.
+//! is sent as a packet, outside the max-min solve. READ requests (no
+//! payload; RoCE and InfiniBand) are sent the same way whatever that
+//! limit (`flow_read_request` in `mod.rs`).
 //!
 //! Why: as a fluid flow such a message starts and ends a flow of a few
 //! nanoseconds, and each start and end re-solves the rates of every flow
@@ -21,7 +23,8 @@
 //!   average) and one packet of every other QP with data: (n - 1/2) full
 //!   packets at the host port's rate, n the other flows on the host port;
 //!   under `cyclic`, about half a round: n / 2 packets; right after its
-//!   QP's own last packet (the message before it ended a flow), a whole
+//!   QP's own last packet (the message before it ended a flow, or was a
+//!   small message or READ requests that just left), a whole
 //!   round under either rule: n packets;
 //! - then the packet engine's per-hop arithmetic (serialisation,
 //!   cut-through or store and forward, switch latency, propagation), each
@@ -50,6 +53,20 @@ use crate::net::Net;
 use crate::units::Time;
 use crate::wire::Ext;
 
+/// What a QP did just before it may send a packet: its wait for the NIC's
+/// turn starts a whole round behind the other QPs when its own last packet
+/// has just left (the end of its flow, or its own packet), about half a
+/// round when it was idle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Before {
+    /// Idle, or its next message was not ready.
+    Idle,
+    /// Its flow has just ended (the flow is still counted on the links).
+    Flow,
+    /// Its packet (a small message, READ requests) has just left.
+    Packet,
+}
+
 impl Net {
     /// Whether message `m` of QP `q` goes as a small packet: a WRITE or
     /// SEND of one packet with at most `flow_small_bytes` of payload on an
@@ -66,10 +83,10 @@ impl Net {
     }
 
     /// Send QP `q`'s head message, small (`flow_is_small`) and ready at
-    /// `t`, its own flow `ended` (if any) having just ended: returns when
+    /// `t` (`before`: what the QP did just before): returns when
     /// its last bit has left the host, or None (the message stays queued)
     /// when a link of its path is down, where it waits as a flow would.
-    pub(super) fn flow_small_send(&mut self, q: u32, t: Time, ended: Option<u32>) -> Option<Time> {
+    pub(super) fn flow_small_send(&mut self, q: u32, t: Time, before: Before) -> Option<Time> {
         let fnet = self.flow.as_ref().expect("flow backend");
         let m = *fnet.qps[q as usize]
             .msgs
@@ -77,23 +94,53 @@ impl Net {
             .expect("a message is ready");
         let (wire, _, npkts) = self.flow_wire(m.kind, m.bytes);
         debug_assert_eq!(npkts, 1, "a small message is one packet");
+        let (out, arrive) = self.flow_one_packet(q, t, before, (wire, 1), (wire, 1), true)?;
+        let fnet = self.flow.as_mut().expect("flow backend");
+        super::pop_one(&mut fnet.qps[q as usize].msgs);
+        fnet.stats.small += 1;
+        let peer = fnet.qps[q as usize].peer_qp;
+        let c = &mut fnet.qps[q as usize].counters;
+        c.tx_payload_bytes += m.bytes;
+        c.tx_packets += 1;
+        fnet.qps[peer as usize].counters.rx_payload_bytes += m.bytes;
+        self.flow_delivered(q, m, (1, m.bytes), arrive);
+        Some(out)
+    }
+
+    /// `train` packets of `wire` bytes each that QP `q` sends from `t`
+    /// (`before`: what the QP did just before): the first's turn at
+    /// the NIC and at the ports of the path, as the module says; each
+    /// further one a round of the NIC later (one packet of each other QP
+    /// with data, then its own). Counts `count` (bytes, packets) on the
+    /// path's ports. Returns when the last has left the host and when the
+    /// first has arrived, or None when a link of its path is down and
+    /// `down_waits` (the caller keeps it queued).
+    pub(super) fn flow_one_packet(
+        &mut self,
+        q: u32,
+        t: Time,
+        before: Before,
+        (wire, train): (u64, u32),
+        count: (u64, u32),
+        down_waits: bool,
+    ) -> Option<(Time, Time)> {
         let full = self.p.wire_bytes(self.p.mtu, Ext::None) as u64;
-        let rr = fnet.arbitration;
-        let (out, arrive) = self.with_path(q, |net, path| {
+        let rr = self.flow.as_ref().expect("flow backend").arbitration;
+        self.with_path(q, |net, path| {
             let mm = &net.flow.as_ref().expect("flow backend").mm;
-            if path.iter().any(|&p| mm.cap_bps(p) <= 0.0) {
+            if down_waits && path.iter().any(|&p| mm.cap_bps(p) <= 0.0) {
                 return None;
             }
             // Its turn at the NIC: one packet of each other QP with data.
-            let others = mm.flows_on(path[0]) as u64 - ended.is_some() as u64;
+            let others = mm.flows_on(path[0]) as u64 - (before == Before::Flow) as u64;
             net.flow_audit_path(q, path);
             let round = net.ports[path[0] as usize].rate.tx_time(full).0;
-            let wait_ps = match (others, rr, ended) {
+            let wait_ps = match (others, rr, before) {
                 (0, _, _) => 0,
                 // Its own last packet just left: behind all the others.
-                (n, _, Some(_)) => round * n,
-                (n, QpArbitration::Ring, None) => round * (2 * n - 1) / 2,
-                (n, QpArbitration::Cyclic, None) => round * n / 2,
+                (n, _, Before::Flow | Before::Packet) => round * n,
+                (n, QpArbitration::Ring, Before::Idle) => round * (2 * n - 1) / 2,
+                (n, QpArbitration::Cyclic, Before::Idle) => round * n / 2,
             };
             let (mut now, mut rx_end) = (t + Time(wait_ps), t);
             let mut out = t;
@@ -124,18 +171,9 @@ impl Net {
                 }
                 (now, rx_end) = (arrive, end);
             }
-            count_ports(&mut net.ports, path.iter().copied(), wire, 1);
-            Some((out, now))
-        })?;
-        let fnet = self.flow.as_mut().expect("flow backend");
-        super::pop_one(&mut fnet.qps[q as usize].msgs);
-        fnet.stats.small += 1;
-        let peer = fnet.qps[q as usize].peer_qp;
-        let c = &mut fnet.qps[q as usize].counters;
-        c.tx_payload_bytes += m.bytes;
-        c.tx_packets += 1;
-        fnet.qps[peer as usize].counters.rx_payload_bytes += m.bytes;
-        self.flow_delivered(q, m, (1, m.bytes), arrive);
-        Some(out)
+            count_ports(&mut net.ports, path.iter().copied(), count.0, count.1);
+            let next = net.ports[path[0] as usize].rate.tx_time(wire).0 + round * others;
+            Some((out + Time(next * (train as u64 - 1)), now))
+        })
     }
 }
