@@ -139,6 +139,25 @@ fn a_limit_beyond_one_packet_is_refused_with_the_range() {
     );
 }
 
+/// Run the app `make` builds on 8 hosts of one switch (MTU 4 KiB), on the
+/// packet engine then on the flow backend: what `read` takes of each.
+fn on_both_backends<A: App + 'static, R>(
+    make: impl Fn() -> A,
+    read: impl Fn(&A, Backend) -> R,
+) -> Vec<R> {
+    [Backend::Packet, Backend::Flow]
+        .into_iter()
+        .map(|backend| {
+            let mut spec = one_switch(8, "[nic]\nroce_mtu = 4096\n");
+            spec.sim.backend = backend;
+            let mut sim = Sim::new(Net::new(&spec, 1).unwrap());
+            let id = sim.add_app(Box::new(make()));
+            assert_eq!(sim.run(None), Outcome::Finished);
+            read(sim.app::<A>(id).unwrap(), backend)
+        })
+        .collect()
+}
+
 /// h0 keeps its port busy with WRITEs to h1-h6; on its QP to h7 it posts
 /// a 64 B SEND at 20 us, an 8 B READ at 20.8 us (after the SEND reached the
 /// NIC, before its turn) and another 64 B SEND at 20.9 us.
@@ -180,21 +199,18 @@ fn what_is_posted_behind_a_small_message_waiting_for_its_turn_does_not_overtake_
     // The SEND waits 5.5 packets of 4 KiB (1.8 us) for its turn at the NIC;
     // the READ and the second SEND, posted meanwhile, leave after it (the
     // QP stays busy until then), so it completes first.
-    let mut runs = Vec::new();
-    for backend in [Backend::Packet, Backend::Flow] {
-        let mut spec = one_switch(8, "[nic]\nroce_mtu = 4096\n");
-        spec.sim.backend = backend;
-        let mut sim = Sim::new(Net::new(&spec, 1).unwrap());
-        let id = sim.add_app(Box::new(InOrder {
+    let runs = on_both_backends(
+        || InOrder {
             qp: None,
             completed: Vec::new(),
-        }));
-        assert_eq!(sim.run(None), Outcome::Finished);
-        let mut done = sim.app::<InOrder>(id).unwrap().completed.clone();
-        assert_eq!(done[0].0, 1, "{}: {done:?}", backend.name());
-        done.sort_unstable();
-        runs.push(done);
-    }
+        },
+        |app: &InOrder, backend| {
+            let mut done = app.completed.clone();
+            assert_eq!(done[0].0, 1, "{}: {done:?}", backend.name());
+            done.sort_unstable();
+            done
+        },
+    );
     // Each within 3 % of the packet engine: the READ request waits its
     // turn at the NIC too, as a packet of its QP (before, it left at once
     // and the READ and the SEND behind it were 6-7 % early).
@@ -276,18 +292,13 @@ fn a_train_of_read_requests_holds_its_qp_a_nic_round_each() {
     // would land 2.9 rounds early; were each packet to wait half a round
     // less after its QP's own packet, as if the QP had been idle, about a
     // round early (-1.1 rounds, measured with five separate requests).
-    let mut landed = Vec::new();
-    for backend in [Backend::Packet, Backend::Flow] {
-        let mut spec = one_switch(8, "[nic]\nroce_mtu = 4096\n");
-        spec.sim.backend = backend;
-        let mut sim = Sim::new(Net::new(&spec, 1).unwrap());
-        let id = sim.add_app(Box::new(ReadTrain {
+    let landed = on_both_backends(
+        || ReadTrain {
             qp: None,
             landed: None,
-        }));
-        assert_eq!(sim.run(None), Outcome::Finished);
-        landed.push(sim.app::<ReadTrain>(id).unwrap().landed.unwrap());
-    }
+        },
+        |app: &ReadTrain, _| app.landed.unwrap(),
+    );
     let round_ps = 2.0
         * Rate::gbps(100)
             .tx_time(roce_wire_bytes(4096, Ext::None, false) as u64)
