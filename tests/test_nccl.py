@@ -154,3 +154,17 @@ def test_the_wrong_column_is_float_whatever_was_checked():
     unchecked = fabriclab.nccl_tests("all_reduce_perf", min_bytes=1 << 20, max_bytes=1 << 20, check=0, **kw).df.wrong
     assert one.dtype == unchecked.dtype == "float64"
     assert list(one) == [0.0] and unchecked.isna().all()
+
+
+def test_cli_counters_are_the_transfer_counters_on_both_backends(cli) -> None:  # type: ignore[no-untyped-def]
+    # Titled for NCCL, not MPI; the flow backend splits network and NVLink
+    # messages as the packet core does (it counted NVLink chunks as
+    # network messages).
+    args = ["nccl-tests", "all_reduce_perf", "-b", "16M", "-e", "16M", "--nodes", "2", "-n", "1", "-w", "0"]
+    outs = []
+    for backend in ("packet", "flow"):
+        r = cli(*args, "--backend", backend, "--counters", "--quiet")
+        assert r.returncode == 0, r.stderr
+        assert "Transfer counters:" in r.stdout and "MPI counters" not in r.stdout
+        outs.append(r.stdout.split("Transfer counters:")[1])
+    assert outs[0] == outs[1]

@@ -225,10 +225,11 @@ def show_algorithms(df: Any, keys: list[str]) -> None:
         sys.stdout.write(f"#   {head + ', ' if head else ''}{sizes}: {run[0]['algorithm']}\n")
 
 
-def print_result(res: Result, counters: bool, quiet: bool = False) -> None:
-    """Print an IMB/OSU result: the tool's text, then counters if asked;
-    on stderr a note where the run differs from what was asked, and
-    (unless ``quiet``) the simulated and wall time."""
+def print_result(res: Result, counters: bool, quiet: bool = False, counters_title: str = "MPI counters") -> None:
+    """Print an IMB/OSU result: the tool's text, then counters if asked
+    (under ``counters_title``); on stderr a note where the run differs
+    from what was asked, and (unless ``quiet``) the simulated and wall
+    time."""
     text = res.text or ""
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     for i, t in enumerate(res.extras.get("iperf_text", [])):
@@ -236,7 +237,8 @@ def print_result(res: Result, counters: bool, quiet: bool = False) -> None:
     if counters:
         sys.stdout.write("\nPort counters:\n" + (res.ports_table or ""))
         m = res.extras["mpi"]
-        sys.stdout.write("\nMPI counters:\n" + "".join(f"  {k:<12} {m[k]}\n" for k in mpi.MPI_COUNTER_KEYS))
+        rows = "".join(f"  {k:<12} {m[k]}\n" for k in mpi.MPI_COUNTER_KEYS)
+        sys.stdout.write(f"\n{counters_title}:\n" + rows)
     note = mpi.lowered_note(res)
     if note:
         print(note, file=sys.stderr)

@@ -73,7 +73,12 @@ def add_parser(sub: Any) -> None:
         help="simulation budget: fewer timed calls where one size would move more than BYTES in all (default 1 GiB; 0 = -n)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar or lines on stderr")
-    p.add_argument("--counters", action="store_true", help="also print the port counters and transfer counters")
+    p.add_argument(
+        "--counters",
+        action="store_true",
+        help="also print the port counters and transfer counters (eager_msgs: messages between servers, "
+        "through a NIC; shm_msgs: inside a server, over NVLink)",
+    )
 
 
 def cmd_nccl_tests(a: argparse.Namespace) -> None:
@@ -104,5 +109,5 @@ def cmd_nccl_tests(a: argparse.Namespace) -> None:
         max_volume=a.max_volume,
         progress=not a.quiet,
     )
-    print_result(res, a.counters, a.quiet)
+    print_result(res, a.counters, a.quiet, counters_title="Transfer counters")
     print_notes(res)

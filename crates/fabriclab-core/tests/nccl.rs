@@ -703,3 +703,23 @@ fn nccl_connections_take_the_same_ecmp_paths_on_both_backends() {
         assert_eq!(packet, flow, "{test}");
     }
 }
+
+#[test]
+fn transfer_counters_split_network_and_nvlink_messages_alike_on_both_backends() {
+    // The flow backend's fluid calls counted every chunk, NVLink hops too,
+    // as a network message (eager_msgs 7,770 and shm_msgs 102 against the
+    // packet core's 602 and 7,270 on this call): a QA finding.
+    let counters = |backend: &str| {
+        let mut spec = fabric(2, 8, 400.0, 3600.0);
+        spec.sim.backend = config::Backend::parse(backend).unwrap();
+        let mut o = opts("all_reduce_perf", 2, 16 << 20);
+        o.iters = Some(1);
+        let r = nccl_tests::run(&spec, &o, 1, None).unwrap();
+        let m = &r.run.mpi;
+        (m.eager_msgs, m.shm_msgs, m.net_bytes, m.shm_bytes)
+    };
+    let (p, f) = (counters("packet"), counters("flow"));
+    println!("packet {p:?}, flow {f:?}");
+    assert_eq!(p, f);
+    assert!(p.1 > 5 * p.0, "{p:?}");
+}

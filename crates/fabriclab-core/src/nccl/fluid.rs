@@ -128,8 +128,12 @@ pub struct FluidCost {
     pub net_bytes: u64,
     /// Data bytes that crossed NVLink.
     pub shm_bytes: u64,
-    /// Messages (chunks) the detailed schedule would send.
-    pub msgs: u64,
+    /// Messages (chunks) the detailed schedule would send between
+    /// servers (through a NIC, PXN's included)...
+    pub net_msgs: u64,
+    /// ... and inside a server (NVLink hops, NVLS copies), as the packet
+    /// runtime counts them (`eager_msgs` and `shm_msgs`).
+    pub shm_msgs: u64,
     /// Per network route: its ports, and the wire bytes and packets the
     /// call puts on them.
     pub ports: Vec<(Vec<u32>, u64, u64)>,
@@ -283,7 +287,11 @@ pub fn cost(
             let (sa, sb) = (comm.server(a), comm.server(b));
             let (ga, gb) = (comm.gpu(a), comm.gpu(b));
             let nvl = |s: u32, g: u32, inbound: u32| NVL | ((s * comm.gpus + g) * 2 + inbound);
-            out.msgs += chunks;
+            if sa == sb {
+                out.shm_msgs += chunks;
+            } else {
+                out.net_msgs += chunks;
+            }
             let (ha, hb, pxn) = comm.net_path(a, b);
             if sa == sb || pxn {
                 // NVLink: the whole hop, or PXN's first leg.
@@ -372,7 +380,7 @@ pub fn cost(
                     }
                 }
                 out.shm_bytes += 2 * (g as u64 - 1) * edge_bytes;
-                out.msgs += 2 * (g as u64 - 1) * chunks;
+                out.shm_msgs += 2 * (g as u64 - 1) * chunks;
             }
         }
         let sorted = |m: HashMap<u32, f64>| {

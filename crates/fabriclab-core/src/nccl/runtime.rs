@@ -437,7 +437,8 @@ impl NcclRuntime {
     fn account_fluid(&mut self, net: &mut Net, cost: &FluidCost) {
         self.counters.net_bytes += cost.net_bytes;
         self.counters.shm_bytes += cost.shm_bytes;
-        self.counters.eager_msgs += cost.msgs;
+        self.counters.eager_msgs += cost.net_msgs;
+        self.counters.shm_msgs += cost.shm_msgs;
         for (ports, wire, pkts) in &cost.ports {
             net.flow_account(ports, *wire, *pkts);
         }
