@@ -234,10 +234,11 @@ Why the deltas are what they are:
     (890 and 1,114 us before; `tests/mpi_bench.rs`).
 - Where the uplink is the bottleneck the packet engine's buffers keep it
   busy while transfers wait on each other, where fluid flows leave it
-  idle; and the MPI layer connects QPs lazily, so which QP draws which UDP
-  source port from the seeded stream follows the simulated timing and the
-  ECMP paths can differ between the backends (the flows and perftest
-  workloads connect up front and do get identical paths, tested).
+  idle. (Until 2026-11-29 the MPI layer's QPs drew their UDP source ports
+  from the seeded stream in the order timing connected them, so their
+  ECMP paths differed between the backends; they now take them from the
+  seed and the rank pair, and NCCL's from the channel since 2026-11-30:
+  the same paths on both, tested.)
 - Where several flows share an egress, the packet engine serves them in
   the order their packets arrive (FIFO per priority, PFC pausing the
   senders), which is not max-min fair: a flow that also crosses a second

@@ -252,8 +252,8 @@ def lowered_note(res: Result, option: str = "--max-volume") -> str | None:
         f"{len(low)} measurement(s) with fewer repetitions than the tool's own count, e.g. "
         f"{first['label']}: {first['ran']} of {first['asked']}; where ranks wait on each other from one "
         "repetition to the next (a chain of sends held back by its slowest link, with the time averaged "
-        f"over the ranks, as nccl-tests and IMB report it), fewer repetitions can read faster; {option} 0 "
-        "runs the tool's counts"
+        f"over the ranks, as nccl-tests and IMB report it), fewer repetitions can read faster or slower than "
+        f"the tool's count would; {option} 0 runs the tool's counts (and compares like with like across backends)"
     )
 
 
