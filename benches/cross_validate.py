@@ -217,7 +217,8 @@ Why the deltas are what they are:
   CNPs were limited per port, 2026-11-24): the bottleneck port now stays
   busy, so the last completion is its bound on both.
 - **IMB Alltoall (Open MPI's basic linear algorithm) agrees within
-  0.5 %** since 2026-11-26 (it was 12-13 % slower on the flow backend from
+  1.6 %** (within 0.5 % on 2026-11-26; +0.1 to +1.6 % from 64 KiB to
+  1 MiB since the MPI layer's keyed ports of 2026-11-29; it was 12-13 % slower on the flow backend from
   64 to 512 KiB). Two fixes, each in both engines:
   - 2026-11-24: the flow backend queued a READ response on the
     responder's QP when the request left the requester, the packet engine

@@ -245,10 +245,15 @@ fn a_limit_of_zero_makes_every_message_a_flow_even_of_zero_bytes() {
 }
 
 /// h0 keeps its port busy with WRITEs to h1 and h2; at 20 us it posts on
-/// its QP to h7 five 8 B READs (four unsignaled, as the MPI layer posts a
-/// rendezvous' fragments) and a 64 B SEND behind them.
+/// its QP to h7 five 8 B READs and a 64 B SEND behind them. `merged`: the
+/// READs share a token and the first four are unsignaled, as the MPI
+/// layer posts a rendezvous' fragments (the flow backend holds the four
+/// as one entry, a train); otherwise five signaled READs of their own.
 struct ReadTrain {
+    merged: bool,
     qp: Option<QpId>,
+    /// When the last READ completed at h0, ps.
+    read_done: Option<u64>,
     /// When the SEND landed at h7, ps.
     landed: Option<u64>,
 }
@@ -266,12 +271,90 @@ impl App for ReadTrain {
         let qp = self.qp.unwrap();
         match ev {
             AppEvent::Timer { .. } => {
-                // One token, as the MPI layer's fragments: the flow
-                // backend holds the four as one entry of a train of four.
-                for _ in 0..4 {
-                    net.post_unsignaled(qp, OpKind::Read, 8, 10).unwrap();
+                for k in 0..4 {
+                    if self.merged {
+                        net.post_unsignaled(qp, OpKind::Read, 8, 10).unwrap();
+                    } else {
+                        net.post(qp, OpKind::Read, 8, 20 + k).unwrap();
+                    }
                 }
                 net.post(qp, OpKind::Read, 8, 10).unwrap();
+                net.post(qp, OpKind::Send, 64, 1).unwrap();
+            }
+            AppEvent::Completed { token: 10, .. } => self.read_done = Some(net.now().0),
+            AppEvent::Received { token: 1, .. } => self.landed = Some(net.now().0),
+            _ => {}
+        }
+    }
+    fn done(&self) -> bool {
+        self.landed.is_some() && self.read_done.is_some()
+    }
+}
+
+#[test]
+fn a_train_of_read_requests_holds_its_qp_a_nic_round_each() {
+    // Each READ request waits its turn at h0's NIC behind the two WRITEs
+    // (a round: two 4 KiB packets and the request), and the SEND behind
+    // them one more: it lands when it does on the packet engine (measured
+    // +0.16 rounds either way). Were the requests of a train after the
+    // first to leave with it, it would land 2.9 rounds early; were a
+    // packet right after its QP's own to wait (n - 1/2) packets, as if
+    // the QP had been idle, 0.5 round early (merged) or 1.1 (separate).
+    let round_ps = 2.0
+        * Rate::gbps(100)
+            .tx_time(roce_wire_bytes(4096, Ext::None, false) as u64)
+            .0 as f64;
+    for merged in [true, false] {
+        let runs = on_both_backends(
+            || ReadTrain {
+                merged,
+                qp: None,
+                read_done: None,
+                landed: None,
+            },
+            |app: &ReadTrain, _| (app.landed.unwrap(), app.read_done.unwrap()),
+        );
+        let (p, f) = (runs[0].0 as f64, runs[1].0 as f64);
+        let (pr, fr) = (runs[0].1 as f64, runs[1].1 as f64);
+        println!(
+            "merged {merged}: SEND landed: packet {p} ps, flow {f} ps ({:+.2} rounds); \
+             last READ done: packet {pr} ps, flow {fr} ps ({:+.2} rounds)",
+            (f - p) / round_ps,
+            (fr - pr) / round_ps
+        );
+        assert!(
+            (f - p).abs() < 0.3 * round_ps,
+            "merged {merged}: packet {p} ps, flow {f} ps"
+        );
+        assert!(
+            (fr - pr).abs() < 0.3 * round_ps,
+            "merged {merged}: READ done: packet {pr} ps, flow {fr} ps"
+        );
+    }
+}
+
+/// h0 keeps its port busy with WRITEs to h1 and h2; at 20 us it posts on
+/// its QP to h7 a 64 KiB WRITE and a 64 B SEND behind it.
+struct AfterFlow {
+    qp: Option<QpId>,
+    /// When the SEND landed at h7, ps.
+    landed: Option<u64>,
+}
+
+impl App for AfterFlow {
+    fn start(&mut self, net: &mut Net, me: u32) {
+        for d in 1..3 {
+            let (a, _) = net.connect(0, d, me, me, None).unwrap();
+            net.post(a, OpKind::Write, 4 << 20, 100 + d as u64).unwrap();
+        }
+        self.qp = Some(net.connect(0, 7, me, me, None).unwrap().0);
+        net.set_app_timer(me, Time::ns(20_000), 0);
+    }
+    fn on_event(&mut self, net: &mut Net, _me: u32, ev: AppEvent) {
+        let qp = self.qp.unwrap();
+        match ev {
+            AppEvent::Timer { .. } => {
+                net.post(qp, OpKind::Write, 64 << 10, 2).unwrap();
                 net.post(qp, OpKind::Send, 64, 1).unwrap();
             }
             AppEvent::Received { token: 1, .. } => self.landed = Some(net.now().0),
@@ -284,29 +367,27 @@ impl App for ReadTrain {
 }
 
 #[test]
-fn a_train_of_read_requests_holds_its_qp_a_nic_round_each() {
-    // Each READ request waits its turn at h0's NIC behind the two WRITEs
-    // (a round: two 4 KiB packets and the request), and the SEND behind
-    // them one more: it lands when it does on the packet engine (+0.16
-    // rounds). Were the requests after the first to leave with it, it
-    // would land 2.9 rounds early; were each packet to wait half a round
-    // less after its QP's own packet, as if the QP had been idle, about a
-    // round early (-1.1 rounds, measured with five separate requests).
-    let landed = on_both_backends(
-        || ReadTrain {
+fn a_small_message_behind_its_qps_flow_waits_a_whole_round_with_adaptive_routing_too() {
+    // Under adaptive routing a QP's next message does not continue its
+    // flow (each flow picks its path), so the end releases the QP; the
+    // SEND ready behind it still waits a whole NIC round, as with ECMP
+    // (it waited the (n - 1/2) packets of an idle QP: half a packet early).
+    let landed = |extra: &str| {
+        let mut spec = one_switch(8, &format!("[nic]\nroce_mtu = 4096\n{extra}"));
+        spec.sim.backend = Backend::Flow;
+        let mut sim = Sim::new(Net::new(&spec, 1).unwrap());
+        let id = sim.add_app(Box::new(AfterFlow {
             qp: None,
             landed: None,
-        },
-        |app: &ReadTrain, _| app.landed.unwrap(),
+        }));
+        assert_eq!(sim.run(None), Outcome::Finished);
+        sim.app::<AfterFlow>(id).unwrap().landed.unwrap()
+    };
+    let ecmp = landed("");
+    let adaptive = landed("[routing]\nmode = \"adaptive\"\n");
+    println!("SEND landed: ECMP {ecmp} ps, adaptive {adaptive} ps");
+    assert!(
+        ecmp.abs_diff(adaptive) <= 10,
+        "ECMP {ecmp} ps, adaptive {adaptive} ps"
     );
-    let round_ps = 2.0
-        * Rate::gbps(100)
-            .tx_time(roce_wire_bytes(4096, Ext::None, false) as u64)
-            .0 as f64;
-    let (p, f) = (landed[0] as f64, landed[1] as f64);
-    println!(
-        "SEND landed: packet {p} ps, flow {f} ps ({:+.2} rounds)",
-        (f - p) / round_ps
-    );
-    assert!((f - p).abs() < round_ps, "packet {p} ps, flow {f} ps");
 }

@@ -115,8 +115,9 @@ pub enum Ev {
     EcnTick(PortIdx, u8),
     /// Flow backend: a QP's next message starts as a fluid flow.
     FlowStart(u32),
-    /// Flow backend: a QP's packet (a small message, READ requests) has
-    /// left its host; its next message goes, a NIC round behind it.
+    /// Flow backend: a QP's own last packet has left its host (a small
+    /// message, READ requests, or the end of a flow that its next message
+    /// does not continue); the next message goes, a NIC round behind it.
     FlowNext(u32),
     /// Flow backend: completions are due; rates are recomputed.
     FlowTick,

@@ -977,6 +977,9 @@ impl Net {
         let fnet = self.flow.as_mut().expect("flow backend");
         let qp = &mut fnet.qps[q as usize];
         match qp.msgs.front() {
+            // Ready as its own flow ends: a packet of it waits a whole
+            // round, as when the flow is continued (`Before::Flow`).
+            Some(next) if ended.is_some() && next.ready <= t => self.q.schedule(t, Ev::FlowNext(q)),
             Some(next) => self.q.schedule(next.ready.max(t), Ev::FlowStart(q)),
             None => qp.busy = false,
         }

@@ -63,7 +63,8 @@ pub(super) enum Before {
     Idle,
     /// Its flow has just ended (the flow is still counted on the links).
     Flow,
-    /// Its packet (a small message, READ requests) has just left.
+    /// Its own last packet has just left (a small message, READ requests,
+    /// or a flow that was not continued and is off the links already).
     Packet,
 }
 
