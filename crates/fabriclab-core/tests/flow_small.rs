@@ -244,51 +244,75 @@ fn a_limit_of_zero_makes_every_message_a_flow_even_of_zero_bytes() {
     }
 }
 
-/// h0 keeps its port busy with WRITEs to h1 and h2; at 20 us it posts on
-/// its QP to h7 five 8 B READs and a 64 B SEND behind them. `merged`: the
-/// READs share a token and the first four are unsignaled, as the MPI
-/// layer posts a rendezvous' fragments (the flow backend holds the four
-/// as one entry, a train); otherwise five signaled READs of their own.
-struct ReadTrain {
-    merged: bool,
+/// Start h0's 4 MiB WRITEs to h1 and h2 (two flows on its port from then
+/// on), set a timer for 20 us, and return h0's QP to h7.
+fn busy_h0_then_qp_to_h7(net: &mut Net, me: u32) -> QpId {
+    for d in 1..3 {
+        let (a, _) = net.connect(0, d, me, me, None).unwrap();
+        net.post(a, OpKind::Write, 4 << 20, 100 + d as u64).unwrap();
+    }
+    net.set_app_timer(me, Time::ns(20_000), 0);
+    net.connect(0, 7, me, me, None).unwrap().0
+}
+
+/// h0 keeps its port busy with WRITEs to h1 and h2; at 20 us `post`
+/// posts on its QP to h7, ending with a 64 B SEND (token 1). Records when
+/// the SEND landed at h7 and when the READ of token 10 (if any) completed.
+struct BehindBusyNic {
+    post: fn(&mut Net, QpId),
+    reads: bool,
     qp: Option<QpId>,
-    /// When the last READ completed at h0, ps.
     read_done: Option<u64>,
-    /// When the SEND landed at h7, ps.
     landed: Option<u64>,
 }
 
-impl App for ReadTrain {
-    fn start(&mut self, net: &mut Net, me: u32) {
-        for d in 1..3 {
-            let (a, _) = net.connect(0, d, me, me, None).unwrap();
-            net.post(a, OpKind::Write, 4 << 20, 100 + d as u64).unwrap();
+impl BehindBusyNic {
+    fn new(post: fn(&mut Net, QpId), reads: bool) -> BehindBusyNic {
+        BehindBusyNic {
+            post,
+            reads,
+            qp: None,
+            read_done: None,
+            landed: None,
         }
-        self.qp = Some(net.connect(0, 7, me, me, None).unwrap().0);
-        net.set_app_timer(me, Time::ns(20_000), 0);
+    }
+}
+
+impl App for BehindBusyNic {
+    fn start(&mut self, net: &mut Net, me: u32) {
+        self.qp = Some(busy_h0_then_qp_to_h7(net, me));
     }
     fn on_event(&mut self, net: &mut Net, _me: u32, ev: AppEvent) {
-        let qp = self.qp.unwrap();
         match ev {
-            AppEvent::Timer { .. } => {
-                for k in 0..4 {
-                    if self.merged {
-                        net.post_unsignaled(qp, OpKind::Read, 8, 10).unwrap();
-                    } else {
-                        net.post(qp, OpKind::Read, 8, 20 + k).unwrap();
-                    }
-                }
-                net.post(qp, OpKind::Read, 8, 10).unwrap();
-                net.post(qp, OpKind::Send, 64, 1).unwrap();
-            }
+            AppEvent::Timer { .. } => (self.post)(net, self.qp.unwrap()),
             AppEvent::Completed { token: 10, .. } => self.read_done = Some(net.now().0),
             AppEvent::Received { token: 1, .. } => self.landed = Some(net.now().0),
             _ => {}
         }
     }
     fn done(&self) -> bool {
-        self.landed.is_some() && self.read_done.is_some()
+        self.landed.is_some() && (!self.reads || self.read_done.is_some())
     }
+}
+
+/// Five 8 B READs sharing a token, the first four unsignaled, as the MPI
+/// layer posts a rendezvous' fragments (the flow backend holds the four
+/// as one entry, a train), then the SEND.
+fn merged_reads(net: &mut Net, qp: QpId) {
+    for _ in 0..4 {
+        net.post_unsignaled(qp, OpKind::Read, 8, 10).unwrap();
+    }
+    net.post(qp, OpKind::Read, 8, 10).unwrap();
+    net.post(qp, OpKind::Send, 64, 1).unwrap();
+}
+
+/// Five signaled 8 B READs of their own, then the SEND.
+fn separate_reads(net: &mut Net, qp: QpId) {
+    for k in 0..4 {
+        net.post(qp, OpKind::Read, 8, 20 + k).unwrap();
+    }
+    net.post(qp, OpKind::Read, 8, 10).unwrap();
+    net.post(qp, OpKind::Send, 64, 1).unwrap();
 }
 
 #[test]
@@ -305,14 +329,10 @@ fn a_train_of_read_requests_holds_its_qp_a_nic_round_each() {
             .tx_time(roce_wire_bytes(4096, Ext::None, false) as u64)
             .0 as f64;
     for merged in [true, false] {
+        let post = if merged { merged_reads } else { separate_reads };
         let runs = on_both_backends(
-            || ReadTrain {
-                merged,
-                qp: None,
-                read_done: None,
-                landed: None,
-            },
-            |app: &ReadTrain, _| (app.landed.unwrap(), app.read_done.unwrap()),
+            || BehindBusyNic::new(post, true),
+            |app: &BehindBusyNic, _| (app.landed.unwrap(), app.read_done.unwrap()),
         );
         let (p, f) = (runs[0].0 as f64, runs[1].0 as f64);
         let (pr, fr) = (runs[0].1 as f64, runs[1].1 as f64);
@@ -333,37 +353,10 @@ fn a_train_of_read_requests_holds_its_qp_a_nic_round_each() {
     }
 }
 
-/// h0 keeps its port busy with WRITEs to h1 and h2; at 20 us it posts on
-/// its QP to h7 a 64 KiB WRITE and a 64 B SEND behind it.
-struct AfterFlow {
-    qp: Option<QpId>,
-    /// When the SEND landed at h7, ps.
-    landed: Option<u64>,
-}
-
-impl App for AfterFlow {
-    fn start(&mut self, net: &mut Net, me: u32) {
-        for d in 1..3 {
-            let (a, _) = net.connect(0, d, me, me, None).unwrap();
-            net.post(a, OpKind::Write, 4 << 20, 100 + d as u64).unwrap();
-        }
-        self.qp = Some(net.connect(0, 7, me, me, None).unwrap().0);
-        net.set_app_timer(me, Time::ns(20_000), 0);
-    }
-    fn on_event(&mut self, net: &mut Net, _me: u32, ev: AppEvent) {
-        let qp = self.qp.unwrap();
-        match ev {
-            AppEvent::Timer { .. } => {
-                net.post(qp, OpKind::Write, 64 << 10, 2).unwrap();
-                net.post(qp, OpKind::Send, 64, 1).unwrap();
-            }
-            AppEvent::Received { token: 1, .. } => self.landed = Some(net.now().0),
-            _ => {}
-        }
-    }
-    fn done(&self) -> bool {
-        self.landed.is_some()
-    }
+/// A 64 KiB WRITE, then the SEND.
+fn write_then_send(net: &mut Net, qp: QpId) {
+    net.post(qp, OpKind::Write, 64 << 10, 2).unwrap();
+    net.post(qp, OpKind::Send, 64, 1).unwrap();
 }
 
 #[test]
@@ -376,12 +369,9 @@ fn a_small_message_behind_its_qps_flow_waits_a_whole_round_with_adaptive_routing
         let mut spec = one_switch(8, &format!("[nic]\nroce_mtu = 4096\n{extra}"));
         spec.sim.backend = Backend::Flow;
         let mut sim = Sim::new(Net::new(&spec, 1).unwrap());
-        let id = sim.add_app(Box::new(AfterFlow {
-            qp: None,
-            landed: None,
-        }));
+        let id = sim.add_app(Box::new(BehindBusyNic::new(write_then_send, false)));
         assert_eq!(sim.run(None), Outcome::Finished);
-        sim.app::<AfterFlow>(id).unwrap().landed.unwrap()
+        sim.app::<BehindBusyNic>(id).unwrap().landed.unwrap()
     };
     let ecmp = landed("");
     let adaptive = landed("[routing]\nmode = \"adaptive\"\n");
