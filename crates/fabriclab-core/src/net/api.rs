@@ -70,6 +70,13 @@ pub struct QpReport {
     pub counters: QpCounters,
 }
 
+/// Two UDP source ports from `rng` in the ephemeral range 49152-65535:
+/// a connection's two QPs'.
+fn ephemeral_ports(rng: &mut Rng) -> (u16, u16) {
+    let mut one = || 49152 + (rng.next_u64() % 16384) as u16;
+    (one(), one())
+}
+
 impl Net {
     pub(crate) fn deliver(&mut self, at: Time, app: u32, ev: AppEvent) {
         let mb = &mut self.mailbox;
@@ -145,10 +152,8 @@ impl Net {
         key: u64,
     ) -> Result<(QpId, QpId)> {
         let prio = self.check_pair(a, b, prio)?;
-        let mut rng = Rng::new(self.seed, splitmix64(key) | 1 << 63);
-        let sa = 49152 + (rng.next_u64() % 16384) as u16;
-        let sb = 49152 + (rng.next_u64() % 16384) as u16;
-        self.connect_ports(a, b, (app, app), prio, (sa, sb), (None, None))
+        let ports = ephemeral_ports(&mut Rng::new(self.seed, splitmix64(key) | 1 << 63));
+        self.connect_ports(a, b, (app, app), prio, ports, (None, None))
     }
 
     /// [`Net::connect`], with the paths pinned through switches: `via.0`
@@ -170,9 +175,8 @@ impl Net {
         via: (Option<u32>, Option<u32>),
     ) -> Result<(QpId, QpId)> {
         let prio = self.check_pair(a, b, prio)?;
-        let sa = 49152 + (self.rng_qp.next_u64() % 16384) as u16;
-        let sb = 49152 + (self.rng_qp.next_u64() % 16384) as u16;
-        self.connect_ports(a, b, (app_a, app_b), prio, (sa, sb), via)
+        let ports = ephemeral_ports(&mut self.rng_qp);
+        self.connect_ports(a, b, (app_a, app_b), prio, ports, via)
     }
 
     /// Hosts `a` and `b` can be connected on priority `prio` (default:

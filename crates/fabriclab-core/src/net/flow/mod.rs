@@ -1067,17 +1067,22 @@ impl Net {
     fn flow_read_request(&mut self, q: u32, m: Msg, t: Time, before: Before) -> Option<Time> {
         let (wire, _, npkts) = self.flow_wire(MsgKind::ReadReq, m.bytes);
         let npkts = npkts * m.reps;
-        let count = (wire * m.reps as u64, npkts);
         let iwarp = self.flow.as_ref().expect("flow backend").iwarp.is_some();
         let (out, arrive) = if iwarp {
             let arrive = self.with_path(q, |net, path| {
-                count_ports(&mut net.ports, path.iter().copied(), count.0, count.1);
+                count_ports(
+                    &mut net.ports,
+                    path.iter().copied(),
+                    wire * m.reps as u64,
+                    npkts,
+                );
                 net.flow_packet_arrival(path.iter().copied(), t, wire as u32)
             });
             (None, arrive)
         } else {
+            debug_assert_eq!(npkts, m.reps, "a READ request is one packet");
             let (out, arrive) = self
-                .flow_one_packet(q, t, before, (wire, m.reps), count, false)
+                .flow_one_packet(q, t, before, (wire, m.reps), false)
                 .expect("READ requests go whatever the links");
             (Some(out), arrive)
         };
@@ -1490,8 +1495,8 @@ mod tests {
         assert!(worst <= 10, "{worst} ps");
     }
 
-    /// A's READ from B leaves at once (A's host is idle); B posts a 1 MiB WRITE to A on the same
-    /// QP pair while the request is on its way. The response goes out on
+    /// A's READ from B leaves at once (A's host is idle); B posts a 1 MiB
+    /// WRITE to A on the same QP pair while the request is on its way. The response goes out on
     /// B's READ responder stream beside the WRITE, not behind it: the two
     /// share B's link, on both backends.
     struct ReadBehindWrite {

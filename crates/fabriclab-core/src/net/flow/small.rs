@@ -95,7 +95,7 @@ impl Net {
             .expect("a message is ready");
         let (wire, _, npkts) = self.flow_wire(m.kind, m.bytes);
         debug_assert_eq!(npkts, 1, "a small message is one packet");
-        let (out, arrive) = self.flow_one_packet(q, t, before, (wire, 1), (wire, 1), true)?;
+        let (out, arrive) = self.flow_one_packet(q, t, before, (wire, 1), true)?;
         let fnet = self.flow.as_mut().expect("flow backend");
         super::pop_one(&mut fnet.qps[q as usize].msgs);
         fnet.stats.small += 1;
@@ -112,17 +112,16 @@ impl Net {
     /// (`before`: what the QP did just before): the first's turn at
     /// the NIC and at the ports of the path, as the module says; each
     /// further one a round of the NIC later (one packet of each other QP
-    /// with data, then its own). Counts `count` (bytes, packets) on the
-    /// path's ports. Returns when the last has left the host and when the
-    /// first has arrived, or None when a link of its path is down and
-    /// `down_waits` (the caller keeps it queued).
+    /// with data, then its own). Counts the train on the path's ports.
+    /// Returns when the last has left the host and when the first has
+    /// arrived, or None when a link of its path is down and `down_waits`
+    /// (the caller keeps it queued).
     pub(super) fn flow_one_packet(
         &mut self,
         q: u32,
         t: Time,
         before: Before,
         (wire, train): (u64, u32),
-        count: (u64, u32),
         down_waits: bool,
     ) -> Option<(Time, Time)> {
         let full = self.p.wire_bytes(self.p.mtu, Ext::None) as u64;
@@ -172,7 +171,12 @@ impl Net {
                 }
                 (now, rx_end) = (arrive, end);
             }
-            count_ports(&mut net.ports, path.iter().copied(), count.0, count.1);
+            count_ports(
+                &mut net.ports,
+                path.iter().copied(),
+                wire * train as u64,
+                train,
+            );
             let next = net.ports[path[0] as usize].rate.tx_time(wire).0 + round * others;
             Some((out + Time(next * (train as u64 - 1)), now))
         })
